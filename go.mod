@@ -1,0 +1,9 @@
+module github.com/kernelwatch/kernelwatch
+
+go 1.26.0
+
+require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
+	gopkg.in/yaml.v3 v3.0.1
+)
