@@ -1,0 +1,352 @@
+// Package report is the data model of one kernelwatch comparison: the JSON
+// report of schema kernelwatch.regress/v1 (design §6) that the verdict step
+// produces and that every later step (rendering, GitHub publishing, history)
+// consumes.
+//
+// A Report is self-contained: it carries the raw samples of both sides, the
+// settings the verdicts were reached under and every warning raised on the way,
+// so it can be re-analysed or re-rendered later without the result files.
+// Numbers that do not exist (the confidence interval of a one-sample summary,
+// the delta against a zero baseline) are encoded as JSON null, never as a
+// made-up value.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// Schema is the value of Report.Schema for this version of the format.
+const Schema = "kernelwatch.regress/v1"
+
+// Overall outcomes of a report (Report.Verdict).
+const (
+	Pass   = "pass"    // something was compared and nothing gated failed
+	Fail   = "fail"    // at least one gated comparison failed
+	NoData = "no-data" // nothing was comparable: never a pass
+)
+
+// Verdict of one comparison (Comparison.Verdict).
+const (
+	Regression   = "regression"   // significantly worse than baseline by more than the threshold
+	Improvement  = "improvement"  // significantly better by more than the threshold
+	Unchanged    = "unchanged"    // no change larger than the threshold could be shown
+	Inconclusive = "inconclusive" // too few samples for the test to ever reach significance
+	Added        = "added"        // present only in the current results
+	Removed      = "removed"      // present only in the baseline results
+	OverBudget   = "over-budget"  // current median misses the rule's absolute budget
+	Failed       = "failed"       // the benchmark failed or panicked on one side
+)
+
+// Verdicts lists every comparison verdict in the order reports present them:
+// the ones that can fail a gate first.
+var Verdicts = []string{Regression, Failed, OverBudget, Removed, Improvement, Inconclusive, Added, Unchanged}
+
+// Gate policies (Comparison.Gate).
+const (
+	GateFail = "fail" // a failing verdict fails the report
+	GateWarn = "warn" // a failing verdict is shown but does not fail the report
+	GateOff  = "off"  // reported only
+)
+
+// Directions of a unit (Comparison.Better).
+const (
+	Lower   = "lower"
+	Higher  = "higher"
+	Unknown = "unknown" // no metadata, no config and no default: never gated
+)
+
+// Multiple-comparison corrections (Settings.Correction).
+const (
+	Holm      = "holm"       // Holm–Bonferroni over every gated comparison
+	BH        = "bh"         // Benjamini–Hochberg over every gated comparison
+	FloorHolm = "floor-holm" // Holm over only the gated comparisons whose delta passes the threshold
+	NoCorrect = "none"       // p_adjusted = p
+)
+
+// Report is one comparison of a baseline with a current set of results.
+type Report struct {
+	Schema      string       `json:"schema"`
+	Verdict     string       `json:"verdict"`
+	Settings    Settings     `json:"settings"`
+	Baseline    Side         `json:"baseline"`
+	Current     Side         `json:"current"`
+	Comparisons []Comparison `json:"comparisons"`
+	Counts      Counts       `json:"counts"`
+	Warnings    []string     `json:"warnings"`
+}
+
+// Settings records the statistical settings the verdicts were reached under.
+// Rules in benchmarks.yaml may override Threshold and Alpha per comparison;
+// each Comparison records the threshold it was judged by.
+type Settings struct {
+	Alpha      float64 `json:"alpha"`
+	Confidence float64 `json:"confidence"`
+	Threshold  float64 `json:"threshold"`
+	Correction string  `json:"correction"`
+	MinSamples int     `json:"min_samples"`
+}
+
+// Side describes one side of the comparison.
+type Side struct {
+	// Label names the side for people: "main@1f2e3d4", or the file names.
+	Label string `json:"label"`
+	// Config holds the configuration lines shared by every result of the side.
+	Config map[string]string `json:"config"`
+	// Files lists the result files read for this side.
+	Files []string `json:"files,omitempty"`
+}
+
+// Comparison is the judgement of one (benchmark, distinguishing config, unit).
+type Comparison struct {
+	// Name is the benchmark name without the "Benchmark" prefix and the
+	// "-N" GOMAXPROCS suffix.
+	Name string `json:"name"`
+	// Config holds the configuration keys that distinguish this comparison
+	// from others of the same name (for example pkg), empty otherwise.
+	Config map[string]string `json:"config"`
+	// Unit is the benchunit-tidied unit (sec/op, B/s, GB/s, ...).
+	Unit string `json:"unit"`
+	// Better is the direction of the unit: lower, higher or unknown.
+	Better string `json:"better"`
+	// Baseline and Current summarize each side; nil when the side lacks it.
+	Baseline *Summary `json:"baseline"`
+	Current  *Summary `json:"current"`
+	// Delta is current median / baseline median − 1; DeltaLo and DeltaHi
+	// bound it at the report's confidence level.
+	Delta   Number `json:"delta"`
+	DeltaLo Number `json:"delta_lo"`
+	DeltaHi Number `json:"delta_hi"`
+	// P is the two-sided Mann–Whitney U p-value; PAdjusted the p-value
+	// after the report's multiple-comparison correction.
+	P         Number `json:"p"`
+	PAdjusted Number `json:"p_adjusted"`
+	// Threshold is the effect floor this comparison was judged by.
+	Threshold float64 `json:"threshold"`
+	// Gate is fail, warn or off.
+	Gate string `json:"gate"`
+	// Verdict is one of the Verdicts.
+	Verdict string `json:"verdict"`
+	// Budget is the rule's absolute budget in this comparison's unit, if any.
+	Budget *float64 `json:"budget,omitempty"`
+	// Warnings are problems that did not stop this comparison.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Summary summarizes the samples of one side.
+type Summary struct {
+	Center Number    `json:"center"`
+	Lo     Number    `json:"lo"`
+	Hi     Number    `json:"hi"`
+	N      int       `json:"n"`
+	Values []float64 `json:"values"`
+}
+
+// Counts counts the comparisons of a report by verdict.
+type Counts struct {
+	Regression   int `json:"regression"`
+	Improvement  int `json:"improvement"`
+	Unchanged    int `json:"unchanged"`
+	Inconclusive int `json:"inconclusive"`
+	Added        int `json:"added"`
+	Removed      int `json:"removed"`
+	OverBudget   int `json:"over-budget"`
+	Failed       int `json:"failed"`
+}
+
+// Add counts one comparison with the given verdict.
+func (c *Counts) Add(verdict string) {
+	switch verdict {
+	case Regression:
+		c.Regression++
+	case Improvement:
+		c.Improvement++
+	case Unchanged:
+		c.Unchanged++
+	case Inconclusive:
+		c.Inconclusive++
+	case Added:
+		c.Added++
+	case Removed:
+		c.Removed++
+	case OverBudget:
+		c.OverBudget++
+	case Failed:
+		c.Failed++
+	}
+}
+
+// Of returns the count for one verdict.
+func (c Counts) Of(verdict string) int {
+	switch verdict {
+	case Regression:
+		return c.Regression
+	case Improvement:
+		return c.Improvement
+	case Unchanged:
+		return c.Unchanged
+	case Inconclusive:
+		return c.Inconclusive
+	case Added:
+		return c.Added
+	case Removed:
+		return c.Removed
+	case OverBudget:
+		return c.OverBudget
+	case Failed:
+		return c.Failed
+	}
+	return 0
+}
+
+// Bad reports whether verdict is one that fails a gate set to "fail".
+func Bad(verdict string) bool {
+	switch verdict {
+	case Regression, Removed, OverBudget, Failed:
+		return true
+	}
+	return false
+}
+
+// Fails reports whether this comparison fails the report: a bad verdict
+// under a "fail" gate.
+func (c *Comparison) Fails() bool { return c.Gate == GateFail && Bad(c.Verdict) }
+
+// Warns reports whether this comparison has a bad verdict that its gate only
+// warns about.
+func (c *Comparison) Warns() bool { return c.Gate == GateWarn && Bad(c.Verdict) }
+
+// Failing returns the comparisons that fail the report, in report order.
+func (r *Report) Failing() []*Comparison {
+	var out []*Comparison
+	for i := range r.Comparisons {
+		if r.Comparisons[i].Fails() {
+			out = append(out, &r.Comparisons[i])
+		}
+	}
+	return out
+}
+
+// ExitCode maps the report's verdict to the exit codes of design §3:
+// 0 pass, 1 fail, 3 nothing comparable.
+func (r *Report) ExitCode() int {
+	switch r.Verdict {
+	case Pass:
+		return 0
+	case Fail:
+		return 1
+	}
+	return 3
+}
+
+// Number is a float64 that encodes NaN and ±Inf as JSON null (and decodes
+// null as NaN), since JSON has no spelling for them.
+type Number float64
+
+// Valid reports whether n is a finite number.
+func (n Number) Valid() bool {
+	f := float64(n)
+	return !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// MarshalJSON implements json.Marshaler.
+func (n Number) MarshalJSON() ([]byte, error) {
+	if !n.Valid() {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(n), 'g', -1, 64), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *Number) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Number(math.NaN())
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("not a number: %s", b)
+	}
+	*n = Number(f)
+	return nil
+}
+
+// Write encodes r as indented JSON.
+func (r *Report) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// Read decodes and validates a JSON report. Unknown fields, a different
+// schema, unknown verdicts or gates and inconsistent counts are errors: a
+// report may come from an untrusted artifact.
+func Read(rd io.Reader, name string) (*Report, error) {
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var r Report
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%s: not a kernelwatch report: %w", name, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: trailing data after the report", name)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &r, nil
+}
+
+// Validate checks the invariants of the schema.
+func (r *Report) Validate() error {
+	if r.Schema != Schema {
+		return fmt.Errorf("schema %q, want %q", r.Schema, Schema)
+	}
+	switch r.Verdict {
+	case Pass, Fail, NoData:
+	default:
+		return fmt.Errorf("unknown report verdict %q", r.Verdict)
+	}
+	var counts Counts
+	for i, c := range r.Comparisons {
+		known := false
+		for _, v := range Verdicts {
+			known = known || v == c.Verdict
+		}
+		if !known {
+			return fmt.Errorf("comparison %d (%s): unknown verdict %q", i, c.Name, c.Verdict)
+		}
+		switch c.Gate {
+		case GateFail, GateWarn, GateOff:
+		default:
+			return fmt.Errorf("comparison %d (%s): unknown gate %q", i, c.Name, c.Gate)
+		}
+		switch c.Better {
+		case Lower, Higher, Unknown:
+		default:
+			return fmt.Errorf("comparison %d (%s): unknown direction %q", i, c.Name, c.Better)
+		}
+		if c.Baseline == nil && c.Current == nil {
+			return fmt.Errorf("comparison %d (%s): neither side has a summary", i, c.Name)
+		}
+		counts.Add(c.Verdict)
+	}
+	if counts != r.Counts {
+		return fmt.Errorf("counts %+v do not match the comparisons %+v", r.Counts, counts)
+	}
+	// A no-data report may list removed benchmarks without failing.
+	failing := len(r.Failing()) > 0
+	if r.Verdict == Fail && !failing || r.Verdict == Pass && failing {
+		return fmt.Errorf("verdict %q inconsistent with %d failing comparisons", r.Verdict, len(r.Failing()))
+	}
+	return nil
+}
