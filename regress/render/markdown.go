@@ -1,0 +1,192 @@
+package render
+
+import (
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/kernelwatch/kernelwatch/regress/report"
+)
+
+// corrections describes each multiple-comparison correction in words.
+var corrections = map[string]string{
+	report.Holm:      "Holm–Bonferroni correction",
+	report.BH:        "Benjamini–Hochberg correction",
+	report.FloorHolm: "Holm correction over the comparisons past the threshold",
+	report.NoCorrect: "no multiple-comparison correction",
+}
+
+// Markdown writes r as GitHub-flavoured markdown: a heading with the outcome,
+// the settings and both sides, one table of every comparison with the ones
+// that fail the gate first (worst delta first), then the ones only warned
+// about, improvements, inconclusive, added and unchanged, and the warnings as
+// a bullet list. All text from the report is escaped so that it can neither
+// break the table nor mention users or link issues.
+func Markdown(w io.Writer, r *report.Report) error {
+	var b strings.Builder
+	icon := "⚠️"
+	switch r.Verdict {
+	case report.Pass:
+		icon = "✅"
+	case report.Fail:
+		icon = "❌"
+	}
+	b.WriteString("### " + icon + " " + mdEscape(headline(r)) + "\n\n")
+	s := r.Settings
+	corr, ok := corrections[s.Correction]
+	if !ok {
+		corr = "correction " + mdEscape(s.Correction)
+	}
+	b.WriteString("alpha " + formatG(s.Alpha) + " · threshold " + percent(s.Threshold) + " · " + corr + "\n\n")
+	b.WriteString("**baseline** " + mdEscape(orMissing(r.Baseline.Label)) +
+		" → **current** " + mdEscape(orMissing(r.Current.Label)) + "\n")
+	var changed []string
+	for _, l := range configLines(r) {
+		if strings.Contains(l, " → ") {
+			changed = append(changed, mdEscape(l))
+		}
+	}
+	if len(changed) > 0 {
+		b.WriteString("\nconfiguration differs: " + strings.Join(changed, " · ") + "\n")
+	}
+	b.WriteString("\n")
+	var notes footnotes
+	if len(r.Comparisons) == 0 {
+		b.WriteString("_No comparisons._\n")
+	} else {
+		ci := "CI"
+		if s.Confidence > 0 {
+			ci = percent(s.Confidence) + " CI"
+		}
+		b.WriteString("| Benchmark | Unit | Baseline | Current | Δ | " + ci + " | p | Verdict |\n")
+		b.WriteString("|:--|:--|--:|--:|--:|:-:|--:|:--|\n")
+		for _, c := range mdOrder(r) {
+			sc := rowScaler(c)
+			warns := make([]string, len(c.Warnings))
+			for i, m := range c.Warnings {
+				warns[i] = mdEscape(m)
+			}
+			verdict := c.Verdict
+			if bud := budget(c); bud != "" {
+				verdict += " (" + bud + ")"
+			}
+			switch {
+			case c.Fails():
+				verdict = "❌ " + verdict
+			case c.Warns():
+				verdict = "⚠️ " + verdict
+			}
+			if m := notes.mark(warns); m != "" {
+				verdict += " " + m
+			}
+			cells := []string{mdEscape(configName(c)), mdEscape(c.Unit), mdSummary(c.Baseline, sc),
+				mdSummary(c.Current, sc), delta(c.Delta), deltaCI(c), pValue(c), verdict}
+			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		}
+	}
+	if len(notes.list) > 0 || len(r.Warnings) > 0 {
+		b.WriteString("\n")
+	}
+	for i, m := range notes.list {
+		b.WriteString("- " + superscript(i+1) + " " + m + "\n")
+	}
+	for _, m := range r.Warnings {
+		b.WriteString("- warning: " + mdEscape(m) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdSummary(s *report.Summary, sc benchunit.Scaler) string {
+	if s == nil || !s.Center.Valid() {
+		return missing
+	}
+	return sc.Format(float64(s.Center)) + " ± " + pctRange(s)
+}
+
+// mdOrder returns the comparisons in presentation order: failing the gate
+// (worst delta first), warned about, bad but ungated, improvements,
+// inconclusive, added, unchanged; report order otherwise.
+func mdOrder(r *report.Report) []*report.Comparison {
+	rank := func(c *report.Comparison) int {
+		switch {
+		case c.Fails():
+			return 0
+		case c.Warns():
+			return 1
+		case report.Bad(c.Verdict):
+			return 2
+		}
+		switch c.Verdict {
+		case report.Improvement:
+			return 3
+		case report.Inconclusive:
+			return 4
+		case report.Added:
+			return 5
+		case report.Unchanged:
+			return 6
+		}
+		return 7
+	}
+	// worse is how much worse the current side is; comparisons without a
+	// delta (removed, failed) sort after those with one.
+	worse := func(c *report.Comparison) float64 {
+		d := float64(c.Delta)
+		switch {
+		case !c.Delta.Valid():
+			return math.Inf(-1)
+		case c.Better == report.Higher:
+			return -d
+		case c.Better == report.Lower:
+			return d
+		}
+		return math.Abs(d)
+	}
+	out := make([]*report.Comparison, len(r.Comparisons))
+	for i := range r.Comparisons {
+		out[i] = &r.Comparisons[i]
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		ri, rj := rank(out[i]), rank(out[j])
+		if ri != rj || ri != 0 {
+			return ri < rj
+		}
+		return worse(out[i]) > worse(out[j])
+	})
+	return out
+}
+
+// mdEscape makes untrusted text inert inside a GitHub markdown table cell:
+// table pipes and markdown punctuation are backslash-escaped, HTML
+// characters become entities, newlines spaces, and a zero-width space after
+// @ and # keeps names from mentioning users or linking issues.
+func mdEscape(s string) string {
+	var b strings.Builder
+	rs := []rune(clean(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)))
+	for i, r := range rs {
+		switch r {
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '|', '\\', '`', '*', '_', '[', ']', '~':
+			b.WriteRune('\\')
+			b.WriteRune(r)
+		case '@', '#':
+			b.WriteRune(r)
+			if i+1 < len(rs) && (unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1])) {
+				b.WriteRune('\u200b')
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

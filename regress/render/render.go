@@ -1,0 +1,331 @@
+// Package render turns a report.Report into text, markdown, JSON or CSV; it
+// decides nothing. Every verdict, count and number comes from the report; this
+// package only chooses how to lay them out.
+//
+// Text is benchstat-style output for terminals and CI logs, Markdown is a
+// GitHub-flavoured summary for pull-request comments and job summaries, JSON is
+// the report itself (design §6) and CSV is one row per comparison with
+// full-precision numbers for spreadsheets and scripts.
+//
+// Benchmark names, configuration values and warnings may come from untrusted
+// code under test: every format neutralizes them for its medium (control and
+// bidirectional characters in text, markup and mentions in markdown, formulas
+// in CSV).
+package render
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/kernelwatch/kernelwatch/regress/report"
+)
+
+// Formats lists the formats Write accepts.
+var Formats = []string{"text", "markdown", "json", "csv"}
+
+// Write renders r to w in the named format: one of Formats.
+func Write(w io.Writer, r *report.Report, format string) error {
+	switch format {
+	case "text":
+		return Text(w, r)
+	case "markdown":
+		return Markdown(w, r)
+	case "json":
+		return JSON(w, r)
+	case "csv":
+		return CSV(w, r)
+	}
+	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+}
+
+// JSON writes r as the indented JSON report of design §6.
+func JSON(w io.Writer, r *report.Report) error { return r.Write(w) }
+
+// missing stands for a value that does not exist.
+const missing = "—"
+
+// rowScaler returns the common benchunit scaler for the centers of c, as
+// benchstat scales the cells of one row.
+func rowScaler(c *report.Comparison) benchunit.Scaler {
+	var vals []float64
+	for _, s := range []*report.Summary{c.Baseline, c.Current} {
+		if s != nil && s.Center.Valid() {
+			vals = append(vals, float64(s.Center))
+		}
+	}
+	return benchunit.CommonScale(vals, benchunit.ClassOf(c.Unit))
+}
+
+// centerOf formats the center of s with sc and its confidence interval as a
+// percentage; missing when s or its center does not exist.
+func centerOf(s *report.Summary, sc benchunit.Scaler) (value, pct string) {
+	if s == nil || !s.Center.Valid() {
+		return missing, ""
+	}
+	return sc.Format(float64(s.Center)), pctRange(s)
+}
+
+// pctRange formats the confidence interval of s relative to its center like
+// benchstat's Summary.PctRangeString; a bound that does not exist is ∞.
+func pctRange(s *report.Summary) string {
+	c, lo, hi := float64(s.Center), float64(s.Lo), float64(s.Hi)
+	if !s.Lo.Valid() || !s.Hi.Valid() {
+		return "∞"
+	}
+	if sign(c) != sign(lo) || sign(c) != sign(hi) {
+		return "?"
+	}
+	if c == 0 {
+		return "0%"
+	}
+	return fmt.Sprintf("%.0f%%", 100*math.Max(hi/c-1, 1-lo/c))
+}
+
+func sign(f float64) int {
+	switch {
+	case f < 0:
+		return -1
+	case f > 0:
+		return 1
+	}
+	return 0
+}
+
+// delta formats a relative change as benchstat does: +6.40%.
+func delta(d report.Number) string {
+	if !d.Valid() {
+		return missing
+	}
+	if d == 0 {
+		return "0.00%"
+	}
+	return fmt.Sprintf("%+.2f%%", 100*float64(d))
+}
+
+// deltaCI formats the confidence interval of a delta: [+5.1%, +7.7%]; empty
+// when neither bound exists.
+func deltaCI(c *report.Comparison) string {
+	if !c.DeltaLo.Valid() && !c.DeltaHi.Valid() {
+		return ""
+	}
+	bound := func(n report.Number) string {
+		if !n.Valid() {
+			return "?"
+		}
+		return fmt.Sprintf("%+.1f%%", 100*float64(n))
+	}
+	return "[" + bound(c.DeltaLo) + ", " + bound(c.DeltaHi) + "]"
+}
+
+// pValue formats p, with the adjusted p-value in parentheses when it reads
+// differently: 0.001 (adj 0.024).
+func pValue(c *report.Comparison) string {
+	if !c.P.Valid() {
+		return missing
+	}
+	p := fmt.Sprintf("%.3f", float64(c.P))
+	if c.PAdjusted.Valid() {
+		if adj := fmt.Sprintf("%.3f", float64(c.PAdjusted)); adj != p {
+			p += " (adj " + adj + ")"
+		}
+	}
+	return p
+}
+
+// sampleCount formats the sample sizes: n=10, n=10+8, or the one side's n.
+func sampleCount(c *report.Comparison) string {
+	switch {
+	case c.Baseline == nil:
+		return fmt.Sprintf("n=%d", c.Current.N)
+	case c.Current == nil, c.Baseline.N == c.Current.N:
+		return fmt.Sprintf("n=%d", c.Baseline.N)
+	}
+	return fmt.Sprintf("n=%d+%d", c.Baseline.N, c.Current.N)
+}
+
+// budget formats the comparison's absolute budget, if any.
+func budget(c *report.Comparison) string {
+	if c.Budget == nil || !report.Number(*c.Budget).Valid() {
+		return ""
+	}
+	return "budget " + benchunit.Scale(*c.Budget, benchunit.ClassOf(c.Unit))
+}
+
+// percent formats a fraction as a percentage without float noise: 0.05 → 5%.
+func percent(f float64) string {
+	return strconv.FormatFloat(math.Round(f*100*1e9)/1e9, 'f', -1, 64) + "%"
+}
+
+// formatG formats f with as many digits as it takes, 'g' style.
+func formatG(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// nouns names the counts of each verdict in summaries, singular and plural.
+var nouns = map[string][2]string{
+	report.Regression:   {"regression", "regressions"},
+	report.Failed:       {"failed", "failed"},
+	report.OverBudget:   {"over budget", "over budget"},
+	report.Removed:      {"removed", "removed"},
+	report.Improvement:  {"improvement", "improvements"},
+	report.Inconclusive: {"inconclusive", "inconclusive"},
+	report.Added:        {"added", "added"},
+	report.Unchanged:    {"unchanged", "unchanged"},
+}
+
+// headline is the one-line outcome of r, without its settings:
+// "FAIL: 2 regressions, 1 removed", "PASS: 0 regressions, 140 unchanged",
+// "NO DATA: nothing was comparable — 3 added".
+func headline(r *report.Report) string {
+	var parts []string
+	for _, v := range report.Verdicts {
+		n := r.Counts.Of(v)
+		always := v == report.Regression && (r.Verdict == report.Pass || r.Verdict == report.Fail)
+		if n == 0 && !always {
+			continue
+		}
+		noun := nouns[v][1]
+		if n == 1 {
+			noun = nouns[v][0]
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n, noun))
+	}
+	list := strings.Join(parts, ", ")
+	switch r.Verdict {
+	case report.Fail:
+		return "FAIL: " + list
+	case report.Pass:
+		return "PASS: " + list
+	}
+	if list == "" {
+		return "NO DATA: nothing was comparable"
+	}
+	return "NO DATA: nothing was comparable — " + list
+}
+
+// settings summarizes the report's statistical settings:
+// "alpha 0.05, threshold 5%, correction floor-holm".
+func settings(r *report.Report) string {
+	s := r.Settings
+	return fmt.Sprintf("alpha %s, threshold %s, correction %s",
+		formatG(s.Alpha), percent(s.Threshold), s.Correction)
+}
+
+// configName appends the distinguishing configuration of c to its name:
+// "Softmax/rows=1024 [pkg=foo]".
+func configName(c *report.Comparison) string {
+	if len(c.Config) == 0 {
+		return c.Name
+	}
+	return c.Name + " [" + joinConfig(c.Config, " ") + "]"
+}
+
+// joinConfig joins the key=value pairs of m in key order.
+func joinConfig(m map[string]string, sep string) string {
+	keys := sortedKeys(m)
+	for i, k := range keys {
+		keys[i] = k + "=" + m[k]
+	}
+	return strings.Join(keys, sep)
+}
+
+func sortedKeys(maps ...map[string]string) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range maps {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// configLines lists the configuration of both sides, one "key: value" per
+// key, and "key: old → new" for keys whose values differ.
+func configLines(r *report.Report) []string {
+	var lines []string
+	for _, k := range sortedKeys(r.Baseline.Config, r.Current.Config) {
+		old, okOld := r.Baseline.Config[k]
+		cur, okCur := r.Current.Config[k]
+		if okOld && okCur && old == cur {
+			lines = append(lines, k+": "+old)
+			continue
+		}
+		if !okOld {
+			old = missing
+		}
+		if !okCur {
+			cur = missing
+		}
+		lines = append(lines, k+": "+old+" → "+cur)
+	}
+	return lines
+}
+
+var superDigits = []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+// superscript returns i in superscript digits, as benchstat numbers footnotes.
+func superscript(i int) string {
+	s := []rune(strconv.Itoa(i))
+	for j, r := range s {
+		s[j] = superDigits[r-'0']
+	}
+	return string(s)
+}
+
+// footnotes numbers distinct warning messages in order of first use.
+type footnotes struct {
+	list []string
+	num  map[string]int
+}
+
+// mark returns the footnote markers for msgs, numbering new messages.
+func (f *footnotes) mark(msgs []string) string {
+	var marks []string
+	for _, m := range msgs {
+		i, ok := f.num[m]
+		if !ok {
+			if f.num == nil {
+				f.num = map[string]int{}
+			}
+			f.list = append(f.list, m)
+			i = len(f.list)
+			f.num[m] = i
+		}
+		marks = append(marks, superscript(i))
+	}
+	return strings.Join(marks, " ")
+}
+
+// clean makes untrusted text safe to print on one line of a terminal or CI
+// log: control characters and bidirectional overrides are shown escaped.
+func clean(s string) string {
+	if strings.IndexFunc(s, unsafeRune) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !unsafeRune(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r < 0xa0) || (r >= 0x202a && r <= 0x202e) ||
+		(r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c || r == 0xfeff
+}
