@@ -1,0 +1,87 @@
+// Command regress compares Go benchmark results and gates pull requests on
+// performance regressions, with benchstat's statistics and a real exit code.
+//
+// Usage:
+//
+//	regress compare [flags] OLD[,OLD2...] NEW[,NEW2...]
+//
+// Exit codes (every verb): 0 pass; 1 at least one gated regression (or a
+// gated benchmark that vanished, failed or missed its budget); 2 usage,
+// configuration, input or build error; 3 nothing comparable (no common
+// benchmarks, or different hardware classes). Never 0 when nothing was
+// compared.
+//
+// main only dispatches; each verb lives in its own file over the library
+// packages under regress/.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes of design §3.
+const (
+	exitPass    = 0
+	exitFail    = 1
+	exitError   = 2
+	exitNoData  = 3
+	programName = "regress"
+)
+
+// env is what a verb may touch, so tests can run verbs in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	dir            string // working directory
+}
+
+type verb struct {
+	name, summary string
+	run           func(e *env, args []string) int
+}
+
+var verbs = []verb{
+	{"compare", "compare two sets of benchmark result files", runCompare},
+}
+
+func main() {
+	wd, _ := os.Getwd()
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, dir: wd}
+	os.Exit(run(e, os.Args[1:]))
+}
+
+func run(e *env, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintf(e.stderr, "%s: the default verb (check: build and run main against HEAD) is not available yet; use 'regress compare OLD NEW'\n", programName)
+		usage(e.stderr)
+		return exitError
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(e.stdout)
+		return exitPass
+	}
+	for _, v := range verbs {
+		if v.name == args[0] {
+			return v.run(e, args[1:])
+		}
+	}
+	fmt.Fprintf(e.stderr, "%s: unknown verb %q\n", programName, args[0])
+	usage(e.stderr)
+	return exitError
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s <verb> [flags] [args]\n\nverbs:\n", programName)
+	for _, v := range verbs {
+		fmt.Fprintf(w, "  %-10s %s\n", v.name, v.summary)
+	}
+	fmt.Fprintf(w, "\nexit codes: 0 pass, 1 gated regression, 2 usage/config/input error, 3 nothing comparable\n")
+}
+
+// errUsage marks errors that come from the command line itself.
+var errUsage = errors.New("usage")
