@@ -206,8 +206,9 @@ func kthDiff(x, y []float64, k int) float64 {
 	countLE := func(d float64) int {
 		c, j := 0, 0
 		for i := 0; i < len(x); i++ {
-			// y[j] ≤ x[i] + d; the bound grows with x[i], so j only advances.
-			for j < len(y) && y[j] <= x[i]+d {
+			// y[j] − x[i] ≤ d, computed as the differences are (rounding is
+			// monotone); the bound grows with x[i], so j only advances.
+			for j < len(y) && y[j]-x[i] <= d {
 				j++
 			}
 			c += j

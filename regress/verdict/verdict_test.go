@@ -1,0 +1,141 @@
+package verdict
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/kernelwatch/kernelwatch/regress/config"
+	"github.com/kernelwatch/kernelwatch/regress/group"
+	"github.com/kernelwatch/kernelwatch/regress/report"
+)
+
+// noisy returns n samples around v with a ±0.5% spread.
+func noisy(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v * (1 + 0.005*math.Sin(float64(i)*1.7))
+	}
+	return out
+}
+
+func judge(t *testing.T, yaml string, class string, series ...*group.Series) *report.Report {
+	t.Helper()
+	cfg := config.Default()
+	if yaml != "" {
+		var err error
+		if cfg, err = config.Parse([]byte(yaml), "test.yaml"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := &group.Grouping{Series: series, BaseConfig: map[string]string{}, CurConfig: map[string]string{}}
+	if class != "" {
+		g.BaseConfig["class"], g.CurConfig["class"] = class, class
+	}
+	r := Judge(g, Options{Config: cfg})
+	if err := r.Validate(); err != nil {
+		t.Fatalf("invalid report: %v", err)
+	}
+	return r
+}
+
+func only(t *testing.T, r *report.Report) report.Comparison {
+	t.Helper()
+	if len(r.Comparisons) != 1 {
+		t.Fatalf("%d comparisons", len(r.Comparisons))
+	}
+	return r.Comparisons[0]
+}
+
+func TestVerdicts(t *testing.T) {
+	tests := []struct {
+		name        string
+		yaml, class string
+		s           group.Series
+		verdict     string
+		report      string
+	}{
+		{"slower time", "", "", group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1.2, 10)}, report.Regression, report.Fail},
+		{"faster time", "", "", group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(0.8, 10)}, report.Improvement, report.Pass},
+		{"below threshold", "", "", group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1.03, 10)}, report.Unchanged, report.Pass},
+		{"bandwidth drop", "", "", group.Series{Name: "A", Unit: "B/s", Base: noisy(100, 10), Cur: noisy(85, 10)}, report.Regression, report.Fail},
+		{"bandwidth gain", "", "", group.Series{Name: "A", Unit: "GB/s", Base: noisy(100, 10), Cur: noisy(120, 10)}, report.Improvement, report.Pass},
+		{"pct-copy drop", "", "", group.Series{Name: "A", Unit: "pct-copy", Base: noisy(95, 10), Cur: noisy(80, 10)}, report.Regression, report.Fail},
+		{"too few samples", "", "", group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 3), Cur: noisy(2, 3)}, report.Inconclusive, report.Pass},
+		{"rule threshold", "version: 1\nrules:\n  - match: \"A\"\n    threshold: 25%\n", "", group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1.2, 10)}, report.Unchanged, report.Pass},
+		{"warn gate", "version: 1\nrules:\n  - match: \"*/impl=naive\"\n    gate: warn\n", "", group.Series{Name: "K/impl=naive", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1.2, 10)}, report.Regression, report.Pass},
+		{"class rule applies", "version: 1\nrules:\n  - match: \"*\"\n    class: \"gpu-*\"\n    threshold: 1%\n", "gpu-nvidia-h100", group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1.03, 10)}, report.Regression, report.Fail},
+		{"class rule skipped", "version: 1\nrules:\n  - match: \"*\"\n    class: \"gpu-*\"\n    threshold: 1%\n", "cpu-amd64-x", group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1.03, 10)}, report.Unchanged, report.Pass},
+		{"exact within tolerance", "version: 1\ndefaults: {tolerance: 2%}\nunits:\n  scratch-B: {assume: exact}\n", "", group.Series{Name: "A", Unit: "scratch-B", Base: []float64{100, 100}, Cur: []float64{101, 101}}, report.Unchanged, report.Pass},
+		{"exact beyond tolerance", "version: 1\nunits:\n  scratch-B: {assume: exact}\n", "", group.Series{Name: "A", Unit: "scratch-B", Base: []float64{100}, Cur: []float64{101}}, report.Regression, report.Fail},
+		{"budget missed without baseline", "version: 1\nrules:\n  - match: \"LSTM/*\"\n    budget: 16.67ms\n", "", group.Series{Name: "LSTM/batch=1", Unit: "sec/op", Cur: noisy(0.020, 10)}, report.OverBudget, report.Fail},
+		{"budget met without baseline", "version: 1\nrules:\n  - match: \"LSTM/*\"\n    budget: 16.67ms\n", "", group.Series{Name: "LSTM/batch=1", Unit: "sec/op", Cur: noisy(0.010, 10)}, report.Added, report.Pass},
+		{"bandwidth budget missed", "version: 1\nrules:\n  - match: \"*\"\n    budget: 2.5TB/s\n", "", group.Series{Name: "Copy", Unit: "GB/s", Base: noisy(2400, 10), Cur: noisy(2400, 10)}, report.OverBudget, report.Fail},
+		{"removed", "", "", group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 10)}, report.Removed, report.NoData},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.s
+			r := judge(t, tc.yaml, tc.class, &s)
+			c := only(t, r)
+			if c.Verdict != tc.verdict || r.Verdict != tc.report {
+				t.Errorf("verdict %s / report %s, want %s / %s (delta %+.3f p=%v adj=%v warnings %v)",
+					c.Verdict, r.Verdict, tc.verdict, tc.report, float64(c.Delta), float64(c.P), float64(c.PAdjusted), c.Warnings)
+			}
+		})
+	}
+}
+
+func TestInconclusiveSaysHowManySamples(t *testing.T) {
+	r := judge(t, "", "", &group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 3), Cur: noisy(2, 3)})
+	c := only(t, r)
+	if !strings.Contains(strings.Join(c.Warnings, ";"), "need ≥ 6 samples per side") {
+		t.Errorf("warnings %v do not say how many samples are needed", c.Warnings)
+	}
+	// With many gated comparisons beyond the floor, 6 samples cannot
+	// survive the correction: the verdict says so instead of "unchanged".
+	var series []*group.Series
+	for i := 0; i < 400; i++ {
+		series = append(series, &group.Series{Name: "B" + string(rune('a'+i%26)) + strings.Repeat("x", i/26), Unit: "sec/op", Base: noisy(1, 6), Cur: noisy(1.5, 6)})
+	}
+	r = judge(t, "", "", series...)
+	c = r.Comparisons[0]
+	if c.Verdict != report.Inconclusive || !strings.Contains(strings.Join(c.Warnings, ";"), "after the correction") {
+		t.Errorf("400 comparisons × 6 samples: verdict %s, warnings %v", c.Verdict, c.Warnings)
+	}
+}
+
+func TestUnknownDirectionIsNotGated(t *testing.T) {
+	r := judge(t, "", "", &group.Series{Name: "A", Unit: "widgets", Base: noisy(1, 10), Cur: noisy(5, 10)})
+	c := only(t, r)
+	if c.Gate != report.GateOff || c.Better != report.Unknown || r.Verdict != report.Pass {
+		t.Errorf("gate %s better %s report %s", c.Gate, c.Better, r.Verdict)
+	}
+	if len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "widgets") {
+		t.Errorf("no warning names the unit: %v", r.Warnings)
+	}
+}
+
+func TestPAdjustedIsNullOutsideFamily(t *testing.T) {
+	r := judge(t, "", "",
+		&group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1.2, 10)},
+		&group.Series{Name: "B", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1.0, 10)})
+	if !r.Comparisons[0].PAdjusted.Valid() {
+		t.Error("A passes the floor: it needs an adjusted p")
+	}
+	if r.Comparisons[1].PAdjusted.Valid() {
+		t.Error("B is below the floor: floor-holm leaves it out of the family")
+	}
+}
+
+func TestDefaultDirection(t *testing.T) {
+	for unit, want := range map[string]string{
+		"sec/op": report.Lower, "B/op": report.Lower, "allocs/op": report.Lower, "p99-sec": report.Lower,
+		"B/s": report.Higher, "GB/s": report.Higher, "TFLOP/s": report.Higher, "pct-copy": report.Higher,
+		"rel-err": report.Unknown, "widgets": report.Unknown,
+	} {
+		if got := DefaultDirection(unit); got != want {
+			t.Errorf("DefaultDirection(%q) = %s, want %s", unit, got, want)
+		}
+	}
+}
