@@ -15,6 +15,7 @@
 package group
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -23,7 +24,7 @@ import (
 
 // RunKeys are configuration keys that describe a run, not a benchmark, and
 // never split comparisons (design §4).
-var RunKeys = []string{"commit", "date", "note", "branch", "regress-version", "copy-GBps", "copy-GBps-end", "run-health", "round", "shard", "go"}
+var RunKeys = []string{"commit", "date", "note", "branch", "regress-version", "copy-gbps", "copy-gbps-end", "run-health", "round", "shard", "go"}
 
 // ProcsKey is the pseudo configuration key of the "-N" GOMAXPROCS suffix.
 const ProcsKey = "gomaxprocs"
@@ -51,6 +52,10 @@ type Grouping struct {
 	// BaseConfig and CurConfig hold the keys that have one value over all
 	// results of the side.
 	BaseConfig, CurConfig map[string]string
+	// BaseValues and CurValues hold every distinct value of every key on
+	// each side, in order of appearance (for keys that vary, such as
+	// run-health printed before each kernel family).
+	BaseValues, CurValues map[string][]string
 }
 
 // Pair groups base and cur. ignore names further keys that never split.
@@ -70,7 +75,7 @@ func Pair(base, cur *parse.Side, ignore ...string) *Grouping {
 			}
 		}
 	}
-	g := &Grouping{BaseConfig: constant(base), CurConfig: constant(cur)}
+	g := &Grouping{BaseConfig: constant(base), CurConfig: constant(cur), BaseValues: values(base), CurValues: values(cur)}
 	for k := range split {
 		g.Keys = append(g.Keys, k)
 	}
@@ -186,6 +191,23 @@ func constant(side *parse.Side) map[string]string {
 		for _, kv := range c {
 			if !vary[kv.Key] && kv.Value != "" {
 				out[kv.Key] = kv.Value
+			}
+		}
+	}
+	return out
+}
+
+// values returns the distinct values of every key over the results of side.
+func values(side *parse.Side) map[string][]string {
+	out := map[string][]string{}
+	used := usedConfigs(side)
+	for i, c := range side.Configs {
+		if !used[i] {
+			continue
+		}
+		for _, kv := range c {
+			if !slices.Contains(out[kv.Key], kv.Value) {
+				out[kv.Key] = append(out[kv.Key], kv.Value)
 			}
 		}
 	}

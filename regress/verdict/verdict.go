@@ -172,11 +172,14 @@ func nonNil(m map[string]string) map[string]string {
 // between the sides.
 func sideWarnings(r *report.Report, g *group.Grouping, warn func(string, ...any)) {
 	for _, side := range []struct {
-		name string
-		cfg  map[string]string
-	}{{"baseline", g.BaseConfig}, {"current", g.CurConfig}} {
-		if h := side.cfg["run-health"]; h != "" && h != "ok" {
-			warn("%s run-health is %q: the device's copy bandwidth drifted during the run, so differences may be drift", side.name, h)
+		name   string
+		values map[string][]string
+	}{{"baseline", g.BaseValues}, {"current", g.CurValues}} {
+		for _, h := range side.values["run-health"] {
+			if h != "ok" {
+				warn("%s run-health is %q: the device's copy bandwidth drifted during the run, so differences may be drift", side.name, h)
+				break
+			}
 		}
 	}
 	var keys []string

@@ -1,0 +1,200 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+)
+
+// Impl names one implementation of a kernel family.
+type Impl string
+
+// The two implementations every family has.
+const (
+	Fused Impl = "fused" // ours: one kernel, each input read once from memory, each output written once
+	Naive Impl = "naive" // a chain of simple whole-tensor ops with intermediate buffers, as an eager framework runs it
+)
+
+// Impls lists the implementations in the order the harness sweeps them.
+var Impls = []Impl{Fused, Naive}
+
+// StorageDTypes are the activation dtypes every family is declared, tested and benchmarked in.
+var StorageDTypes = []DType{FP32, BF16}
+
+// Shape is a rows × cols problem as it appears in benchmark names. What rows and cols mean is the family's
+// declaration (RoPE: tokens × heads·128; SwiGLU: cols of the output, the input has 2·cols).
+type Shape struct{ Rows, Cols int }
+
+// Case is one point of a family's sweep.
+type Case struct {
+	DType DType // storage dtype of the activations
+	Shape
+	Variant string // value of the family's VariantKey ("row", "block128"); "" when it has none
+}
+
+// Operand declares one input or output buffer of a family.
+type Operand struct {
+	Name  string
+	DType DType // 0: the case's storage dtype
+	Len   func(c Case) int
+	// Gen fills an input's host data with fresh random values (before rounding to the dtype). Outputs have none.
+	Gen func(r *rand.Rand, c Case, dst []float32)
+}
+
+// Type is the operand's dtype in case c.
+func (o Operand) Type(c Case) DType {
+	if o.DType == 0 {
+		return c.DType
+	}
+	return o.DType
+}
+
+// Family declares one kernel once: its operands, its float64 reference and its tolerance. The same declaration
+// drives the correctness tests and the benchmarks of every backend; a backend supplies the code.
+type Family struct {
+	Name       string   // benchmark name after "Benchmark"
+	VariantKey string   // name key of the family's extra axis ("scale"); "" when it has none
+	Variants   []string // values of that axis
+	// Labels returns name keys derived from the shape, placed after cols ("heads=32"); nil for none.
+	Labels func(Shape) []string
+	// Supports reports whether the family can run a shape (RoPE needs cols divisible by its head dim); nil: all.
+	Supports        func(Shape) bool
+	Inputs, Outputs []Operand
+	// Reference computes the outputs in float64 from the inputs as stored (already rounded to their dtypes).
+	Reference func(c Case, in [][]float64) [][]float64
+	// Tolerance is the largest relative L2 error allowed on output i; nil: DefaultTolerance of its dtype.
+	Tolerance func(c Case, out int) float64
+	// Check replaces the relative-L2 comparison for families whose error bound is per element (FP8); nil: relL2.
+	Check func(c Case, in, got, want [][]float64) error
+}
+
+// DefaultTolerance is the relative L2 error allowed on an output of dtype dt (design §7).
+func DefaultTolerance(dt DType) float64 {
+	if dt == BF16 {
+		return 1e-2
+	}
+	return 1e-5
+}
+
+// Cases lists the family's sweep over a grid: dtype, then shape, then variant, in declaration order.
+func (f *Family) Cases(grid []Shape) []Case {
+	variants := f.Variants
+	if len(variants) == 0 {
+		variants = []string{""}
+	}
+	var cs []Case
+	for _, dt := range StorageDTypes {
+		for _, s := range grid {
+			if f.Supports != nil && !f.Supports(s) {
+				continue
+			}
+			for _, v := range variants {
+				cs = append(cs, Case{DType: dt, Shape: s, Variant: v})
+			}
+		}
+	}
+	return cs
+}
+
+// BenchName is the sub-benchmark name of (c, impl): dtype=…/rows=…/cols=…[/labels][/variant]/impl=… (design §2).
+func (f *Family) BenchName(c Case, impl Impl) string {
+	parts := []string{"dtype=" + c.DType.String(), fmt.Sprintf("rows=%d", c.Rows), fmt.Sprintf("cols=%d", c.Cols)}
+	if f.Labels != nil {
+		parts = append(parts, f.Labels(c.Shape)...)
+	}
+	if f.VariantKey != "" {
+		parts = append(parts, f.VariantKey+"="+c.Variant)
+	}
+	return strings.Join(append(parts, "impl="+string(impl)), "/")
+}
+
+// MinBytes is the memory traffic the case cannot avoid: each input read once and each output written once.
+func (f *Family) MinBytes(c Case) int64 {
+	var n int64
+	for _, ops := range [][]Operand{f.Inputs, f.Outputs} {
+		for _, o := range ops {
+			n += int64(o.Len(c)) * int64(o.Type(c).Size())
+		}
+	}
+	return n
+}
+
+// Verify compares a backend's outputs with the reference outputs computed from the same inputs.
+func (f *Family) Verify(c Case, in, got, want [][]float64) error {
+	if f.Check != nil {
+		return f.Check(c, in, got, want)
+	}
+	for i, o := range f.Outputs {
+		tol := DefaultTolerance(o.Type(c))
+		if f.Tolerance != nil {
+			tol = f.Tolerance(c, i)
+		}
+		if err := relL2Within(got[i], want[i], tol); err != nil {
+			return fmt.Errorf("output %s: %w", o.Name, err)
+		}
+	}
+	return nil
+}
+
+// relL2Within fails unless ‖got − want‖₂ ≤ tol·‖want‖₂ (with NaN failing), naming the worst element. A zero
+// tolerance therefore demands exact equality.
+func relL2Within(got, want []float64, tol float64) error {
+	var num, den, worst float64
+	at := -1
+	for i := range want {
+		d := got[i] - want[i]
+		num += d * d
+		den += want[i] * want[i]
+		if ad := math.Abs(d); at < 0 || !(ad <= worst) && worst == worst { // a NaN is the worst; keep the first
+			worst, at = ad, i
+		}
+	}
+	if den == 0 {
+		den = 1 // an all-zero reference: compare absolutely
+	}
+	rel := math.Sqrt(num / den)
+	if rel <= tol {
+		return nil
+	}
+	return fmt.Errorf("relative L2 error %.3g > %.3g (worst at %d: got %v, want %v)", rel, tol, at, got[at], want[at])
+}
+
+// Families lists every kernel family, in benchmark order.
+var Families = []*Family{CopyFamily, RMSNormFamily, LayerNormFamily, SoftmaxFamily, GELUFamily, SwiGLUFamily,
+	RoPEFamily, CrossEntropyFamily, FP8QuantFamily}
+
+// Operand lengths shared by the declarations.
+func matrixLen(c Case) int { return c.Rows * c.Cols }
+func colsLen(c Case) int   { return c.Cols }
+func rowsLen(c Case) int   { return c.Rows }
+
+// normal returns a generator of N(mean, sd²) values.
+func normal(mean, sd float64) func(*rand.Rand, Case, []float32) {
+	return func(r *rand.Rand, _ Case, dst []float32) {
+		for i := range dst {
+			dst[i] = float32(mean + sd*r.NormFloat64())
+		}
+	}
+}
+
+// CheckBuffers reports whether in and out match the family's operands for case c in number, dtype and length;
+// backends call it from Prepare.
+func (f *Family) CheckBuffers(c Case, in, out []Buffer) error {
+	for _, side := range []struct {
+		what string
+		ops  []Operand
+		bufs []Buffer
+	}{{"inputs", f.Inputs, in}, {"outputs", f.Outputs, out}} {
+		if len(side.bufs) != len(side.ops) {
+			return fmt.Errorf("kernels: %s takes %d %s, got %d", f.Name, len(side.ops), side.what, len(side.bufs))
+		}
+		for i, o := range side.ops {
+			b := side.bufs[i]
+			if b.DType() != o.Type(c) || b.Len() != o.Len(c) {
+				return fmt.Errorf("kernels: %s %s is %d×%v, got %d×%v", f.Name, o.Name, o.Len(c), o.Type(c), b.Len(), b.DType())
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+package kernels
+
+import (
+	"flag"
+	"io"
+	"regexp"
+	"slices"
+	"testing"
+)
+
+func TestClassSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"AMD EPYC 9654 96-Core Processor": "amd-epyc-9654-96-core-processor",
+		"Intel(R) Xeon(R) CPU @ 2.20GHz":  "intel-r-xeon-r-cpu-2-20ghz",
+		"  NVIDIA H100 80GB HBM3 ":        "nvidia-h100-80gb-hbm3",
+		"":                                "unknown",
+		"--":                              "unknown",
+		"Apple M2 Max":                    "apple-m2-max",
+		"Neoverse-V2 (Grace) r0p0 with 144 cores!": "neoverse-v2-grace-r0p0-with-144-cores",
+	} {
+		if got := ClassSlug(in); got != want {
+			t.Errorf("ClassSlug(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if d := NewCPU(1).Device(); !regexp.MustCompile(`^cpu-[a-z0-9]+-[a-z0-9]+(-[a-z0-9]+)*$`).MatchString(d.Class) {
+		t.Errorf("cpu class %q", d.Class)
+	}
+}
+
+func TestRunHealth(t *testing.T) {
+	for _, tc := range []struct {
+		start, end float64
+		want       string
+	}{
+		{100, 100, "ok"}, {100, 97.5, "ok"}, {100, 102.9, "ok"}, {100, 96.9, "degraded"}, {100, 103.1, "degraded"},
+	} {
+		if got := RunHealth(tc.start, tc.end, 0.03); got != tc.want {
+			t.Errorf("RunHealth(%v, %v) = %s, want %s", tc.start, tc.end, got, tc.want)
+		}
+	}
+}
+
+func TestMedianPercentile(t *testing.T) {
+	x := []float64{5, 1, 4, 2, 3}
+	if m := median(x); m != 3 {
+		t.Errorf("median = %v", m)
+	}
+	if m := median(x[:4]); m != 3 { // 1 2 4 5
+		t.Errorf("median of four = %v", m)
+	}
+	var h []float64
+	for i := 200; i >= 1; i-- {
+		h = append(h, float64(i))
+	}
+	if p := percentile(h, 0.99); p != 198 {
+		t.Errorf("p99 of 1…200 = %v, want 198", p)
+	}
+	if p := percentile([]float64{7}, 0.99); p != 7 {
+		t.Errorf("p99 of one sample = %v", p)
+	}
+}
+
+// TestBenchNames checks the sub-benchmark names of both grids against design §2 and that none repeats.
+func TestBenchNames(t *testing.T) {
+	re := regexp.MustCompile(`^dtype=(fp32|bf16)/rows=[1-9][0-9]*/cols=[1-9][0-9]*(/[a-z0-9]+=[a-z0-9.]+)*/impl=(fused|naive)$`)
+	for kind, grid := range Grids {
+		for _, f := range Families {
+			seen := map[string]bool{}
+			for _, c := range f.Cases(grid) {
+				for _, impl := range Impls {
+					name := f.BenchName(c, impl)
+					if !re.MatchString(name) || seen[name] {
+						t.Errorf("%s grid: Benchmark%s/%s: malformed or repeated", kind, f.Name, name)
+					}
+					seen[name] = true
+				}
+			}
+			if len(seen) == 0 {
+				t.Errorf("%s grid: %s has no cases", kind, f.Name)
+			}
+		}
+	}
+	if got := RoPEFamily.BenchName(Case{DType: BF16, Shape: Shape{8, 4096}}, Naive); got != "dtype=bf16/rows=8/cols=4096/heads=32/impl=naive" {
+		t.Errorf("RoPE name %s", got)
+	}
+	if got := FP8QuantFamily.BenchName(Case{DType: FP32, Shape: Shape{2, 256}, Variant: "block128"}, Fused); got != "dtype=fp32/rows=2/cols=256/scale=block128/impl=fused" {
+		t.Errorf("FP8 name %s", got)
+	}
+}
+
+// TestGrids checks the grids against the issue: GPU rows·cols in 2^26 … 2^28 with cols 256 … 262144 plus one
+// decode shape (rows ≤ 64); CPU rows·cols at most 2^20 with cols 256 … 65536 plus a decode shape.
+func TestGrids(t *testing.T) {
+	for kind, lim := range map[string]struct{ minSize, maxSize, minCols, maxCols int }{
+		"cuda": {1 << 26, 1 << 28, 256, 262144},
+		"cpu":  {1 << 18, 1 << 20, 256, 65536},
+	} {
+		decode, minCols, maxCols := 0, 1<<62, 0
+		for _, s := range Grids[kind] {
+			minCols, maxCols = min(minCols, s.Cols), max(maxCols, s.Cols)
+			switch n := s.Rows * s.Cols; {
+			case s.Rows <= 64 && n < lim.minSize:
+				decode++
+			case n < lim.minSize || n > lim.maxSize:
+				t.Errorf("%s grid: %v has %d elements", kind, s, n)
+			}
+		}
+		if decode != 1 || minCols != lim.minCols || maxCols != lim.maxCols {
+			t.Errorf("%s grid: %d decode shapes, cols %d … %d", kind, decode, minCols, maxCols)
+		}
+	}
+}
+
+func TestMinBytes(t *testing.T) {
+	for _, tc := range []struct {
+		f    *Family
+		c    Case
+		want int64
+	}{
+		{RMSNormFamily, Case{DType: BF16, Shape: Shape{4, 300}}, 1200*2 + 300*2 + 1200*2},
+		{SwiGLUFamily, Case{DType: FP32, Shape: Shape{2, 10}}, 40*4 + 20*4},
+		{RoPEFamily, Case{DType: BF16, Shape: Shape{3, 256}}, 2*768*2 + 2*3*64*4 + 2*768*2},
+		{CrossEntropyFamily, Case{DType: BF16, Shape: Shape{2, 100}}, 200*2 + 2*4 + 2*4 + 200*2},
+		{FP8QuantFamily, Case{DType: FP32, Shape: Shape{2, 300}, Variant: "block128"}, 600*4 + 600 + 2*3*4},
+		{FP8QuantFamily, Case{DType: BF16, Shape: Shape{2, 300}, Variant: "row"}, 600*2 + 600 + 2*4},
+	} {
+		if got := tc.f.MinBytes(tc.c); got != tc.want {
+			t.Errorf("%s %s: MinBytes %d, want %d", tc.f.Name, tc.f.BenchName(tc.c, Fused), got, tc.want)
+		}
+	}
+}
+
+// TestHarnessMetrics runs the harness's measurement once (-benchtime=1x) and checks that it reports every
+// metric, with scratch-B the exact size of the naive RMSNorm chain's intermediates.
+func TestHarnessMetrics(t *testing.T) {
+	bt := flag.Lookup("test.benchtime")
+	old := bt.Value.String()
+	if err := bt.Value.Set("1x"); err != nil {
+		t.Fatal(err)
+	}
+	defer bt.Value.Set(old)
+	be := NewCPU(2)
+	defer be.Close()
+	s := NewSuite(be, io.Discard)
+	s.CopyGBps = 10
+	s.Policy.Warmup = 0
+	c := Case{DType: FP32, Shape: Shape{4, 256}}
+	// x² [4×256], mean [4], mean+ε [4], rsqrt [4], x·r [4×256], all fp32; fp32 needs no upcast.
+	const wantScratch = 4 * (1024 + 4 + 4 + 4 + 1024)
+	for _, impl := range Impls {
+		st, err := s.prepare(RMSNormFamily, c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runErr error
+		res := testing.Benchmark(func(b *testing.B) {
+			l, err := st.launch(impl)
+			if err == nil {
+				err = s.measure(b, RMSNormFamily, c, l, false)
+			}
+			runErr = err
+		})
+		st.release()
+		if runErr != nil {
+			t.Fatal(runErr)
+		}
+		for _, unit := range []string{"ns/op", "p99-ns", "GB/s", "pct-copy"} {
+			if !(res.Extra[unit] > 0) {
+				t.Errorf("%s: %s = %v", impl, unit, res.Extra[unit])
+			}
+		}
+		if want := map[Impl]float64{Fused: 0, Naive: wantScratch}[impl]; res.Extra["scratch-B"] != want {
+			t.Errorf("%s: scratch-B = %v, want %v", impl, res.Extra["scratch-B"], want)
+		}
+		if got, want := res.Extra["pct-copy"], 100*res.Extra["GB/s"]/s.CopyGBps; got != want {
+			t.Errorf("%s: pct-copy %v, want %v", impl, got, want)
+		}
+	}
+}
+
+// TestCPUTime checks the CPU clock: one positive sample per launch, hot or with a cache flush before each.
+func TestCPUTime(t *testing.T) {
+	be := NewCPU(2)
+	defer be.Close()
+	s := NewSuite(be, io.Discard)
+	st, err := s.prepare(CopyFamily, Case{DType: FP32, Shape: Shape{64, 1024}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.release()
+	l, err := st.launch(Fused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, timing := range []Timing{{}, {FlushBytes: 4 << 20}} {
+		ns, err := be.Time(l, 5, timing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ns) != 5 || slices.ContainsFunc(ns, func(v float64) bool { return !(v > 0) }) {
+			t.Errorf("%+v: samples %v", timing, ns)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package kernels
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+var (
+	deviceFlag = flag.String("kernels.device", "auto", "backend the benchmarks run on: auto (the preferred one built in), "+
+		"or a name such as cpu")
+	seedFlag = flag.Uint64("kernels.seed", 0, "seed of the correctness tests' random inputs (0: from the clock)")
+)
+
+// testBackends holds every backend built in, by name; the correctness tests run on each.
+var testBackends = map[string]Backend{}
+
+// suite is the benchmark run (see Suite); Start has run when benchmarks were requested.
+var suite *Suite
+
+// testSeed is the base seed of this process's correctness tests; failures print it.
+var testSeed uint64
+
+// TestMain opens the backends, and when benchmarks were requested (-test.bench), measures the copy bandwidth
+// and prints the config and Unit lines before them and the run-health lines after them (Suite.Start, Finish).
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	testSeed = *seedFlag
+	if testSeed == 0 {
+		testSeed = uint64(time.Now().UnixNano())
+	}
+	for _, name := range BackendNames() {
+		be, err := OpenBackend(name)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer be.Close()
+		testBackends[name] = be
+	}
+	name, err := ResolveBackend(*deviceFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	suite = NewSuite(testBackends[name], os.Stdout)
+	bench := flag.Lookup("test.bench").Value.String() != ""
+	if bench {
+		if err := suite.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	code := m.Run()
+	if bench {
+		if err := suite.Finish(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return code
+}

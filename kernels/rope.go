@@ -1,0 +1,119 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// ropeHeadDim is the head dimension of the RoPE family.
+const ropeHeadDim = 128
+
+// RoPEFamily rotates q and k [tokens = rows, heads·128 = cols] by position, rotate-half layout: within each
+// head, for i < 64, out[i] = x[i]·cos − x[i+64]·sin and out[i+64] = x[i+64]·cos + x[i]·sin, with cos and sin
+// tables [tokens, 64] in fp32. Both tensors go through one launch.
+var RoPEFamily = &Family{
+	Name:     "RoPE",
+	Labels:   func(s Shape) []string { return []string{fmt.Sprintf("heads=%d", s.Cols/ropeHeadDim)} },
+	Supports: func(s Shape) bool { return s.Cols%ropeHeadDim == 0 },
+	Inputs: []Operand{
+		{Name: "q", Len: matrixLen, Gen: normal(0, 1)},
+		{Name: "k", Len: matrixLen, Gen: normal(0, 1)},
+		{Name: "cos", DType: FP32, Len: ropeTableLen, Gen: ropeTable(math.Cos)},
+		{Name: "sin", DType: FP32, Len: ropeTableLen, Gen: ropeTable(math.Sin)},
+	},
+	Outputs:   []Operand{{Name: "q_out", Len: matrixLen}, {Name: "k_out", Len: matrixLen}},
+	Reference: ropeRef,
+}
+
+func init() { registerCPU(RoPEFamily, ropeFused, ropeNaive) }
+
+func ropeTableLen(c Case) int { return c.Rows * ropeHeadDim / 2 }
+
+// ropeTable fills a [tokens, 64] table with f(position · 10000^(−2i/128)), positions from a random start.
+// The start is drawn the same way for the cos and the sin table, which are generated one after the other
+// from the same source, so both get fresh but independent positions; the kernels do not rely on cos²+sin²=1.
+func ropeTable(f func(float64) float64) func(*rand.Rand, Case, []float32) {
+	return func(r *rand.Rand, c Case, dst []float32) {
+		start := r.IntN(4096)
+		const half = ropeHeadDim / 2
+		for t := range c.Rows {
+			for i := range half {
+				theta := math.Pow(10000, -2*float64(i)/ropeHeadDim)
+				dst[t*half+i] = float32(f(float64(start+t) * theta))
+			}
+		}
+	}
+}
+
+func ropeRef(c Case, in [][]float64) [][]float64 {
+	const half = ropeHeadDim / 2
+	cos, sin := in[2], in[3]
+	outs := make([][]float64, 2)
+	for o, x := range in[:2] {
+		y := make([]float64, len(x))
+		for t := range c.Rows {
+			for h := range c.Cols / ropeHeadDim {
+				base := t*c.Cols + h*ropeHeadDim
+				for i := range half {
+					cs, sn := cos[t*half+i], sin[t*half+i]
+					x1, x2 := x[base+i], x[base+i+half]
+					y[base+i] = x1*cs - x2*sn
+					y[base+i+half] = x2*cs + x1*sn
+				}
+			}
+		}
+		outs[o] = y
+	}
+	return outs
+}
+
+// ropeFused rotates each token's q and k heads in one pass, the token's cos/sin row held in cache.
+func ropeFused(l *cpuLaunch) {
+	const half = ropeHeadDim / 2
+	cos, sin, cols := l.in[2].f32, l.in[3].f32, l.Cols
+	pairs := [2][2]act{{l.in[0].act(), l.out[0].act()}, {l.in[1].act(), l.out[1].act()}}
+	l.rows(l.Rows, func(r0, r1 int) {
+		var t1, t2, u1, u2 [tile]float32
+		for t := r0; t < r1; t++ {
+			cs, sn := cos[t*half:(t+1)*half], sin[t*half:(t+1)*half]
+			for _, p := range pairs {
+				x, y := p[0], p[1]
+				for base := t * cols; base < (t+1)*cols; base += ropeHeadDim {
+					x1, x2 := x.load(base, half, &t1), x.load(base+half, half, &t2)
+					y1, y2 := y.dst(base, half, &u1), y.dst(base+half, half, &u2)
+					for i := range half {
+						a, b := x1[i], x2[i]
+						y1[i] = a*cs[i] - b*sn[i]
+						y2[i] = b*cs[i] + a*sn[i]
+					}
+					y.store(base, y1)
+					y.store(base+half, y2)
+				}
+			}
+		}
+	})
+}
+
+// ropeNaive runs, per tensor and per half, x1·cos, x2·sin, −, x2·cos, x1·sin, +, then writes the two halves
+// (torch.cat), on [tokens·heads, 64] views with the tables broadcast over heads.
+func ropeNaive(l *cpuLaunch) {
+	const half = ropeHeadDim / 2
+	heads := l.Cols / ropeHeadDim
+	rows := l.Rows * heads
+	cos := view{t: l.in[2].act(), rowStride: half, rowDiv: heads, colDiv: 1}
+	sin := view{t: l.in[3].act(), rowStride: half, rowDiv: heads, colDiv: 1}
+	for i := range 2 {
+		x := l.upcast(dense(l.in[i].act(), l.Cols), l.Rows, l.Cols)
+		x1 := view{t: x.t, rowStride: ropeHeadDim, rowDiv: 1, colDiv: 1}
+		x2 := x1
+		x2.off = half
+		lo := l.bin(opSub, l.bin(opMul, x1, cos, rows, half), l.bin(opMul, x2, sin, rows, half), rows, half)
+		hi := l.bin(opAdd, l.bin(opMul, x2, cos, rows, half), l.bin(opMul, x1, sin, rows, half), rows, half)
+		y1 := view{t: l.out[i].act(), rowStride: ropeHeadDim, rowDiv: 1, colDiv: 1}
+		y2 := y1
+		y2.off = half
+		l.unary(opCopy, y1, lo, rows, half)
+		l.unary(opCopy, y2, hi, rows, half)
+	}
+}
