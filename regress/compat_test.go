@@ -94,17 +94,21 @@ func format(c *report.Comparison) printed {
 	ci := func(s *report.Summary) string {
 		return benchmath.Summary{Center: float64(s.Center), Lo: float64(s.Lo), Hi: float64(s.Hi)}.PctRangeString()
 	}
-	cmp := benchmath.Comparison{P: float64(c.P), N1: c.Baseline.N, N2: c.Current.N, Alpha: 0.05}
-	p, n := "", ""
+	p := float64(c.P)
+	if !c.P.Valid() {
+		p = 0 // exact units: kernelwatch reports no p; benchstat's AssumeExact says 0
+	}
+	cmp := benchmath.Comparison{P: p, N1: c.Baseline.N, N2: c.Current.N, Alpha: 0.05}
+	ps, n := "", ""
 	if s := cmp.String(); strings.HasPrefix(s, "p=") {
-		p, n, _ = strings.Cut(s, " ")
+		ps, n, _ = strings.Cut(s, " ")
 	} else {
 		n = s
 	}
 	return printed{
 		oldCenter: sc.Format(bc), oldCI: ci(c.Baseline),
 		newCenter: sc.Format(cc), newCI: ci(c.Current),
-		delta: cmp.FormatDelta(bc, cc), p: p, n: n,
+		delta: cmp.FormatDelta(bc, cc), p: ps, n: n,
 	}
 }
 

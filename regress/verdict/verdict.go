@@ -238,7 +238,10 @@ func prepare(s *group.Series, cfg *config.Config, units benchfmt.UnitMetadataMap
 		it.c.Delta = report.Number(it.change.Delta)
 		it.c.DeltaLo = report.Number(it.change.DeltaLo)
 		it.c.DeltaHi = report.Number(it.change.DeltaHi)
-		it.c.P = report.Number(it.change.P)
+		if !it.exact {
+			// Exact units are not tested: p stays null.
+			it.c.P = report.Number(it.change.P)
+		}
 		it.minP = stats.MinP(len(it.base.Values), len(it.cur.Values))
 		enough := len(it.base.Values) >= pol.MinSamples && len(it.cur.Values) >= pol.MinSamples
 		it.inFam = !it.exact && it.c.Gate != report.GateOff && enough
