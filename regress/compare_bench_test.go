@@ -1,8 +1,6 @@
 package regress
 
 import (
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -23,16 +21,7 @@ func BenchmarkCompare(b *testing.B) {
 	for i := 0; i < 50; i++ {
 		eff[i*97] = synth.Effect{Time: 1.1}
 	}
-	base, cur := s.Generate(eff)
-	dir := b.TempDir()
-	bf, cf := filepath.Join(dir, "base.txt"), filepath.Join(dir, "cur.txt")
-	if err := os.WriteFile(bf, base, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(cf, cur, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	base, cur = nil, nil
+	bf, cf := writeSides(b, s, eff)
 	runtime.GC()
 	var peak uint64
 	b.ReportAllocs()

@@ -27,21 +27,28 @@ var suites = 20
 // compareSynth generates one suite and compares its two sides.
 func compareSynth(t testing.TB, s synth.Suite, effects map[int]synth.Effect, correction string) *report.Report {
 	t.Helper()
-	base, cur := s.Generate(effects)
-	dir := t.TempDir()
-	bf, cf := filepath.Join(dir, "base.txt"), filepath.Join(dir, "cur.txt")
-	if err := os.WriteFile(bf, base, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cf, cur, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bf, cf := writeSides(t, s, effects)
 	r, err := Compare(Input{Baseline: []string{bf}, Current: []string{cf}},
 		verdict.Options{Config: config.Default(), Correction: correction})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// writeSides writes the two sides of a synthetic suite to result files.
+func writeSides(t testing.TB, s synth.Suite, effects map[int]synth.Effect) (base, cur string) {
+	t.Helper()
+	b, c := s.Generate(effects)
+	dir := t.TempDir()
+	base, cur = filepath.Join(dir, "base.txt"), filepath.Join(dir, "cur.txt")
+	if err := os.WriteFile(base, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cur, c, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return base, cur
 }
 
 // benchIndex recovers the synthetic benchmark number of a comparison.
