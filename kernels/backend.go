@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -26,6 +27,9 @@ type Backend interface {
 	// Poison sets every byte of buf to 0xFF, which is NaN in fp32, bf16 and e4m3, so a correctness test finds any
 	// element a kernel leaves unwritten.
 	Poison(buf Buffer) error
+	// Implements reports whether the backend has code for impl of family f. Tests and benchmarks skip what it
+	// lacks (a backend may be added a family at a time); Prepare fails on it with ErrNotImplemented.
+	Implements(f *Family, impl Impl) bool
 	// Prepare binds one implementation of family f to buffers for case c: in and out follow f.Inputs and
 	// f.Outputs and have the lengths and dtypes those declare. It fails when the backend lacks the family or impl.
 	Prepare(f *Family, impl Impl, c Case, in, out []Buffer) (Launch, error)
@@ -35,6 +39,9 @@ type Backend interface {
 	// Close releases the device.
 	Close() error
 }
+
+// ErrNotImplemented is what Prepare's error wraps when the backend has no code for the family or impl asked for.
+var ErrNotImplemented = errors.New("not implemented on this backend")
 
 // Buffer is a backend's device memory holding Len elements of one DType.
 type Buffer interface {

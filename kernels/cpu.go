@@ -254,6 +254,12 @@ func registerCPU(f *Family, fused, naive func(*cpuLaunch)) {
 	cpuKernels[f.Name] = cpuImpls{fused, naive}
 }
 
+// Implements implements Backend.
+func (c *CPU) Implements(f *Family, impl Impl) bool {
+	impls := cpuKernels[f.Name]
+	return map[Impl]func(*cpuLaunch){Fused: impls.fused, Naive: impls.naive}[impl] != nil
+}
+
 // Prepare implements Backend.
 func (c *CPU) Prepare(f *Family, impl Impl, cs Case, in, out []Buffer) (Launch, error) {
 	if err := f.CheckBuffers(cs, in, out); err != nil {
@@ -262,7 +268,7 @@ func (c *CPU) Prepare(f *Family, impl Impl, cs Case, in, out []Buffer) (Launch, 
 	impls, ok := cpuKernels[f.Name]
 	run := map[Impl]func(*cpuLaunch){Fused: impls.fused, Naive: impls.naive}[impl]
 	if !ok || run == nil {
-		return nil, fmt.Errorf("kernels: cpu has no %s %s", f.Name, impl)
+		return nil, fmt.Errorf("kernels: cpu has no %s %s: %w", f.Name, impl, ErrNotImplemented)
 	}
 	l := &cpuLaunch{Case: cs, run: run, pool: c.pool}
 	for i, b := range append(in[:len(in):len(in)], out...) {

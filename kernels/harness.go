@@ -185,6 +185,9 @@ func (s *Suite) Bench(b *testing.B, f *Family) {
 	if s == nil || s.CopyGBps == 0 {
 		b.Fatal("kernels: no suite: TestMain did not Start one")
 	}
+	if !s.Backend.Implements(f, Fused) && !s.Backend.Implements(f, Naive) {
+		b.Skipf("kernels: %s: %s", f.Name, ErrNotImplemented)
+	}
 	if err := s.checkHealth(); err != nil {
 		b.Fatal(err)
 	}
@@ -192,6 +195,9 @@ func (s *Suite) Bench(b *testing.B, f *Family) {
 		var st *caseState
 		for _, impl := range Impls {
 			b.Run(f.BenchName(c, impl), func(b *testing.B) {
+				if !s.Backend.Implements(f, impl) {
+					b.Skipf("kernels: %s %s: %s", f.Name, impl, ErrNotImplemented)
+				}
 				if st == nil {
 					var err error
 					if st, err = s.prepare(f, c, nil); err != nil {

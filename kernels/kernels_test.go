@@ -153,6 +153,9 @@ func forEachCase(t *testing.T, families []*Family, shapes []Shape, fn func(t *te
 // check runs checkCase and fails the test with the seed that reproduces it.
 func check(t *testing.T, be Backend, f *Family, c Case, impl Impl, gens map[string]generator) runResult {
 	t.Helper()
+	if !be.Implements(f, impl) {
+		t.Skipf("%s %s: %v", f.Name, impl, ErrNotImplemented)
+	}
 	res, err := checkCase(be, f, c, impl, caseSeed(t), gens)
 	if err != nil {
 		t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())

@@ -1,0 +1,869 @@
+//go:build cuda
+
+package kernels
+
+// The CUDA backend, built with the cuda tag (go test -tags cuda ./kernels/). It drives the GPU through the
+// driver API (gorgonia.org/cu) and runs kernels compiled from kernels/cuda/*.cu to PTX, embedded in the binary
+// and loaded once, when the backend opens. Building needs cgo, cuda.h and libcuda.so (scripts/
+// install-cuda-toolkit.sh installs CUDA 11.8's); running needs an NVIDIA GPU: gorgonia.org/cu calls os.Exit(1)
+// from its init when there is none, which is why no file without the cuda tag may import it.
+//
+// One CUDA context, on one locked OS thread: OpenCUDA starts a goroutine that locks itself to its thread,
+// creates the context there and then runs every driver call of the backend, which the methods send it as
+// closures over a channel (CUDA.do). So callers may be any goroutine (tests and benchmarks each run on their
+// own), and the context is never current on two threads. Every driver call's error is checked; the errors of
+// Free and Release, which cannot return one, come back from the backend's next call that can.
+//
+// # Adding a family
+//
+// A family's CUDA code is two files next to its declaration, after rmsnorm_cuda.go and cuda/rmsnorm.cu:
+//
+//  1. kernels/cuda/<family>.cu: extern "C" kernels, #include "common.cuh" (bf16 conversions that match
+//     dtype.go, 16-byte packs, warp/block reductions). Declare every kernel parameter as a pointer, long long or
+//     double: each is passed as 8 bytes.
+//
+//  2. kernels/<family>_cuda.go, with the cuda build tag:
+//
+//     //go:generate nvcc -ptx -arch=compute_75 -o cuda/ptx/<family>.ptx cuda/<family>.cu
+//
+//     func init() { registerCUDA(<Family>Family, "<family>", <family>FusedCUDA, <family>NaiveCUDA) }
+//
+//     where each launcher takes a *cudaLaunch (l.Case is the case, l.in and l.out the buffers in the order of
+//     the family's Inputs and Outputs) and records its launches with l.kernel(name, grid, block, args...):
+//     a fused launcher one kernel of the family's module, a naive one a chain of eager ops (cuda_eager.go:
+//     l.un, l.bin, l.red, l.upcast, l.unary, l.binary — the same calls as eager.go on the CPU, so the chain
+//     and its scratch-B match the CPU's).
+//
+//  3. go generate -tags cuda ./kernels/ (nvcc from CUDA 11.8), and commit the .ptx with the sources: they are
+//     embedded. Kernels that need a newer GPU (thread-block clusters: compute_90) go in a second module of the
+//     same .cu, guarded by #if __CUDA_ARCH__ >= 900 and compiled with -arch=compute_90 to
+//     cuda/ptx/<family>_sm90.ptx; the backend loads a <module>_smXY.ptx only on compute capability X.Y or
+//     later, and the launcher checks l.cc() before it uses one (rmsnorm_cuda.go).
+//
+// Launchers run once per Prepare, on the context thread; they may allocate scratch (l.alloc, counted in
+// ScratchBytes) and query occupancy (l.residentBlocks). An error sticks to the launch (l.fail) and Prepare
+// returns it. A family without CUDA code is skipped by the tests and benchmarks (Backend.Implements).
+//
+// # Timing
+//
+// CUDA.Time carries out the harness's Timing: a pair of events around each Run; with FlushBytes > 0 a
+// cuMemsetD32Async of that many bytes (a new value each time) before each start event (cold L2, the GPU
+// policy), with 0 the launches back to back (hot). Samples are queued in batches behind a gate kernel
+// (cuda/timing.cu) and released at once, so host latency never falls between an event pair.
+
+//go:generate nvcc -ptx -arch=compute_75 -o cuda/ptx/timing.ptx cuda/timing.cu
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+//go:embed cuda/ptx/*.ptx
+var cudaPTX embed.FS
+
+func init() {
+	RegisterBackend("cuda", 10, func() (Backend, error) { return OpenCUDA(0) })
+}
+
+// cudaFamily is one family's CUDA code: the PTX module (cuda/ptx/<module>.ptx) its kernels are in and the
+// launchers of its implementations.
+type cudaFamily struct {
+	module       string
+	fused, naive func(*cudaLaunch)
+}
+
+// cudaKernels holds each family's CUDA code, keyed by Family.Name; each family's <family>_cuda.go registers
+// its own.
+var cudaKernels = map[string]cudaFamily{}
+
+func registerCUDA(f *Family, module string, fused, naive func(*cudaLaunch)) {
+	cudaKernels[f.Name] = cudaFamily{module, fused, naive}
+}
+
+func (cf cudaFamily) impl(impl Impl) func(*cudaLaunch) {
+	switch impl {
+	case Fused:
+		return cf.fused
+	case Naive:
+		return cf.naive
+	}
+	return nil
+}
+
+// Timing: launches are queued in batches behind a gate kernel and released together (see timing.cu); a batch
+// holds at most cudaBatch samples and about cudaQueueOps queued operations, well inside the driver's queue.
+const (
+	cudaBatch       = 64
+	cudaQueueOps    = 512
+	cudaGateTimeout = time.Second
+)
+
+// CUDA is the GPU backend: buffers in device memory, launches on one stream, per-launch event timing.
+type CUDA struct {
+	dev  Device
+	cc   int // compute capability, major·10 + minor (90: Hopper)
+	work chan func()
+
+	// Owned by the context thread.
+	ctx        cu.CUContext
+	stream     cu.Stream // every launch, timing memset and event
+	release    cu.Stream // the release of the timing gate, while stream waits behind it
+	modules    map[string]cu.Module
+	funcs      map[string]cu.Function
+	events     []cu.Event // start and end of each sample of a batch
+	gateMem    cu.DevicePtr
+	token      uint32
+	noGate     bool // the gate timed out once: time without it
+	flush      cu.DevicePtr
+	flushBytes int64
+	fill       uint32
+	deferred   error // from Free and Release, returned by the next call that can
+}
+
+// OpenCUDA opens GPU ordinal: it starts the context thread, creates the context and loads the embedded modules.
+func OpenCUDA(ordinal int) (*CUDA, error) {
+	c := &CUDA{work: make(chan func())}
+	ready := make(chan error)
+	go c.serve(ordinal, ready)
+	if err := <-ready; err != nil {
+		return nil, fmt.Errorf("kernels: cuda: %w", err)
+	}
+	return c, nil
+}
+
+// serve is the context thread: it stays locked to its OS thread for its whole life (the thread ends with it).
+func (c *CUDA) serve(ordinal int, ready chan<- error) {
+	runtime.LockOSThread()
+	if err := c.open(ordinal); err != nil {
+		ready <- errors.Join(err, c.teardown())
+		return
+	}
+	ready <- nil
+	for f := range c.work {
+		f()
+	}
+}
+
+// do runs f on the context thread and returns its error, joined with any deferred one.
+func (c *CUDA) do(f func() error) error {
+	return c.call(f, true)
+}
+
+// call runs f on the context thread; report says whether to hand back (and clear) a deferred error too.
+func (c *CUDA) call(f func() error, report bool) error {
+	if c.work == nil {
+		return errors.New("kernels: cuda: backend closed")
+	}
+	errc := make(chan error, 1)
+	c.work <- func() {
+		err := f()
+		if report {
+			err = errors.Join(c.deferred, err)
+			c.deferred = nil
+		}
+		errc <- err
+	}
+	return <-errc
+}
+
+func (c *CUDA) open(ordinal int) error {
+	dev, err := cu.GetDevice(ordinal)
+	if err != nil {
+		return fmt.Errorf("device %d: %w", ordinal, err)
+	}
+	name, err := dev.Name()
+	if err != nil {
+		return fmt.Errorf("device name: %w", err)
+	}
+	l2, err := dev.Attribute(cu.L2CacheSize)
+	if err != nil {
+		return fmt.Errorf("L2 size: %w", err)
+	}
+	sms, err := dev.Attribute(cu.MultiprocessorCount)
+	if err != nil {
+		return fmt.Errorf("multiprocessor count: %w", err)
+	}
+	major, err := dev.Attribute(cu.ComputeCapabilityMajor)
+	if err != nil {
+		return fmt.Errorf("compute capability: %w", err)
+	}
+	minor, err := dev.Attribute(cu.ComputeCapabilityMinor)
+	if err != nil {
+		return fmt.Errorf("compute capability: %w", err)
+	}
+	c.cc = 10*major + minor
+	slug := ClassSlug(name)
+	if !strings.HasPrefix(slug, "nvidia-") {
+		slug = "nvidia-" + slug
+	}
+	c.dev = Device{Kind: "cuda", Class: "gpu-" + slug, Name: strings.TrimSpace(name), Driver: nvidiaDriverVersion(),
+		CacheBytes: int64(l2), Workers: sms}
+
+	if c.ctx, err = dev.MakeContext(cu.SchedAuto); err != nil { // current on this thread from here on
+		return fmt.Errorf("context: %w", err)
+	}
+	if c.stream, err = cu.MakeStream(cu.DefaultStream); err != nil {
+		return fmt.Errorf("stream: %w", err)
+	}
+	if c.release, err = cu.MakeStream(cu.DefaultStream); err != nil {
+		return fmt.Errorf("stream: %w", err)
+	}
+	for range 2 * cudaBatch {
+		ev, err := cu.MakeEvent(cu.DefaultEvent)
+		if err != nil {
+			return fmt.Errorf("event: %w", err)
+		}
+		c.events = append(c.events, ev)
+	}
+	if c.gateMem, err = cu.MemAlloc(8); err != nil { // [0] the gate's flag, [1] its timed-out word
+		return fmt.Errorf("alloc: %w", err)
+	}
+	if err := cu.MemsetD32(c.gateMem, 0, 2); err != nil {
+		return fmt.Errorf("memset: %w", err)
+	}
+	c.modules, c.funcs = map[string]cu.Module{}, map[string]cu.Function{}
+	files, err := cudaPTX.ReadDir("cuda/ptx")
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		ptx, err := cudaPTX.ReadFile("cuda/ptx/" + f.Name())
+		if err != nil {
+			return err
+		}
+		name := strings.TrimSuffix(f.Name(), ".ptx")
+		if _, arch, ok := strings.Cut(name, "_sm"); ok && c.cc < atoi(arch) {
+			continue // <family>_smXY.ptx holds kernels for compute capability X.Y and later only
+		}
+		m, err := cu.LoadData(string(ptx))
+		if err != nil {
+			return fmt.Errorf("load module %s: %w", name, err)
+		}
+		c.modules[name] = m
+	}
+	for fam, cf := range cudaKernels {
+		if _, ok := c.modules[cf.module]; !ok {
+			return fmt.Errorf("%s: no embedded module cuda/ptx/%s.ptx (go generate -tags cuda ./kernels/)", fam, cf.module)
+		}
+	}
+	return nil
+}
+
+// teardown releases everything open created, in reverse; it runs on the context thread.
+func (c *CUDA) teardown() error {
+	var errs []error
+	check := func(what string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+		}
+	}
+	if c.flush != 0 {
+		check("free flush buffer", cu.MemFree(c.flush))
+	}
+	if c.gateMem != 0 {
+		check("free gate", cu.MemFree(c.gateMem))
+	}
+	for _, m := range c.modules {
+		check("unload module", m.Unload())
+	}
+	for i := range c.events {
+		check("destroy event", cu.DestroyEvent(&c.events[i]))
+	}
+	for _, s := range []*cu.Stream{&c.stream, &c.release} {
+		if *s != (cu.Stream{}) {
+			check("destroy stream", s.Destroy())
+		}
+	}
+	if c.ctx != (cu.CUContext{}) {
+		check("destroy context", c.ctx.Destroy())
+	}
+	return errors.Join(errs...)
+}
+
+// nvidiaDriverVersion is the driver version nvidia-smi reports, else the kernel module's from /proc, else "".
+// (gorgonia.org/cu exposes only the CUDA API version of the driver, 13000 and the like, not this.)
+func nvidiaDriverVersion() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader").Output(); err == nil {
+		if v, _, _ := strings.Cut(string(out), "\n"); strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	if b, err := os.ReadFile("/proc/driver/nvidia/version"); err == nil {
+		// NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ...
+		if _, rest, ok := strings.Cut(string(b), "Kernel Module"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				return f[0]
+			}
+		}
+	}
+	return ""
+}
+
+// Device implements Backend.
+func (c *CUDA) Device() Device { return c.dev }
+
+// Close implements Backend: it releases the device and ends the context thread.
+func (c *CUDA) Close() error {
+	if c.work == nil {
+		return nil
+	}
+	err := c.do(c.teardown)
+	close(c.work)
+	c.work = nil
+	return err
+}
+
+// cudaBuffer is device memory holding n elements of dt.
+type cudaBuffer struct {
+	dt  DType
+	n   int
+	ptr cu.DevicePtr
+}
+
+func (b *cudaBuffer) DType() DType { return b.dt }
+func (b *cudaBuffer) Len() int     { return b.n }
+func (b *cudaBuffer) bytes() int64 { return int64(b.n) * int64(b.dt.Size()) }
+
+func cudaBuf(b Buffer, n int) (*cudaBuffer, error) {
+	cb, ok := b.(*cudaBuffer)
+	if !ok {
+		return nil, fmt.Errorf("kernels: %T is not a cuda buffer", b)
+	}
+	if n >= 0 && cb.n != n {
+		return nil, fmt.Errorf("kernels: buffer of %d elements, host slice of %d", cb.n, n)
+	}
+	return cb, nil
+}
+
+// Alloc implements Backend.
+func (c *CUDA) Alloc(dt DType, n int) (Buffer, error) {
+	switch dt {
+	case FP32, BF16, E4M3, Int32:
+	default:
+		return nil, fmt.Errorf("kernels: cuda cannot allocate %v", dt)
+	}
+	b := &cudaBuffer{dt: dt, n: n}
+	err := c.do(func() (err error) {
+		b.ptr, err = cu.MemAlloc(max(b.bytes(), 1))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kernels: cuda alloc %d×%v: %w", n, dt, err)
+	}
+	return b, nil
+}
+
+// Free implements Backend.
+func (c *CUDA) Free(buf Buffer) {
+	b, err := cudaBuf(buf, -1)
+	if err != nil || b.ptr == 0 || c.work == nil {
+		return
+	}
+	c.call(func() error {
+		if err := cu.MemFree(b.ptr); err != nil && c.deferred == nil {
+			c.deferred = fmt.Errorf("kernels: cuda free: %w", err)
+		}
+		return nil
+	}, false)
+	b.ptr = 0
+}
+
+// idle waits for the stream's work, so that a copy on the null stream sees every launch before it.
+func (c *CUDA) idle() error {
+	if err := c.stream.Synchronize(); err != nil {
+		return fmt.Errorf("kernels: cuda: %w", err)
+	}
+	return nil
+}
+
+// Upload implements Backend.
+func (c *CUDA) Upload(dst Buffer, host []float32) error {
+	b, err := cudaBuf(dst, len(host))
+	if err != nil || b.n == 0 {
+		return err
+	}
+	raw := encodeHost(b.dt, host)
+	return c.do(func() error {
+		if err := c.idle(); err != nil {
+			return err
+		}
+		if err := cu.MemcpyHtoD(b.ptr, unsafe.Pointer(&raw[0]), b.bytes()); err != nil {
+			return fmt.Errorf("kernels: cuda upload: %w", err)
+		}
+		return nil
+	})
+}
+
+// Download implements Backend.
+func (c *CUDA) Download(src Buffer, host []float32) error {
+	b, err := cudaBuf(src, len(host))
+	if err != nil || b.n == 0 {
+		return err
+	}
+	raw := make([]byte, b.bytes())
+	err = c.do(func() error {
+		if err := c.idle(); err != nil {
+			return err
+		}
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&raw[0]), b.ptr, b.bytes()); err != nil {
+			return fmt.Errorf("kernels: cuda download: %w", err)
+		}
+		return nil
+	})
+	if err == nil {
+		decodeHost(b.dt, raw, host)
+	}
+	return err
+}
+
+// Poison implements Backend.
+func (c *CUDA) Poison(buf Buffer) error {
+	b, err := cudaBuf(buf, -1)
+	if err != nil || b.n == 0 {
+		return err
+	}
+	return c.do(func() error {
+		if err := c.idle(); err != nil {
+			return err
+		}
+		if err := cu.MemsetD8(b.ptr, 0xff, b.bytes()); err != nil {
+			return fmt.Errorf("kernels: cuda poison: %w", err)
+		}
+		return nil
+	})
+}
+
+// encodeHost rounds host values to dt's storage, as the CPU backend stores them (little-endian).
+func encodeHost(dt DType, host []float32) []byte {
+	raw := make([]byte, len(host)*dt.Size())
+	switch dt {
+	case FP32:
+		copy(unsafe.Slice((*float32)(unsafe.Pointer(&raw[0])), len(host)), host)
+	case BF16:
+		d := unsafe.Slice((*uint16)(unsafe.Pointer(&raw[0])), len(host))
+		for i, v := range host {
+			d[i] = BF16FromF32(v)
+		}
+	case E4M3:
+		for i, v := range host {
+			raw[i] = E4M3FromF32(v)
+		}
+	case Int32:
+		d := unsafe.Slice((*int32)(unsafe.Pointer(&raw[0])), len(host))
+		for i, v := range host {
+			d[i] = int32(v)
+		}
+	}
+	return raw
+}
+
+// decodeHost widens stored elements to float32 (exactly).
+func decodeHost(dt DType, raw []byte, host []float32) {
+	switch dt {
+	case FP32:
+		copy(host, unsafe.Slice((*float32)(unsafe.Pointer(&raw[0])), len(host)))
+	case BF16:
+		for i, h := range unsafe.Slice((*uint16)(unsafe.Pointer(&raw[0])), len(host)) {
+			host[i] = F32FromBF16(h)
+		}
+	case E4M3:
+		for i, q := range raw {
+			host[i] = F32FromE4M3(q)
+		}
+	case Int32:
+		for i, v := range unsafe.Slice((*int32)(unsafe.Pointer(&raw[0])), len(host)) {
+			host[i] = float32(v)
+		}
+	}
+}
+
+// Implements implements Backend.
+func (c *CUDA) Implements(f *Family, impl Impl) bool {
+	return cudaKernels[f.Name].impl(impl) != nil
+}
+
+// Prepare implements Backend: it runs the family's launcher, which records the launches of one Run.
+func (c *CUDA) Prepare(f *Family, impl Impl, cs Case, in, out []Buffer) (Launch, error) {
+	if err := f.CheckBuffers(cs, in, out); err != nil {
+		return nil, err
+	}
+	cf, ok := cudaKernels[f.Name]
+	build := cf.impl(impl)
+	if !ok || build == nil {
+		return nil, fmt.Errorf("kernels: cuda has no %s %s: %w", f.Name, impl, ErrNotImplemented)
+	}
+	l := &cudaLaunch{Case: cs, be: c, module: cf.module}
+	for i, b := range append(in[:len(in):len(in)], out...) {
+		cb, err := cudaBuf(b, -1)
+		if err != nil {
+			return nil, err
+		}
+		if i < len(in) {
+			l.in = append(l.in, cb)
+		} else {
+			l.out = append(l.out, cb)
+		}
+	}
+	err := c.do(func() error {
+		build(l)
+		if l.err != nil {
+			l.free()
+		}
+		return l.err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kernels: cuda %s %s: %w", f.Name, f.BenchName(cs, impl), err)
+	}
+	return l, nil
+}
+
+// function returns kernel name of module, looked up once.
+func (c *CUDA) function(module, name string) (cu.Function, error) {
+	key := module + "." + name
+	if fn, ok := c.funcs[key]; ok {
+		return fn, nil
+	}
+	m, ok := c.modules[module]
+	if !ok {
+		return cu.Function{}, fmt.Errorf("no module %s", module)
+	}
+	fn, err := m.Function(name)
+	if err != nil {
+		return cu.Function{}, fmt.Errorf("kernel %s in module %s: %w", name, module, err)
+	}
+	c.funcs[key] = fn
+	return fn, nil
+}
+
+// cudaLaunch is one (family, impl) bound to its buffers: the kernel launches of one Run, recorded by the
+// family's launcher, and the scratch memory they use.
+type cudaLaunch struct {
+	Case
+	be      *CUDA
+	module  string // the family's module
+	in, out []*cudaBuffer
+	steps   []cudaStep
+	scratch []cu.DevicePtr
+	bytes   int64 // scratch bytes
+	err     error // the first error of the launcher
+}
+
+// cudaStep is one kernel launch with its parameters, each 8 bytes (what cu.Function.Launch reads).
+type cudaStep struct {
+	name        string
+	fn          cu.Function
+	grid, block int
+	args        []uint64
+	params      []unsafe.Pointer
+}
+
+// fail records the launcher's first error; Prepare returns it.
+func (l *cudaLaunch) fail(err error) {
+	if l.err == nil && err != nil {
+		l.err = err
+	}
+}
+
+// kernel records a launch of kernel name from the family's module on grid × block threads.
+func (l *cudaLaunch) kernel(name string, grid, block int, args ...any) {
+	l.kernelIn(l.module, name, grid, block, args...)
+}
+
+// kernelIn records a launch of kernel name from module. Arguments may be buffers, device pointers, integers
+// (passed as long long), floats (passed as double) and DTypes or ops (as long long).
+func (l *cudaLaunch) kernelIn(module, name string, grid, block int, args ...any) {
+	if l.err != nil {
+		return
+	}
+	fn, err := l.be.function(module, name)
+	if err != nil {
+		l.fail(err)
+		return
+	}
+	if maxBlock, err := fn.Attribute(cu.FnMaxThreadsPerBlock); err != nil || grid < 1 || block < 1 || block > maxBlock {
+		l.fail(fmt.Errorf("kernel %s: grid %d × block %d (at most %d threads a block; %v)", name, grid, block, maxBlock, err))
+		return
+	}
+	st := cudaStep{name: name, fn: fn, grid: grid, block: block, args: make([]uint64, len(args))}
+	for i, a := range args {
+		switch v := a.(type) {
+		case *cudaBuffer:
+			st.args[i] = uint64(v.ptr)
+		case cu.DevicePtr:
+			st.args[i] = uint64(v)
+		case int:
+			st.args[i] = uint64(int64(v))
+		case int64:
+			st.args[i] = uint64(v)
+		case uint64:
+			st.args[i] = v
+		case float64:
+			st.args[i] = math.Float64bits(v)
+		case float32:
+			st.args[i] = math.Float64bits(float64(v))
+		case DType:
+			st.args[i] = uint64(v)
+		case op:
+			st.args[i] = uint64(v)
+		default:
+			l.fail(fmt.Errorf("kernel %s: argument %d is a %T", name, i, a))
+			return
+		}
+	}
+	st.params = make([]unsafe.Pointer, len(st.args))
+	for i := range st.args {
+		st.params[i] = unsafe.Pointer(&st.args[i])
+	}
+	l.steps = append(l.steps, st)
+}
+
+// alloc returns n bytes of scratch device memory, counted in ScratchBytes and freed by Release; zero clears it
+// now (the launches do not see it cleared again).
+func (l *cudaLaunch) alloc(n int64, zero bool) cu.DevicePtr {
+	if l.err != nil {
+		return 0
+	}
+	p, err := cu.MemAlloc(max(n, 1))
+	if err != nil {
+		l.fail(fmt.Errorf("scratch of %d B: %w", n, err))
+		return 0
+	}
+	l.scratch = append(l.scratch, p)
+	l.bytes += n
+	if zero {
+		l.fail(cu.MemsetD8(p, 0, max(n, 1)))
+	}
+	return p
+}
+
+// residentBlocks is how many blocks of kernel name (from the family's module) with block threads the whole GPU
+// holds at once; 0 after an error.
+func (l *cudaLaunch) residentBlocks(name string, block int) int {
+	if l.err != nil {
+		return 0
+	}
+	fn, err := l.be.function(l.module, name)
+	if err == nil {
+		var per int
+		if per, err = fn.MaxActiveBlocksPerMultiProcessor(block, 0); err == nil {
+			return per * l.be.dev.Workers
+		}
+	}
+	l.fail(fmt.Errorf("occupancy of %s: %w", name, err))
+	return 0
+}
+
+// sms is the GPU's multiprocessor count.
+func (l *cudaLaunch) sms() int { return l.be.dev.Workers }
+
+// cc is the GPU's compute capability, major·10 + minor: 90 for Hopper.
+func (l *cudaLaunch) cc() int { return l.be.cc }
+
+// enqueue queues the launches of one Run on s.
+func (l *cudaLaunch) enqueue(s cu.Stream) error {
+	for i := range l.steps {
+		st := &l.steps[i]
+		if err := st.fn.Launch(st.grid, 1, 1, st.block, 1, 1, 0, s, st.params); err != nil {
+			return fmt.Errorf("kernels: cuda launch %s: %w", st.name, err)
+		}
+	}
+	return nil
+}
+
+// Run implements Launch: it runs the launches and waits for them.
+func (l *cudaLaunch) Run() error {
+	return l.be.do(func() error {
+		if err := l.enqueue(l.be.stream); err != nil {
+			return err
+		}
+		if err := l.be.stream.Synchronize(); err != nil {
+			return fmt.Errorf("kernels: cuda run: %w", err)
+		}
+		return nil
+	})
+}
+
+// ScratchBytes implements Launch.
+func (l *cudaLaunch) ScratchBytes() int64 { return l.bytes }
+
+// Release implements Launch.
+func (l *cudaLaunch) Release() {
+	if l.be.work == nil {
+		return
+	}
+	l.be.call(func() error {
+		l.free()
+		return nil
+	}, false)
+}
+
+// free releases the scratch on the context thread, deferring an error.
+func (l *cudaLaunch) free() {
+	if err := l.be.idle(); err != nil && l.be.deferred == nil {
+		l.be.deferred = err
+	}
+	for _, p := range l.scratch {
+		if err := cu.MemFree(p); err != nil && l.be.deferred == nil {
+			l.be.deferred = fmt.Errorf("kernels: cuda free scratch: %w", err)
+		}
+	}
+	l.scratch, l.steps = nil, nil
+}
+
+// Time implements Backend. Each sample is a pair of events around one Run's launches. With t.FlushBytes > 0,
+// a buffer of that size is overwritten with cuMemsetD32Async (a new value each time) just before the start
+// event, so the launch finds nothing of its own in L2 ("cold"); with 0 the launches run back to back ("hot").
+// Samples are queued in batches behind a gate kernel, released at once, so no host latency enters a sample.
+func (c *CUDA) Time(l Launch, n int, t Timing) ([]float64, error) {
+	cl, ok := l.(*cudaLaunch)
+	if !ok || cl.be != c {
+		return nil, fmt.Errorf("kernels: %T is not a launch of this cuda backend", l)
+	}
+	ns := make([]float64, 0, n)
+	err := c.do(func() error {
+		cold := t.FlushBytes > 0
+		if cold && t.FlushBytes != c.flushBytes {
+			if c.flush != 0 {
+				if err := cu.MemFree(c.flush); err != nil {
+					return fmt.Errorf("kernels: cuda free flush buffer: %w", err)
+				}
+				c.flush, c.flushBytes = 0, 0
+			}
+			p, err := cu.MemAlloc(t.FlushBytes)
+			if err != nil {
+				return fmt.Errorf("kernels: cuda flush buffer of %d B: %w", t.FlushBytes, err)
+			}
+			c.flush, c.flushBytes = p, t.FlushBytes
+		}
+		batch := max(1, min(cudaBatch, cudaQueueOps/(len(cl.steps)+3)))
+		for len(ns) < n {
+			got, err := c.timeBatch(cl, min(batch, n-len(ns)), cold)
+			if err != nil {
+				return err
+			}
+			ns = append(ns, got...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ns, nil
+}
+
+// timeBatch times k Runs of l, on the context thread.
+func (c *CUDA) timeBatch(l *cudaLaunch, k int, cold bool) ([]float64, error) {
+	gated := !c.noGate
+	if gated {
+		c.token++
+		gate, err := c.function("timing", "timing_gate")
+		if err != nil {
+			return nil, err
+		}
+		args := []uint64{uint64(c.gateMem), uint64(c.token), uint64(cudaGateTimeout.Nanoseconds()), uint64(c.gateMem + 4)}
+		params := []unsafe.Pointer{unsafe.Pointer(&args[0]), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2]), unsafe.Pointer(&args[3])}
+		if err := gate.Launch(1, 1, 1, 1, 1, 1, 0, c.stream, params); err != nil {
+			return nil, fmt.Errorf("kernels: cuda timing gate: %w", err)
+		}
+	}
+	released := !gated
+	releaseGate := func() error {
+		if released {
+			return nil
+		}
+		released = true
+		if err := cu.MemsetD32Async(c.gateMem, uint(c.token), 1, c.release); err != nil {
+			return fmt.Errorf("kernels: cuda release timing gate: %w", err)
+		}
+		return nil
+	}
+	enqueue := func() error {
+		for i := range k {
+			if cold {
+				c.fill++
+				if err := cu.MemsetD32Async(c.flush, uint(c.fill), c.flushBytes/4, c.stream); err != nil {
+					return fmt.Errorf("kernels: cuda flush: %w", err)
+				}
+			}
+			if err := c.events[2*i].Record(c.stream); err != nil {
+				return fmt.Errorf("kernels: cuda event: %w", err)
+			}
+			if err := l.enqueue(c.stream); err != nil {
+				return err
+			}
+			if err := c.events[2*i+1].Record(c.stream); err != nil {
+				return fmt.Errorf("kernels: cuda event: %w", err)
+			}
+		}
+		return nil
+	}
+	err := enqueue()
+	err = errors.Join(err, releaseGate())
+	if serr := c.stream.Synchronize(); serr != nil {
+		err = errors.Join(err, fmt.Errorf("kernels: cuda timed run: %w", serr))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if gated {
+		var timedOut uint32
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&timedOut), c.gateMem+4, 4); err != nil {
+			return nil, fmt.Errorf("kernels: cuda timing gate: %w", err)
+		}
+		if timedOut != 0 {
+			// The release never overtook the gate (the two streams did not run side by side): time without it.
+			fmt.Fprintln(os.Stderr, "kernels: cuda: the timing gate timed out; timing without it from now on")
+			c.noGate = true
+			return c.timeBatch(l, k, cold)
+		}
+	}
+	ns := make([]float64, k)
+	for i := range ns {
+		ms, err := c.events[2*i].Elapsed(c.events[2*i+1])
+		if err != nil {
+			return nil, fmt.Errorf("kernels: cuda elapsed time: %w", err)
+		}
+		ns[i] = ms * 1e6
+	}
+	return ns, nil
+}
+
+// ceilDiv is ⌈a/b⌉ for positive b.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// ceilPow2 is the smallest power of two ≥ n (1 for n ≤ 1).
+func ceilPow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
+// cuPtr is a byte offset into device memory.
+func cuPtr(n int) cu.DevicePtr { return cu.DevicePtr(n) }
+
+// atoi is the value of a string of decimal digits, or a huge number when it is not one.
+func atoi(s string) int {
+	n := 0
+	for _, r := range s {
+		if r < '0' || r > '9' || n > 1<<20 {
+			return math.MaxInt32
+		}
+		n = 10*n + int(r-'0')
+	}
+	return n
+}

@@ -1,0 +1,230 @@
+// rmsnorm.cu: y = x / sqrt(mean(x²) + eps) · w over each row of x [rows, cols], w [cols] (RMSNormFamily).
+//
+// The fused kernels read each element of x once from memory and write each element of y once: a row (or a
+// block's share of it) stays in registers between the sum of squares and the scaling. fp32 arithmetic, fp32
+// or bf16 storage, 16-byte accesses when the columns allow (V), NV accesses per thread (at most 128 bytes).
+//
+//   rmsnorm_warp_*:    one warp for R rows (all their loads in flight together), 8 warps a block, for rows of
+//                      at most 32·NV·E elements.
+//   rmsnorm_team_*:    `team` blocks per row, each holding blockDim·NV·E elements of it in registers; their
+//                      partial sums meet through global memory (team_sum). team = 1 is one block per row
+//                      (grid = rows); for team > 1 the grid is persistent (all blocks resident) and each block
+//                      walks the (row, part) items.
+//   rmsnorm_cluster_*: sm_90 only: a thread-block cluster per row, partial sums through distributed shared
+//                      memory. This file is compiled twice: -arch=compute_75 to ptx/rmsnorm.ptx (everything
+//                      but the cluster kernels) and -arch=compute_90 to ptx/rmsnorm_sm90.ptx (those alone).
+//
+// rmsnorm_cuda.go picks the kernel and block size per case; the naive chain (square, row mean, +eps, rsqrt,
+// ·rsqrt, ·w) uses the generic eager kernels of eager.cu.
+#include "common.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#include <cooperative_groups.h>
+#endif
+
+template <class S, bool V, int NV, int R>
+__device__ __forceinline__ void rmsnorm_warp(const typename S::T* __restrict__ x, const typename S::T* __restrict__ w,
+                                             typename S::T* __restrict__ y, long long rows, long long cols, float eps) {
+    typedef Pack<S, V> P;
+    const int E = P::E, lane = threadIdx.x & 31;
+    const long long row0 = ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * R;
+    if (row0 >= rows) return;  // the whole warp leaves together
+    P v[R][NV];
+#pragma unroll
+    for (int q = 0; q < R; q++) {
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const long long c = (long long)(k * 32 + lane) * E;
+            if (row0 + q < rows && c < cols) v[q][k].load(x + (row0 + q) * cols + c);
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < R; q++) {
+        float ss = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const long long c = (long long)(k * 32 + lane) * E;
+            if (row0 + q < rows && c < cols) {
+#pragma unroll
+                for (int j = 0; j < E; j++) {
+                    const float f = v[q][k].get(j);
+                    ss = fmaf(f, f, ss);
+                }
+            }
+        }
+        ss = warp_sum(ss);
+        const float inv = rsqrtf(ss / (float)cols + eps);
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const long long c = (long long)(k * 32 + lane) * E;
+            if (row0 + q < rows && c < cols) {
+                P wv, o = P();
+                wv.load(w + c);
+#pragma unroll
+                for (int j = 0; j < E; j++) o.set(j, v[q][k].get(j) * inv * wv.get(j));
+                o.store(y + (row0 + q) * cols + c);
+            }
+        }
+    }
+}
+
+template <class S, bool V, int NV>
+__device__ __forceinline__ void rmsnorm_team(const typename S::T* __restrict__ x, const typename S::T* __restrict__ w,
+                                             typename S::T* __restrict__ y, long long rows, long long cols, float eps,
+                                             int team, float* partials, unsigned* count, unsigned* gen) {
+    typedef Pack<S, V> P;
+    __shared__ float red[32];
+    const int E = P::E;
+    const int step = blockDim.x * E;  // elements between a thread's accesses
+    const long long chunk = (long long)step * NV;
+    const unsigned items = (unsigned)(rows * team);  // < 2^32: the launcher checks
+    for (unsigned item = blockIdx.x; item < items; item += gridDim.x) {
+        const unsigned row = item / (unsigned)team;
+        const int part = (int)(item - row * (unsigned)team);
+        // This thread's first element in the row, and how many elements of the row from there on exist.
+        const long long c = part * chunk + (long long)threadIdx.x * E;
+        const long long left = cols - c;
+        const int n = left <= 0 ? 0 : left >= chunk ? (int)chunk : (int)left;  // k·step < n ⇔ access k exists
+        const typename S::T* xp = x + (long long)row * cols + c;
+        P v[NV];
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k * step < n) v[k].load(xp + k * step);
+        float ss = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            if (k * step < n) {
+#pragma unroll
+                for (int j = 0; j < E; j++) {
+                    const float f = v[k].get(j);
+                    ss = fmaf(f, f, ss);
+                }
+            }
+        }
+        ss = block_sum(ss, red);
+        if (team > 1) ss = team_sum(ss, row, part, team, partials, count, gen);
+        const float inv = rsqrtf(ss / (float)cols + eps);
+        const typename S::T* wp = w + c;
+        typename S::T* yp = y + (long long)row * cols + c;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            if (k * step < n) {
+                P wv, o = P();
+                wv.load(wp + k * step);
+#pragma unroll
+                for (int j = 0; j < E; j++) o.set(j, v[k].get(j) * inv * wv.get(j));
+                o.store(yp + k * step);
+            }
+        }
+    }
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// rmsnorm_cluster (sm_90, module rmsnorm_sm90): one thread-block cluster of CS blocks per row, each block holding
+// blockDim·NV·E elements of it in registers. The blocks add their partial sums through distributed shared
+// memory between two hardware cluster barriers, so a row longer than one multiprocessor's registers is still
+// read once, with no global atomics and no persistent grid. grid = rows·CS; the cluster's blocks are
+// consecutive, its rank the block's part of the row.
+template <class S, int NV, int CS>
+__device__ __forceinline__ void rmsnorm_cluster(const typename S::T* __restrict__ x,
+                                                const typename S::T* __restrict__ w, typename S::T* __restrict__ y,
+                                                long long cols, float eps) {
+    typedef Pack<S, true> P;
+    __shared__ float red[32];
+    __shared__ float mine;
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    const int E = P::E;
+    const int step = blockDim.x * E;
+    const long long chunk = (long long)step * NV;
+    const long long row = blockIdx.x / CS;
+    const long long c = (long long)cluster.block_rank() * chunk + (long long)threadIdx.x * E;
+    const long long left = cols - c;
+    const int n = left <= 0 ? 0 : left >= chunk ? (int)chunk : (int)left;
+    const typename S::T* xp = x + row * cols + c;
+    P v[NV];
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+        if (k * step < n) v[k].load(xp + k * step);
+    float ss = 0.0f;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        if (k * step < n) {
+#pragma unroll
+            for (int j = 0; j < E; j++) {
+                const float f = v[k].get(j);
+                ss = fmaf(f, f, ss);
+            }
+        }
+    }
+    ss = block_sum(ss, red);
+    if (threadIdx.x == 0) mine = ss;
+    asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");  // every part published
+    float total = 0.0f;
+#pragma unroll
+    for (int i = 0; i < CS; i++) total += *cluster.map_shared_rank(&mine, i);
+    asm volatile("barrier.cluster.arrive;" ::: "memory");  // done reading the others' parts
+    const float inv = rsqrtf(total / (float)cols + eps);
+    const typename S::T* wp = w + c;
+    typename S::T* yp = y + row * cols + c;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        if (k * step < n) {
+            P wv, o = P();
+            wv.load(wp + k * step);
+#pragma unroll
+            for (int j = 0; j < E; j++) o.set(j, v[k].get(j) * inv * wv.get(j));
+            o.store(yp + k * step);
+        }
+    }
+    asm volatile("barrier.cluster.wait;" ::: "memory");  // keep `mine` until every block has read it
+}
+
+#define RMSNORM_CLUSTER(S, NAME, NV, CS)                                                                          \
+    extern "C" __global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(1024, 1)                              \
+        rmsnorm_cluster_##NAME##_v##NV##_c##CS(const S::T* x, const S::T* w, S::T* y, long long rows,            \
+                                               long long cols, double eps) {                                      \
+        rmsnorm_cluster<S, NV, CS>(x, w, y, cols, (float)eps);                                                    \
+    }
+RMSNORM_CLUSTER(F32, f32, 8, 2)
+RMSNORM_CLUSTER(F32, f32, 8, 4)
+RMSNORM_CLUSTER(F32, f32, 8, 8)
+RMSNORM_CLUSTER(BF16, bf16, 8, 2)
+RMSNORM_CLUSTER(BF16, bf16, 8, 4)
+RMSNORM_CLUSTER(BF16, bf16, 8, 8)
+
+#else  // the compute_75 module: every other kernel
+
+// Entry points: rmsnorm_warp_{f32,bf16}_{v,s}{NV}r{R} and rmsnorm_team_{f32,bf16}_{v,s}{NV} (v: 16-byte
+// accesses, s: one element per access). Each thread holds at most 128 bytes of a row: 32 registers, so the
+// kernels fit in 64 registers and a multiprocessor runs 1024 threads with 128 KiB of loads in flight.
+#define RMSNORM_WARP(S, NAME, V, VN, NV, R)                                                                      \
+    extern "C" __global__ void __launch_bounds__(256) rmsnorm_warp_##NAME##_##VN##NV##r##R(                      \
+        const S::T* x, const S::T* w, S::T* y, long long rows, long long cols, double eps) {                     \
+        rmsnorm_warp<S, V, NV, R>(x, w, y, rows, cols, (float)eps);                                              \
+    }
+#define RMSNORM_TEAM(S, NAME, V, VN, NV)                                                                         \
+    extern "C" __global__ void __launch_bounds__(1024, 1) rmsnorm_team_##NAME##_##VN##NV(                        \
+        const S::T* x, const S::T* w, S::T* y, long long rows, long long cols, double eps, long long team,       \
+        float* partials, unsigned* count, unsigned* gen) {                                                       \
+        rmsnorm_team<S, V, NV>(x, w, y, rows, cols, (float)eps, (int)team, partials, count, gen);               \
+    }
+#define RMSNORM_DTYPE(S, NAME)                                                                                   \
+    RMSNORM_WARP(S, NAME, true, v, 1, 8)                                                                         \
+    RMSNORM_WARP(S, NAME, true, v, 2, 4)                                                                         \
+    RMSNORM_WARP(S, NAME, true, v, 4, 2)                                                                         \
+    RMSNORM_WARP(S, NAME, true, v, 8, 1)                                                                         \
+    RMSNORM_WARP(S, NAME, false, s, 1, 1)                                                                        \
+    RMSNORM_WARP(S, NAME, false, s, 2, 1)                                                                        \
+    RMSNORM_WARP(S, NAME, false, s, 4, 1)                                                                        \
+    RMSNORM_WARP(S, NAME, false, s, 8, 1)                                                                        \
+    RMSNORM_TEAM(S, NAME, true, v, 2)                                                                            \
+    RMSNORM_TEAM(S, NAME, true, v, 4)                                                                            \
+    RMSNORM_TEAM(S, NAME, true, v, 8)                                                                            \
+    RMSNORM_TEAM(S, NAME, false, s, 4)                                                                           \
+    RMSNORM_TEAM(S, NAME, false, s, 8)                                                                           \
+    RMSNORM_TEAM(S, NAME, false, s, 16)
+
+RMSNORM_DTYPE(F32, f32)
+RMSNORM_DTYPE(BF16, bf16)
+
+#endif

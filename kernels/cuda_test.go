@@ -1,0 +1,225 @@
+//go:build cuda
+
+package kernels
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var tuneFlag = flag.Bool("kernels.tune", false, "TestCUDATune: time every RMSNorm plan on the cuda grid and print a table")
+
+func cudaBackend(t *testing.T) *CUDA {
+	t.Helper()
+	be, ok := testBackends["cuda"].(*CUDA)
+	if !ok {
+		t.Fatal("no cuda backend open")
+	}
+	return be
+}
+
+// TestCUDADevice checks the description that goes into the config lines.
+func TestCUDADevice(t *testing.T) {
+	d := cudaBackend(t).Device()
+	if d.Kind != "cuda" || d.Name == "" || d.CacheBytes <= 0 || d.Workers <= 0 {
+		t.Errorf("device %+v", d)
+	}
+	if !regexp.MustCompile(`^gpu-nvidia-[a-z0-9]+(-[a-z0-9]+)*$`).MatchString(d.Class) {
+		t.Errorf("class %q", d.Class)
+	}
+	t.Logf("%+v\n%s", d, strings.Join(d.ConfigLines(), "\n"))
+}
+
+// TestCUDATime checks the clock: one positive sample per launch, hot and cold, and more samples than one
+// batch holds.
+func TestCUDATime(t *testing.T) {
+	be := cudaBackend(t)
+	s := NewSuite(be, nil)
+	st, err := s.prepare(CopyFamily, Case{DType: FP32, Shape: Shape{256, 4096}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.release()
+	for _, impl := range Impls {
+		l, err := st.launch(impl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, timing := range []Timing{{}, s.Policy.Timing} {
+			ns, err := be.Time(l, 2*cudaBatch+5, timing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ns) != 2*cudaBatch+5 || slices.ContainsFunc(ns, func(v float64) bool { return !(v > 0) }) {
+				t.Errorf("%s %+v: samples %v", impl, timing, ns)
+			}
+			t.Logf("%s flush=%d: median %.0f ns, p99 %.0f ns", impl, timing.FlushBytes, median(ns), percentile(ns, 0.99))
+		}
+	}
+}
+
+// rmsNormPlans lists the plans that can run case c on a GPU of compute capability cc: every kernel of the
+// modules, in every block size that covers a row without leaving whole blocks idle.
+func rmsNormPlans(c Case, cc int) []rmsNormPlan {
+	var ps []rmsNormPlan
+	for _, vec := range []bool{true, false} {
+		e := 1
+		if vec {
+			e = 16 / c.DType.Size()
+			if c.Cols%e != 0 {
+				continue
+			}
+		}
+		for _, nv := range []int{1, 2, 4, 8} {
+			if c.Cols <= 32*nv*e && (nv == 1 || c.Cols > 16*nv*e) {
+				rows := 1
+				if vec {
+					rows = 8 / nv
+				}
+				ps = append(ps, rmsNormPlan{warp: true, rows: rows, vec: vec, nv: nv})
+			}
+		}
+		nvs := []int{2, 4, 8}
+		if !vec {
+			nvs = []int{4, 8, 16}
+		}
+		for _, nv := range nvs {
+			for _, threads := range []int{64, 128, 256, 512, 1024} {
+				if chunk := threads * nv * e; chunk < 2*c.Cols && c.Cols/chunk <= 512 {
+					ps = append(ps, rmsNormPlan{vec: vec, nv: nv, threads: threads})
+				}
+			}
+		}
+		if vec && cc >= 90 {
+			for _, cs := range []int{2, 4, 8} {
+				for _, threads := range []int{64, 128, 256, 512, 1024} {
+					if chunk := threads * 8 * e; cs*chunk >= c.Cols && (cs-1)*chunk < c.Cols {
+						ps = append(ps, rmsNormPlan{cluster: cs, vec: true, nv: 8, threads: threads})
+					}
+				}
+			}
+		}
+	}
+	return ps
+}
+
+// TestCUDARMSNormPlans checks every fused RMSNorm kernel and block size, teams of up to 512 blocks and clusters
+// included, against the reference (TestKernels checks only the plans rmsNormChoosePlan picks).
+func TestCUDARMSNormPlans(t *testing.T) {
+	be := cudaBackend(t)
+	defer func() { rmsNormPlanFor = rmsNormChoosePlan }()
+	for _, dt := range StorageDTypes {
+		for _, s := range []Shape{{3, 4096}, {5, 1000}, {2, 65536}, {3, 20001}, {9, 256}, {19, 64}, {2, 262144}} {
+			c := Case{DType: dt, Shape: s}
+			for _, p := range rmsNormPlans(c, be.cc) {
+				t.Run(fmt.Sprintf("%s/%v/t=%d", RMSNormFamily.BenchName(c, Fused), p.kernel(dt), p.threads), func(t *testing.T) {
+					rmsNormPlanFor = func(Case, int, int) rmsNormPlan { return p }
+					if _, err := checkCase(be, RMSNormFamily, c, Fused, caseSeed(t), nil); err != nil {
+						t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestCUDATune times every RMSNorm plan, the copy and the naive chain on the cuda grid (with -kernels.tune).
+func TestCUDATune(t *testing.T) {
+	if !*tuneFlag {
+		t.Skip("needs -kernels.tune")
+	}
+	be := cudaBackend(t)
+	defer func() { rmsNormPlanFor = rmsNormChoosePlan }()
+	s := NewSuite(be, nil)
+	cold := s.Policy.Timing
+	fill := func(seed uint64) func(_ *rand.Rand, _ Case, dst []float32) {
+		return func(_ *rand.Rand, _ Case, dst []float32) {
+			x := seed | 1
+			for i := range dst {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+				dst[i] = float32(int64(x>>40)-1<<23) / (1 << 22) // uniform in [-2, 2)
+			}
+		}
+	}
+	gbps := func(f *Family, c Case, l Launch, timing Timing) (float64, float64) {
+		if _, err := be.Time(l, 5, timing); err != nil {
+			t.Fatal(err)
+		}
+		ns, err := be.Time(l, 30, timing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(f.MinBytes(c)) / median(ns), median(ns)
+	}
+	for _, dt := range StorageDTypes {
+		for _, shape := range Grids["cuda"] {
+			c := Case{DType: dt, Shape: shape}
+			st, err := s.prepare(RMSNormFamily, c, fill(uint64(shape.Rows)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The copy of x into y, at the same shape.
+			cp, err := be.Prepare(CopyFamily, Fused, c, st.in[:1], st.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cg, cns := gbps(CopyFamily, c, cp, cold)
+			_, chot := gbps(CopyFamily, c, cp, Timing{})
+			cp.Release()
+			copyChunked = false
+			cp, err = be.Prepare(CopyFamily, Fused, c, st.in[:1], st.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cg2, _ := gbps(CopyFamily, c, cp, cold)
+			cp.Release()
+			copyChunked = true
+			cp, err = be.Prepare(CopyFamily, Naive, c, st.in[:1], st.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cgn, _ := gbps(CopyFamily, c, cp, cold)
+			cp.Release()
+			line := fmt.Sprintf("%s copy %.0f GB/s (%.1f µs, hot %.1f µs; grid-stride copy %.0f GB/s; naive copy %.0f GB/s)",
+				RMSNormFamily.BenchName(c, ""), cg, cns/1e3, chot/1e3, cg2, cgn)
+			nl, err := be.Prepare(RMSNormFamily, Naive, c, st.in, st.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ng, nns := gbps(RMSNormFamily, c, nl, cold)
+			nl.Release()
+			line += fmt.Sprintf(" | naive %.0f GB/s (%.1f µs)", ng, nns/1e3)
+			def := rmsNormChoosePlan(c, be.cc, be.dev.Workers)
+			for _, p := range rmsNormPlans(c, be.cc) {
+				if !p.vec && def.vec {
+					continue
+				}
+				rmsNormPlanFor = func(Case, int, int) rmsNormPlan { return p }
+				l, err := be.Prepare(RMSNormFamily, Fused, c, st.in, st.out)
+				if err != nil {
+					line += fmt.Sprintf("\n    %-24s t=%-4d %v", p.kernel(dt), p.threads, err)
+					continue
+				}
+				g, ns := gbps(RMSNormFamily, c, l, cold)
+				_, hot := gbps(RMSNormFamily, c, l, Timing{})
+				l.Release()
+				mark := ""
+				if p == def {
+					mark = " <- default"
+				}
+				line += fmt.Sprintf("\n    %-24s t=%-4d %5.0f GB/s %5.1f%% copy  %8.1f µs (hot %8.1f)  %4.1fx naive%s",
+					p.kernel(dt), p.threads, g, 100*g/cg, ns/1e3, hot/1e3, nns/ns, mark)
+			}
+			rmsNormPlanFor = rmsNormChoosePlan
+			st.release()
+			fmt.Println(line)
+		}
+	}
+}
