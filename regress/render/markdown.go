@@ -37,11 +37,8 @@ func Markdown(w io.Writer, r *report.Report) error {
 	}
 	b.WriteString("### " + icon + " " + mdEscape(headline(r)) + "\n\n")
 	s := r.Settings
-	corr, ok := corrections[s.Correction]
-	if !ok {
-		corr = "correction " + mdEscape(s.Correction)
-	}
-	b.WriteString("alpha " + formatG(s.Alpha) + " · threshold " + percent(s.Threshold) + " · " + corr + "\n\n")
+	b.WriteString("alpha " + formatG(s.Alpha) + " · threshold " + percent(s.Threshold) + " · " +
+		CorrectionWords(s.Correction) + "\n\n")
 	b.WriteString("**baseline** " + mdEscape(orMissing(r.Baseline.Label)) +
 		" → **current** " + mdEscape(orMissing(r.Current.Label)) + "\n")
 	var changed []string
@@ -54,45 +51,21 @@ func Markdown(w io.Writer, r *report.Report) error {
 		b.WriteString("\nconfiguration differs: " + strings.Join(changed, " · ") + "\n")
 	}
 	b.WriteString("\n")
-	var notes footnotes
+	t := NewMarkdownTable(r)
 	if len(r.Comparisons) == 0 {
 		b.WriteString("_No comparisons._\n")
 	} else {
-		ci := "CI"
-		if s.Confidence > 0 {
-			ci = percent(s.Confidence) + " CI"
-		}
-		b.WriteString("| Benchmark | Unit | Baseline | Current | Δ | " + ci + " | p | Verdict |\n")
-		b.WriteString("|:--|:--|--:|--:|--:|:-:|--:|:--|\n")
+		b.WriteString(t.Header())
 		for _, c := range mdOrder(r) {
-			sc := rowScaler(c)
-			warns := make([]string, len(c.Warnings))
-			for i, m := range c.Warnings {
-				warns[i] = mdEscape(m)
-			}
-			verdict := c.Verdict
-			if bud := budget(c); bud != "" {
-				verdict += " (" + bud + ")"
-			}
-			switch {
-			case c.Fails():
-				verdict = "❌ " + verdict
-			case c.Warns():
-				verdict = "⚠️ " + verdict
-			}
-			if m := notes.mark(warns); m != "" {
-				verdict += " " + m
-			}
-			cells := []string{mdEscape(configName(c)), mdEscape(c.Unit), mdSummary(c.Baseline, sc),
-				mdSummary(c.Current, sc), delta(c.Delta), deltaCI(c), pValue(c), verdict}
-			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+			b.WriteString(t.Row(c))
 		}
 	}
-	if len(notes.list) > 0 || len(r.Warnings) > 0 {
+	notes := t.Notes()
+	if len(notes) > 0 || len(r.Warnings) > 0 {
 		b.WriteString("\n")
 	}
-	for i, m := range notes.list {
-		b.WriteString("- " + superscript(i+1) + " " + m + "\n")
+	for _, n := range notes {
+		b.WriteString(n)
 	}
 	for _, m := range r.Warnings {
 		b.WriteString("- warning: " + mdEscape(m) + "\n")
