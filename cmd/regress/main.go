@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // Exit codes of design §3.
@@ -45,7 +46,12 @@ type verb struct {
 }
 
 var verbs = []verb{
+	{"check", "build and run baseline and current interleaved, compare and gate (the default verb)", runCheck},
 	{"compare", "compare two sets of benchmark result files", runCompare},
+	{"run", "run the benchmark suite and write one result file", runRun},
+	{"merge", "combine result files of shards", runMerge},
+	{"baseline", "save or show the stored baseline of a hardware class", runBaseline},
+	{"comment", "publish a JSON report on GitHub: sticky PR comment, job summary, outputs, status", runComment},
 }
 
 func main() {
@@ -55,15 +61,14 @@ func main() {
 }
 
 func run(e *env, args []string) int {
-	if len(args) == 0 {
-		fmt.Fprintf(e.stderr, "%s: the default verb (check: build and run main against HEAD) is not available yet; use 'regress compare OLD NEW'\n", programName)
-		usage(e.stderr)
-		return exitError
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	switch {
+	case len(args) == 0:
+		return runCheck(e, args)
+	case args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help":
 		usage(e.stdout)
 		return exitPass
+	case strings.HasPrefix(args[0], "-"):
+		return runCheck(e, args) // regress [flags] = regress check [flags]
 	}
 	for _, v := range verbs {
 		if v.name == args[0] {

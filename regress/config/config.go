@@ -28,6 +28,12 @@
 // Unit names are tidied as by benchunit.Tidy, so ns/op in the file and in
 // the results both mean sec/op.
 //
+// The suite section says what regress runs: packages, build tags, the
+// -bench selection, -count and -benchtime. Its classes entries change the
+// selection, count and benchtime for the hardware classes their class glob
+// matches, in order, the last match winning per field (Suite.ForClass): a
+// 2-core CPU runner and an H100 do not want the same suite.
+//
 // The file is strict: unknown or duplicate keys, values of the wrong type or
 // out of range are errors, and every error is one line naming the file and
 // the line of the offending key or value.
@@ -76,6 +82,57 @@ type Suite struct {
 	Tags      []string
 	Count     int
 	Benchtime string // a Go duration, "<N>x", or "" for go test's own
+	Bench     string // -bench regexp; "" selects every benchmark
+	// Classes override Bench, Count and Benchtime for the hardware classes
+	// they match, in file order, the last match winning for each field it
+	// sets (see ForClass).
+	Classes []SuiteClass
+}
+
+// SuiteClass is one entry of suite.classes: settings for the hardware
+// classes its Class glob matches. Empty fields are not set.
+type SuiteClass struct {
+	Line      int // line of the entry in the file
+	Class     string
+	Bench     string
+	Count     int
+	Benchtime string
+
+	class *regexp.Regexp
+}
+
+// ForClass returns the suite to run on hardware class class: s with the
+// fields set by every matching suite.classes entry, in order. The class is
+// the one the run will have, predicted before it starts (cpu-<goarch>-<model>
+// on the CPU); "" matches no entry.
+func (s Suite) ForClass(class string) Suite {
+	out := s
+	out.Classes = nil
+	if class == "" {
+		return out
+	}
+	for _, c := range s.Classes {
+		re := c.class
+		if re == nil {
+			var err error
+			if re, err = compilePattern(c.Class); err != nil {
+				continue
+			}
+		}
+		if !re.MatchString(class) {
+			continue
+		}
+		if c.Bench != "" {
+			out.Bench = c.Bench
+		}
+		if c.Count != 0 {
+			out.Count = c.Count
+		}
+		if c.Benchtime != "" {
+			out.Benchtime = c.Benchtime
+		}
+	}
+	return out
 }
 
 // Policy is how one comparison is judged.

@@ -120,6 +120,46 @@ func dumpRules(rules []Rule) string {
 	return b.String()
 }
 
+func TestSuiteClasses(t *testing.T) {
+	c := mustParse(t, `version: 1
+suite:
+  packages: [./kernels/...]
+  count: 10
+  benchtime: 100ms
+  classes:
+    - class: "cpu-*"
+      bench: "/dtype=fp32/"
+      count: 8
+      benchtime: 50ms
+    - class: "cpu-arm64-*"
+      count: 6
+    - class: "/^gpu-nvidia-h(100|200)/"
+      benchtime: 1x
+`)
+	if n := len(c.Suite.Classes); n != 3 || c.Suite.Classes[0].Line != 7 || c.Suite.Classes[2].Line != 13 {
+		t.Fatalf("Classes = %+v", c.Suite.Classes)
+	}
+	for _, tc := range []struct {
+		class string
+		want  Suite
+	}{
+		{"", Suite{Packages: []string{"./kernels/..."}, Count: 10, Benchtime: "100ms"}},
+		{"cpu-amd64-amd-epyc", Suite{Packages: []string{"./kernels/..."}, Count: 8, Benchtime: "50ms", Bench: "/dtype=fp32/"}},
+		{"cpu-arm64-neoverse-v2", Suite{Packages: []string{"./kernels/..."}, Count: 6, Benchtime: "50ms", Bench: "/dtype=fp32/"}},
+		{"gpu-nvidia-h200", Suite{Packages: []string{"./kernels/..."}, Count: 10, Benchtime: "1x"}},
+		{"gpu-nvidia-l4", Suite{Packages: []string{"./kernels/..."}, Count: 10, Benchtime: "100ms"}},
+	} {
+		if got := c.Suite.ForClass(tc.class); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ForClass(%q) = %+v, want %+v", tc.class, got, tc.want)
+		}
+	}
+	// An entry built by hand (no compiled pattern) matches the same way.
+	s := Suite{Count: 3, Classes: []SuiteClass{{Class: "cpu-*", Count: 5}}}
+	if got := s.ForClass("cpu-x").Count; got != 5 {
+		t.Errorf("hand-built entry: Count = %d, want 5", got)
+	}
+}
+
 func TestParseAllFields(t *testing.T) {
 	c := mustParse(t, `version: 1
 suite: {packages: [./a/..., ./b], tags: [cuda], count: 3, benchtime: 100x}
@@ -410,7 +450,7 @@ func TestErrors(t *testing.T) {
 		{"version list", "version: [1]\n", 1, "version: want a single value, got a list"},
 		{"top is list", "- a\n", 1, "want a mapping"},
 		{"top-level unknown key", "version: 1\nsuites: {}\n", 2, `unknown key "suites" at top level (allowed: version, suite, defaults, units, rules)`},
-		{"suite unknown key", "version: 1\nsuite:\n  count: 3\n  bench: 1s\n", 4, `unknown key "bench" in suite (allowed: packages, tags, count, benchtime)`},
+		{"suite unknown key", "version: 1\nsuite:\n  count: 3\n  benchmem: true\n", 4, `unknown key "benchmem" in suite (allowed: packages, tags, count, benchtime, bench, classes)`},
 		{"defaults unknown key", "version: 1\ndefaults:\n  treshold: 5%\n", 3, `unknown key "treshold" in defaults (allowed: threshold, alpha, gate, min_samples, tolerance, correction, confidence)`},
 		{"rule unknown key", "version: 1\nrules:\n  - match: \"*\"\n    threshold: 1%\n  - match: x\n    treshold: 3%\n", 6,
 			`unknown key "treshold" in rule (allowed: match, class, unit, threshold, alpha, gate, min_samples, tolerance, budget)`},
@@ -467,6 +507,16 @@ func TestErrors(t *testing.T) {
 		{"benchtime bad", "version: 1\nsuite:\n  benchtime: 10\n", 3, `benchtime "10": want a duration`},
 		{"benchtime 0x", "version: 1\nsuite:\n  benchtime: 0x\n", 3, `benchtime "0x"`},
 		{"benchtime negative", "version: 1\nsuite:\n  benchtime: -1s\n", 3, `benchtime "-1s"`},
+		{"bench empty", "version: 1\nsuite:\n  bench: ''\n", 3, `bench: empty regexp`},
+		{"bench invalid", "version: 1\nsuite:\n  bench: 'RMS(Norm'\n", 3, `bench "RMS(Norm": invalid regexp: missing closing )`},
+		{"classes map", "version: 1\nsuite:\n  classes: {class: cpu-*}\n", 3, `classes: want a list, got a mapping`},
+		{"classes scalar entry", "version: 1\nsuite:\n  classes:\n    - cpu-*\n", 4, `classes entry: want a mapping, got "cpu-*"`},
+		{"classes unknown key", "version: 1\nsuite:\n  classes:\n    - class: cpu-*\n      tags: [cuda]\n", 5, `unknown key "tags" in classes entry (allowed: class, bench, count, benchtime)`},
+		{"classes without class", "version: 1\nsuite:\n  classes:\n    - class: cpu-*\n      count: 3\n    - count: 4\n", 6, `classes entry without class`},
+		{"classes sets nothing", "version: 1\nsuite:\n  classes:\n    - class: cpu-*\n", 4, `classes entry "cpu-*" sets nothing`},
+		{"classes bad count", "version: 1\nsuite:\n  classes:\n    - class: cpu-*\n      count: 0\n", 5, `count 0: want at least 1`},
+		{"classes bad benchtime", "version: 1\nsuite:\n  classes:\n    - class: cpu-*\n      benchtime: fast\n", 5, `benchtime "fast"`},
+		{"classes bad glob", "version: 1\nsuite:\n  classes:\n    - class: \"cpu-[\"\n      count: 3\n", 4, `class: invalid glob "cpu-[": unterminated [`},
 		{"invalid regexp", "version: 1\nrules:\n  - match: \"/impl=(naive/\"\n    gate: warn\n", 3, `match: invalid regexp "/impl=(naive/": missing closing )`},
 		{"invalid glob", "version: 1\nrules:\n  - match: a\n    class: \"gpu-[\"\n    gate: warn\n", 4, `class: invalid glob "gpu-[": unterminated [`},
 		{"invalid unit regexp", "version: 1\nrules:\n  - match: a\n    unit: /+/\n    gate: warn\n", 4, `unit: invalid regexp`},

@@ -32,7 +32,8 @@ func (e *Error) Error() string {
 // Allowed keys of each mapping in the file.
 var (
 	topKeys      = []string{"version", "suite", "defaults", "units", "rules"}
-	suiteKeys    = []string{"packages", "tags", "count", "benchtime"}
+	suiteKeys    = []string{"packages", "tags", "count", "benchtime", "bench", "classes"}
+	classKeys    = []string{"class", "bench", "count", "benchtime"}
 	defaultsKeys = []string{"threshold", "alpha", "gate", "min_samples", "tolerance", "correction", "confidence"}
 	unitKeys     = []string{"better", "assume", "gate"}
 	ruleKeys     = []string{"match", "class", "unit", "threshold", "alpha", "gate", "min_samples", "tolerance", "budget"}
@@ -301,11 +302,67 @@ func (p *parser) suite(n *yaml.Node, s *Suite) {
 		case "count":
 			s.Count = p.int(v, "count", 1)
 		case "benchtime":
-			if v, s.Benchtime = p.scalar(v, "benchtime"); !validBenchtime(s.Benchtime) {
-				p.fail(v, "benchtime %q: want a duration like 200ms or a count like 100x", s.Benchtime)
-			}
+			s.Benchtime = p.benchtime(v)
+		case "bench":
+			s.Bench = p.benchRegexp(v)
+		case "classes":
+			p.suiteClasses(v, s)
 		}
 	})
+}
+
+func (p *parser) benchtime(n *yaml.Node) string {
+	n, s := p.scalar(n, "benchtime")
+	if !validBenchtime(s) {
+		p.fail(n, "benchtime %q: want a duration like 200ms or a count like 100x", s)
+	}
+	return s
+}
+
+// benchRegexp parses a -bench regexp: each "/"-separated part must compile,
+// as go test compiles them.
+func (p *parser) benchRegexp(n *yaml.Node) string {
+	n, s := p.scalar(n, "bench")
+	if s == "" {
+		p.fail(n, "bench: empty regexp (leave the key out to select every benchmark)")
+	}
+	if _, err := regexp.Compile(s); err != nil {
+		p.fail(n, "bench %q: invalid regexp: %v", s, regexpReason(err))
+	}
+	return s
+}
+
+func (p *parser) suiteClasses(n *yaml.Node, s *Suite) {
+	if n = deref(n); isNull(n) {
+		return
+	} else if n.Kind != yaml.SequenceNode {
+		p.fail(n, "classes: want a list, got %s", describe(n))
+	}
+	for _, e := range n.Content {
+		e = deref(e)
+		if e.Kind != yaml.MappingNode {
+			p.fail(e, "classes entry: want a mapping, got %s", describe(e))
+		}
+		c := SuiteClass{Line: e.Line}
+		p.mapping(e, "in classes entry", classKeys, func(k, v *yaml.Node) {
+			switch k.Value {
+			case "class":
+				c.Class, c.class = p.pattern(v, "class", false)
+			case "bench":
+				c.Bench = p.benchRegexp(v)
+			case "count":
+				c.Count = p.int(v, "count", 1)
+			case "benchtime":
+				c.Benchtime = p.benchtime(v)
+			}
+		})
+		if c.Class == "" {
+			p.fail(e, `classes entry without class (every entry needs a class pattern such as "cpu-*")`)
+		} else if c.Bench == "" && c.Count == 0 && c.Benchtime == "" {
+			p.fail(e, "classes entry %q sets nothing (want at least one of bench, count, benchtime)", c.Class)
+		}
+		s.Classes = append(s.Classes, c)
+	}
 }
 
 func validBenchtime(s string) bool {

@@ -32,6 +32,10 @@ const ProcsKey = "gomaxprocs"
 // ClassKey is the configuration key of the hardware class (design §2).
 const ClassKey = "class"
 
+// RoundKey is the configuration key that numbers the interleaved rounds of
+// one regress check side.
+const RoundKey = "round"
+
 // Series is every sample of one comparison key.
 type Series struct {
 	Name string
@@ -41,6 +45,13 @@ type Series struct {
 	Unit   string
 	// Base and Cur are the samples of each side, in file order.
 	Base, Cur []float64
+	// BaseRounds and CurRounds hold the round each sample came from (the
+	// RoundKey configuration line that regress check writes before each
+	// invocation), parallel to Base and Cur; nil for a side where some
+	// sample has no round.
+	BaseRounds, CurRounds []int
+
+	noBaseRound, noCurRound bool
 }
 
 // Grouping is the result of pairing two sides.
@@ -94,6 +105,8 @@ func Pair(base, cur *parse.Side, ignore ...string) *Grouping {
 			}
 			key = append(key, 0)
 			prefix := len(key)
+			round, err := strconv.Atoi(cfg.Get(RoundKey))
+			hasRound := err == nil && round >= 0
 			for _, v := range side.Values(r) {
 				key = append(key[:prefix], v.Unit...)
 				s, ok := index[string(key)]
@@ -110,14 +123,26 @@ func Pair(base, cur *parse.Side, ignore ...string) *Grouping {
 				}
 				if isBase {
 					s.Base = append(s.Base, v.Value)
+					s.BaseRounds = append(s.BaseRounds, round)
+					s.noBaseRound = s.noBaseRound || !hasRound
 				} else {
 					s.Cur = append(s.Cur, v.Value)
+					s.CurRounds = append(s.CurRounds, round)
+					s.noCurRound = s.noCurRound || !hasRound
 				}
 			}
 		}
 	}
 	add(base, true)
 	add(cur, false)
+	for _, s := range g.Series {
+		if s.noBaseRound {
+			s.BaseRounds = nil
+		}
+		if s.noCurRound {
+			s.CurRounds = nil
+		}
+	}
 	return g
 }
 

@@ -73,3 +73,19 @@ func TestPairIgnore(t *testing.T) {
 		t.Fatalf("ignored key still splits: %v %+v", g.Keys, g.Series)
 	}
 }
+
+func TestPairRecordsRounds(t *testing.T) {
+	base := side(t, "round: 0\nBenchmarkX-8 1 10 ns/op\nround: 1\nBenchmarkX-8 1 11 ns/op\n")
+	cur := side(t, "BenchmarkX-8 1 12 ns/op\nround: 1\nBenchmarkX-8 1 13 ns/op\n")
+	g := Pair(base, cur)
+	if len(g.Series) != 1 {
+		t.Fatalf("%d series, want 1 (round never splits)", len(g.Series))
+	}
+	s := g.Series[0]
+	if len(s.BaseRounds) != 2 || s.BaseRounds[0] != 0 || s.BaseRounds[1] != 1 {
+		t.Errorf("BaseRounds = %v, want [0 1]", s.BaseRounds)
+	}
+	if s.CurRounds != nil {
+		t.Errorf("CurRounds = %v, want nil (one sample has no round)", s.CurRounds)
+	}
+}

@@ -144,6 +144,10 @@ type Summary struct {
 	Hi     Number    `json:"hi"`
 	N      int       `json:"n"`
 	Values []float64 `json:"values"`
+	// Rounds, when present, holds the round of regress check's
+	// interleaved run that each of Values came from (Rounds[i] for
+	// Values[i]).
+	Rounds []int `json:"rounds,omitempty"`
 }
 
 // Counts counts the comparisons of a report by verdict.
@@ -337,6 +341,11 @@ func (r *Report) Validate() error {
 		}
 		if c.Baseline == nil && c.Current == nil {
 			return fmt.Errorf("comparison %d (%s): neither side has a summary", i, c.Name)
+		}
+		for _, s := range []*Summary{c.Baseline, c.Current} {
+			if s != nil && s.Rounds != nil && len(s.Rounds) != len(s.Values) {
+				return fmt.Errorf("comparison %d (%s): %d rounds for %d values", i, c.Name, len(s.Rounds), len(s.Values))
+			}
 		}
 		counts.Add(c.Verdict)
 	}

@@ -19,6 +19,10 @@
 //   - over-budget: the current median misses a rule's absolute budget. It
 //     needs no baseline and takes precedence over the relative verdict.
 //   - added / removed: one side only. A removed benchmark fails a fail gate.
+//   - failed: the benchmark (or a parent benchmark) failed or panicked on a
+//     side (Options.Failed). It takes precedence over every other verdict,
+//     is left out of the correction, and fails a fail gate even when nothing
+//     else could be compared.
 //
 // The multiple-comparison correction runs over the gated family: comparisons
 // with both sides, a known direction, a non-exact unit, gate fail or warn and
@@ -60,6 +64,32 @@ type Options struct {
 	BaseLabel, CurLabel string
 	// BaseFiles and CurFiles are recorded in the report.
 	BaseFiles, CurFiles []string
+	// Failed lists the benchmarks that failed or panicked while the sides
+	// were run.
+	Failed []Failure
+}
+
+// Failure is a benchmark that failed or panicked on one side of a run.
+type Failure struct {
+	// Name is the benchmark name without "Benchmark" and the -N suffix.
+	// It covers the sub-benchmarks under it: a failure of "RMSNorm" fails
+	// every "RMSNorm/..." comparison.
+	Name string
+	// Side is "baseline" or "current".
+	Side string
+	// Message says what went wrong, for people.
+	Message string
+}
+
+// Sides of a Failure.
+const (
+	SideBaseline = "baseline"
+	SideCurrent  = "current"
+)
+
+// covers reports whether the failure applies to benchmark name.
+func (f *Failure) covers(name string) bool {
+	return name == f.Name || strings.HasPrefix(name, f.Name+"/")
 }
 
 // DefaultCorrection is the correction used when none is configured.
@@ -76,6 +106,7 @@ type item struct {
 	inFam   bool
 	minP    float64 // smallest p the U test can reach with these sample sizes
 	decided bool
+	failed  []string // messages of the failures that cover this comparison
 }
 
 // Judge turns paired series into a report.
@@ -127,25 +158,42 @@ func Judge(g *group.Grouping, opt Options) *report.Report {
 
 	items := make([]*item, 0, len(g.Series))
 	unknown := map[string]bool{}
+	covered := make([]bool, len(opt.Failed))
 	for _, s := range g.Series {
 		it := prepare(s, cfg, opt.Units, class, conf)
 		if it.c.Better == report.Unknown && !unknown[s.Unit] {
 			unknown[s.Unit] = true
 			warn("unit %s has no known direction (better=higher or lower): reported, not gated; declare it with a \"Unit %s better=...\" line or in benchmarks.yaml units", s.Unit, s.Unit)
 		}
+		for i := range opt.Failed {
+			if f := &opt.Failed[i]; f.covers(s.Name) {
+				covered[i] = true
+				it.failed = append(it.failed, f.Side+": "+f.Message)
+				it.inFam = false
+			}
+		}
 		items = append(items, it)
 	}
+	items = append(items, uncovered(opt.Failed, covered, cfg, class)...)
 	correct(items, corr)
-	compared := false
+	compared, failed := false, false
 	for _, it := range items {
 		decide(it)
-		if it.base != nil && it.cur != nil || it.c.Budget != nil {
+		if it.failed != nil {
+			it.c.Verdict = report.Failed
+			it.c.Warnings = append(it.failed, it.c.Warnings...)
+			failed = failed || it.c.Fails()
+		} else if it.base != nil && it.cur != nil || it.c.Budget != nil {
 			compared = true
 		}
 		r.Comparisons = append(r.Comparisons, it.c)
 		r.Counts.Add(it.c.Verdict)
 	}
 	switch {
+	case !compared && failed:
+		// A gated benchmark that failed fails the report even when
+		// nothing else could be compared.
+		r.Verdict = report.Fail
 	case !compared:
 		// Removed benchmarks do not fail a report that compared
 		// nothing: two unrelated files are an input problem.
@@ -159,6 +207,40 @@ func Judge(g *group.Grouping, opt Options) *report.Report {
 		r.Verdict = report.Pass
 	}
 	return r
+}
+
+// uncovered returns a comparison for each failure (merged by name) that
+// covers no series: a benchmark that failed before it reported anything.
+// It is judged in sec/op, the unit every benchmark reports, and the failing
+// side gets an empty summary.
+func uncovered(failures []Failure, covered []bool, cfg *config.Config, class string) []*item {
+	var out []*item
+	byName := map[string]*item{}
+	for i, f := range failures {
+		if covered[i] {
+			continue
+		}
+		it := byName[f.Name]
+		if it == nil {
+			pol := cfg.Resolve(f.Name, class, "sec/op")
+			it = &item{policy: pol}
+			it.c = report.Comparison{
+				Name: f.Name, Config: map[string]string{}, Unit: "sec/op", Better: report.Lower,
+				Delta: nan(), DeltaLo: nan(), DeltaHi: nan(), P: nan(), PAdjusted: nan(),
+				Threshold: pol.Threshold, Gate: string(pol.Gate),
+			}
+			byName[f.Name] = it
+			out = append(out, it)
+		}
+		empty := &report.Summary{Center: nan(), Lo: nan(), Hi: nan(), Values: []float64{}}
+		if f.Side == SideBaseline {
+			it.c.Baseline = empty
+		} else {
+			it.c.Current = empty
+		}
+		it.failed = append(it.failed, f.Side+": "+f.Message)
+	}
+	return out
 }
 
 func nonNil(m map[string]string) map[string]string {
@@ -224,14 +306,18 @@ func prepare(s *group.Series, cfg *config.Config, units benchfmt.UnitMetadataMap
 		it.c.Threshold = pol.Tolerance
 	}
 	if len(s.Base) > 0 {
+		rounds := sortWithRounds(s.Base, s.BaseRounds)
 		sum := stats.Summarize(s.Base, it.exact, conf)
 		it.base = &sum
 		it.c.Baseline = summary(sum)
+		it.c.Baseline.Rounds = rounds
 	}
 	if len(s.Cur) > 0 {
+		rounds := sortWithRounds(s.Cur, s.CurRounds)
 		sum := stats.Summarize(s.Cur, it.exact, conf)
 		it.cur = &sum
 		it.c.Current = summary(sum)
+		it.c.Current.Rounds = rounds
 	}
 	if it.base != nil && it.cur != nil {
 		it.change = stats.Compare(*it.base, *it.cur, it.exact, pol.Alpha, conf)
@@ -247,6 +333,27 @@ func prepare(s *group.Series, cfg *config.Config, units benchfmt.UnitMetadataMap
 		it.inFam = !it.exact && it.c.Gate != report.GateOff && enough
 	}
 	return it
+}
+
+// sortWithRounds sorts values in place, as stats.Summarize would, and
+// returns a copy of rounds permuted the same way (nil when rounds does not
+// hold one round per value).
+func sortWithRounds(values []float64, rounds []int) []int {
+	if len(rounds) != len(values) {
+		return nil
+	}
+	idx := make([]int, len(values))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return values[idx[a]] < values[idx[b]] })
+	sorted := make([]float64, len(values))
+	out := make([]int, len(values))
+	for i, j := range idx {
+		sorted[i], out[i] = values[j], rounds[j]
+	}
+	copy(values, sorted)
+	return out
 }
 
 func summary(s stats.Summary) *report.Summary {

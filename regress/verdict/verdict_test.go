@@ -139,3 +139,70 @@ func TestDefaultDirection(t *testing.T) {
 		}
 	}
 }
+
+func TestFailedBenchmarks(t *testing.T) {
+	g := &group.Grouping{
+		Series: []*group.Series{
+			{Name: "A/x=1", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1, 10)},
+			{Name: "A/x=1", Unit: "B/s", Base: noisy(1, 10), Cur: noisy(1, 10)},
+			{Name: "A/x=2", Unit: "sec/op", Base: noisy(1, 10)},
+			{Name: "AB", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1, 10)},
+			{Name: "N/impl=naive", Unit: "sec/op", Base: noisy(1, 10)},
+		},
+		BaseConfig: map[string]string{}, CurConfig: map[string]string{},
+	}
+	cfg, err := config.Parse([]byte("version: 1\nrules:\n  - match: \"*/impl=naive\"\n    gate: warn\n"), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Judge(g, Options{Config: cfg, Failed: []Failure{
+		{Name: "A", Side: SideCurrent, Message: "panic: boom"},
+		{Name: "N/impl=naive", Side: SideCurrent, Message: "x_test.go:3: broken"},
+		{Name: "Gone", Side: SideBaseline, Message: "exit status 2"},
+		{Name: "Gone", Side: SideCurrent, Message: "exit status 2"},
+	}})
+	if err := r.Validate(); err != nil {
+		t.Fatalf("invalid report: %v", err)
+	}
+	want := map[string]string{"A/x=1": report.Failed, "A/x=2": report.Failed, "AB": report.Unchanged, "N/impl=naive": report.Failed, "Gone": report.Failed}
+	for _, c := range r.Comparisons {
+		if c.Verdict != want[c.Name] {
+			t.Errorf("%s %s: verdict %s, want %s", c.Name, c.Unit, c.Verdict, want[c.Name])
+		}
+		if c.Verdict == report.Failed && !strings.HasPrefix(c.Warnings[0], "current: ") && !strings.HasPrefix(c.Warnings[0], "baseline: ") {
+			t.Errorf("%s: first warning %q does not name the side", c.Name, c.Warnings[0])
+		}
+		if c.Name == "Gone" && (c.Baseline == nil || c.Current == nil || c.Baseline.N != 0 || len(c.Warnings) != 2) {
+			t.Errorf("Gone: want empty summaries on both sides and two messages, got %+v", c)
+		}
+		if c.Name == "N/impl=naive" && (c.Gate != report.GateWarn || c.Fails()) {
+			t.Errorf("a failure under a warn gate must not fail the report: %+v", c)
+		}
+	}
+	if r.Counts.Failed != 5 || r.Verdict != report.Fail {
+		t.Errorf("counts %+v verdict %s, want 5 failed and fail", r.Counts, r.Verdict)
+	}
+
+	// A gated failure fails the report even when nothing else compared.
+	g = &group.Grouping{BaseConfig: map[string]string{}, CurConfig: map[string]string{}}
+	r = Judge(g, Options{Failed: []Failure{{Name: "X", Side: SideCurrent, Message: "panic"}}})
+	if r.Verdict != report.Fail || r.ExitCode() != 1 {
+		t.Errorf("only a failure: verdict %s, want fail", r.Verdict)
+	}
+}
+
+func TestRoundsFollowValues(t *testing.T) {
+	g := &group.Grouping{
+		Series: []*group.Series{{Name: "A", Unit: "sec/op",
+			Base: []float64{3, 1, 2, 5, 4, 6}, BaseRounds: []int{0, 1, 2, 3, 4, 5},
+			Cur: []float64{3, 1, 2, 5, 4, 6}}},
+		BaseConfig: map[string]string{}, CurConfig: map[string]string{},
+	}
+	c := Judge(g, Options{}).Comparisons[0]
+	if got := c.Baseline.Rounds; len(got) != 6 || got[0] != 1 || got[1] != 2 || got[2] != 0 || got[5] != 5 {
+		t.Errorf("baseline rounds %v for values %v, want [1 2 0 4 3 5]", got, c.Baseline.Values)
+	}
+	if c.Current.Rounds != nil {
+		t.Errorf("current rounds %v, want none", c.Current.Rounds)
+	}
+}

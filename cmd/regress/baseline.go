@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/kernelwatch/kernelwatch/regress/gitref"
+	"github.com/kernelwatch/kernelwatch/regress/parse"
+	"github.com/kernelwatch/kernelwatch/regress/runner"
+)
+
+const baselineSynopsis = "save [--class C] [run flags] [FILE] | show [--class C]"
+
+const baselineHelp = `Stored baselines are result files of main, one per hardware class, at
+baselines/<class>.bench in the repository (regress check --mode stored reads
+them as committed at the baseline ref).
+
+save runs the suite like regress run (same flags) and stores the result, or
+stores FILE when given. The file replaces the old one atomically, with its
+configuration lines (commit, class, go, ...) intact. The class is the one the
+results name; --class names it when they name none.
+
+show prints what is stored for this machine's hardware class (or --class):
+the commit it was measured at, when, and how many benchmarks it holds.
+
+Exit codes: 0 done; 1 save ran but a benchmark failed (stored without it);
+2 usage, configuration, input or build error; 3 show: nothing stored for
+the class (the message says how to store it).
+`
+
+// classPattern is what a class must look like to name a file.
+var classPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+func runBaseline(e *env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		fmt.Fprintf(e.stdout, "usage: %s baseline %s\n\n%s", programName, baselineSynopsis, baselineHelp)
+		if len(args) == 0 {
+			return exitError
+		}
+		return exitPass
+	}
+	switch args[0] {
+	case "save":
+		return runBaselineSave(e, args[1:])
+	case "show":
+		return runBaselineShow(e, args[1:])
+	}
+	fmt.Fprintf(e.stderr, "%s baseline: unknown action %q (want save or show)\n", programName, args[0])
+	return exitError
+}
+
+// baselineDir is the baselines directory of the enclosing repository (of
+// the working directory outside one).
+func baselineDir(e *env) string {
+	ctx, stop := notifyContext()
+	defer stop()
+	if repo, err := gitref.Open(ctx, e.dir); err == nil {
+		return filepath.Join(repo.Root, "baselines")
+	}
+	return filepath.Join(e.dir, "baselines")
+}
+
+func runBaselineSave(e *env, args []string) int {
+	fs := newFlagSet("baseline save")
+	var s suiteFlags
+	s.register(fs, true)
+	var class string
+	fs.StringVar(&class, "class", "", "hardware class to store the results under (default: the class the results name)")
+	fail := func(err error) int {
+		fmt.Fprintf(e.stderr, "%s baseline save: %v\n", programName, interrupted(err))
+		if errors.Is(err, errUsage) {
+			fmt.Fprintf(e.stderr, "usage: %s baseline %s (see -h)\n", programName, baselineSynopsis)
+		}
+		return exitError
+	}
+	own, pass := splitPassthrough(args)
+	pos, err := parseInterspersed(fs, own)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(fs, e.stdout, "baseline save", "[flags] [FILE] [-- go test flags]")
+		fmt.Fprint(e.stdout, "\n"+baselineHelp)
+		return exitPass
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%w: %w", err, errUsage))
+	}
+	if len(pos) > 1 {
+		return fail(fmt.Errorf("unexpected argument %q: %w", pos[1], errUsage))
+	}
+	if class != "" && !classPattern.MatchString(class) {
+		return fail(fmt.Errorf("--class %q: want a class such as cpu-amd64-amd-epyc", class))
+	}
+	var data []byte
+	var failures []runner.Failure
+	if len(pos) == 1 {
+		path := absPath(e, pos[0])
+		if _, err := parse.NewReader(nil).ReadSide([]string{path}); err != nil {
+			return fail(relErr(err, e.dir))
+		}
+		if data, err = os.ReadFile(path); err != nil {
+			return fail(relErr(err, e.dir))
+		}
+	} else {
+		ctx, stop := notifyContext()
+		defer stop()
+		m, err := s.resolve(e, ctx, nil, pass, false)
+		if err != nil {
+			return fail(err)
+		}
+		tmp, err := tempDir("baseline")
+		if err != nil {
+			return fail(err)
+		}
+		defer os.RemoveAll(tmp)
+		bins, err := runner.Build(ctx, e.dir, m.suite.Packages, m.suite.Tags, tmp)
+		if err != nil {
+			if code := printBuildError(e, "baseline save", "", err); code >= 0 {
+				return code
+			}
+			return fail(err)
+		}
+		rf, err := runSuite(ctx, e, m, bins)
+		if err != nil {
+			return fail(err)
+		}
+		if rf.benchmarks == 0 {
+			fmt.Fprintf(e.stderr, "%s baseline save: no benchmark matches --bench %q: nothing stored\n", programName, m.filter)
+			return exitNoData
+		}
+		data, failures = rf.data, rf.failures
+	}
+	classes := runner.Classes(data)
+	switch {
+	case len(classes) > 1:
+		return fail(fmt.Errorf("the results mix hardware classes %s", strings.Join(classes, ", ")))
+	case len(classes) == 1 && class != "" && classes[0] != class:
+		return fail(fmt.Errorf("--class %s: the results are of class %s", class, classes[0]))
+	case len(classes) == 1:
+		class = classes[0]
+	case class == "":
+		return fail(errors.New("the results name no hardware class: name it with --class"))
+	default:
+		data = append([]byte("class: "+class+"\n"), data...)
+	}
+	if !classPattern.MatchString(class) {
+		return fail(fmt.Errorf("class %q cannot name a file", class))
+	}
+	dir := baselineDir(e)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fail(err)
+	}
+	path := filepath.Join(dir, class+".bench")
+	if err := writeAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return fail(err)
+	}
+	info := describeBaseline(data)
+	fmt.Fprintf(e.stderr, "%s baseline save: stored %s (%s); commit it to make it main's baseline\n",
+		programName, relPath(e, path), info.summary())
+	return reportFailures(e, "baseline save", failures)
+}
+
+func runBaselineShow(e *env, args []string) int {
+	fs := newFlagSet("baseline show")
+	var s suiteFlags
+	s.register(fs, true)
+	var class string
+	fs.StringVar(&class, "class", "", "hardware class to show (default: this machine's)")
+	fail := func(err error) int {
+		fmt.Fprintf(e.stderr, "%s baseline show: %v\n", programName, err)
+		if errors.Is(err, errUsage) {
+			fmt.Fprintf(e.stderr, "usage: %s baseline %s (see -h)\n", programName, baselineSynopsis)
+		}
+		return exitError
+	}
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(fs, e.stdout, "baseline show", "[--class C]")
+		fmt.Fprint(e.stdout, "\n"+baselineHelp)
+		return exitPass
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%w: %w", err, errUsage))
+	}
+	if len(pos) > 0 {
+		return fail(fmt.Errorf("unexpected argument %q: %w", pos[0], errUsage))
+	}
+	if class == "" {
+		ctx, stop := notifyContext()
+		m, err := s.resolve(e, ctx, nil, nil, false)
+		stop()
+		if err != nil {
+			return fail(err)
+		}
+		if class = m.class; class == "" {
+			return fail(errors.New("cannot tell this machine's hardware class (no GPU answered): name it with --class"))
+		}
+	}
+	if !classPattern.MatchString(class) {
+		return fail(fmt.Errorf("--class %q: want a class such as cpu-amd64-amd-epyc", class))
+	}
+	dir := baselineDir(e)
+	path := filepath.Join(dir, class+".bench")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		var have []string
+		if entries, err := os.ReadDir(dir); err == nil {
+			for _, en := range entries {
+				if c, ok := strings.CutSuffix(en.Name(), ".bench"); ok {
+					have = append(have, c)
+				}
+			}
+		}
+		stored := "nothing is stored"
+		if len(have) > 0 {
+			stored = "stored: " + strings.Join(have, ", ")
+		}
+		fmt.Fprintf(e.stderr, "%s baseline show: no baseline for class %s (%s; %s); store one on main with: %s baseline save\n",
+			programName, class, relPath(e, path), stored, programName)
+		return exitNoData
+	}
+	if err != nil {
+		return fail(relErr(err, e.dir))
+	}
+	if _, err := parse.NewReader(nil).ReadSide([]string{path}); err != nil {
+		return fail(relErr(err, e.dir))
+	}
+	info := describeBaseline(data)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s\n", relPath(e, path))
+	for _, k := range []string{"class", "commit", "branch", "date", "go", "regress-version", "cpu", "gpu", "gpu-driver"} {
+		if v := info.config[k]; v != "" {
+			fmt.Fprintf(&b, "  %-16s %s\n", k, v)
+		}
+	}
+	fmt.Fprintf(&b, "  %-16s %s\n", "benchmarks", info.counts())
+	e.stdout.Write(b.Bytes())
+	return exitPass
+}
+
+// baselineInfo is what a stored result file says about itself.
+type baselineInfo struct {
+	config     map[string]string // first value of each configuration key
+	names      []string
+	benchLines int
+}
+
+func describeBaseline(data []byte) baselineInfo {
+	info := baselineInfo{config: map[string]string{}}
+	for _, l := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && !strings.HasPrefix(l, "Benchmark") && !strings.ContainsAny(k, " \t") && k != "" {
+			if _, seen := info.config[k]; !seen {
+				info.config[k] = strings.TrimSpace(v)
+			}
+			continue
+		}
+		if f := strings.Fields(l); len(f) >= 4 && strings.HasPrefix(f[0], "Benchmark") {
+			info.benchLines++
+			name := f[0]
+			if i := strings.LastIndexByte(name, '-'); i > 0 && strings.Trim(name[i+1:], "0123456789") == "" {
+				name = name[:i]
+			}
+			if !slices.Contains(info.names, name) {
+				info.names = append(info.names, name)
+			}
+		}
+	}
+	return info
+}
+
+func (b baselineInfo) summary() string {
+	commit := b.config["commit"]
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if commit == "" {
+		commit = "unknown commit"
+	} else {
+		commit = "commit " + commit
+	}
+	return fmt.Sprintf("class %s, %s, %s", b.config["class"], commit, b.counts())
+}
+
+func (b baselineInfo) counts() string {
+	per := ""
+	if len(b.names) > 0 && b.benchLines%len(b.names) == 0 {
+		per = fmt.Sprintf(", %d each", b.benchLines/len(b.names))
+	}
+	return fmt.Sprintf("%d benchmarks (%d results%s)", len(b.names), b.benchLines, per)
+}
+
+// relPath is path relative to the working directory when it is below it.
+func relPath(e *env, path string) string {
+	if rel, err := filepath.Rel(e.dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}

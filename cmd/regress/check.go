@@ -1,0 +1,477 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kernelwatch/kernelwatch/regress"
+	"github.com/kernelwatch/kernelwatch/regress/gitref"
+	"github.com/kernelwatch/kernelwatch/regress/report"
+	"github.com/kernelwatch/kernelwatch/regress/runner"
+	"github.com/kernelwatch/kernelwatch/regress/verdict"
+)
+
+const checkSynopsis = "[flags] [-- go test flags]"
+
+const checkHelp = `Builds and benchmarks a baseline and a current version of the code and
+gates on the comparison (the report flags are those of regress compare).
+Bare "regress" is "regress check".
+
+--mode relative (default): each ref is checked out in a temporary git
+worktree, one test binary per package is built per ref (go test -c), and the
+two sides run interleaved for --count rounds: round k runs baseline then
+current when k is even, current then baseline when odd, from a seeded coin
+flip (--seed). Each side's invocation is one process with -test.count 1, so
+drift of the machine lands on both sides alike. The JSON report records the
+round of every sample.
+
+--mode stored: the baseline is baselines/<class>.bench as committed at the
+baseline ref (written by regress baseline save); only the current side runs.
+
+--baseline REF is resolved to its merge base with --current, so a pull
+request is charged only for its own changes (--baseline-tip: use the tip).
+--current . is the working tree, uncommitted changes included.
+
+--baseline-bin F --current-bin F skip git and building: they compare two
+prebuilt test binaries (run in the current directory), so a GPU host needs
+no Go toolchain.
+
+Exit codes: 0 pass; 1 a gated regression, or a gated benchmark removed,
+failed or over budget; 2 usage, configuration or build error (the
+compiler's messages come first), or interrupted; 3 nothing comparable (no
+stored baseline for this class: the message says how to create it).
+`
+
+type checkFlags struct {
+	baseline, current       string
+	baselineTip             bool
+	mode                    string
+	baselineBin, currentBin string
+	class                   string
+	results                 string
+}
+
+func runCheck(e *env, args []string) int {
+	fs := newFlagSet("check")
+	var j judgeFlags
+	j.register(fs)
+	var s suiteFlags
+	s.register(fs, false)
+	var c checkFlags
+	fs.StringVar(&c.baseline, "baseline", "main", "baseline ref; resolved to its merge base with --current unless --baseline-tip")
+	fs.BoolVar(&c.baselineTip, "baseline-tip", false, "use the tip of --baseline, not its merge base with --current")
+	fs.StringVar(&c.current, "current", "HEAD", "current ref; \".\" is the working tree with uncommitted changes")
+	fs.StringVar(&c.mode, "mode", "relative", "relative (build and run both sides, interleaved) or stored (read baselines/<class>.bench at the baseline ref)")
+	fs.StringVar(&c.baselineBin, "baseline-bin", "", "prebuilt baseline test binary (with --current-bin: no git, no build)")
+	fs.StringVar(&c.currentBin, "current-bin", "", "prebuilt current test binary")
+	fs.StringVar(&c.class, "class", "", "stored mode: hardware class of the stored baseline (default: this machine's)")
+	fs.StringVar(&c.results, "results", "", "also write each side's result file (baseline.bench, current.bench) into this directory")
+	fail := func(err error) int {
+		fmt.Fprintf(e.stderr, "%s check: %v\n", programName, interrupted(err))
+		if errors.Is(err, errUsage) {
+			fmt.Fprintf(e.stderr, "usage: %s check %s (see -h)\n", programName, checkSynopsis)
+		}
+		return exitError
+	}
+	own, pass := splitPassthrough(args)
+	pos, err := parseInterspersed(fs, own)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(fs, e.stdout, "check", checkSynopsis)
+		fmt.Fprint(e.stdout, "\n"+checkHelp)
+		return exitPass
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%w: %w", err, errUsage))
+	}
+	if len(pos) > 0 {
+		return fail(fmt.Errorf("unexpected argument %q (go test flags go after --): %w", pos[0], errUsage))
+	}
+	switch {
+	case c.mode != "relative" && c.mode != "stored":
+		return fail(fmt.Errorf("--mode %q: want relative or stored", c.mode))
+	case c.mode == "relative" && (c.baselineBin == "") != (c.currentBin == ""):
+		return fail(errors.New("--baseline-bin and --current-bin go together in relative mode"))
+	case c.mode == "stored" && c.baselineBin != "":
+		return fail(errors.New("--baseline-bin: stored mode reads the baseline from baselines/<class>.bench"))
+	}
+	opt, err := j.options(e)
+	if err != nil {
+		return fail(err)
+	}
+	ctx, stop := notifyContext()
+	defer stop()
+	prebuilt := c.currentBin != ""
+	m, err := s.resolve(e, ctx, opt.Config, pass, prebuilt)
+	if err != nil {
+		return fail(err)
+	}
+	ck := &checker{e: e, m: m, c: &c, quiet: s.quiet, start: time.Now()}
+	defer ck.cleanup()
+	r, err := ck.run(ctx, opt)
+	if err != nil {
+		var nb *noBaselineError
+		var nbench *noBenchmarksError
+		if errors.As(err, &nb) || errors.As(err, &nbench) {
+			fmt.Fprintf(e.stderr, "%s check: %v\n", programName, err)
+			return exitNoData
+		}
+		if code := printBuildError(e, "check", ck.building, ck.relBuildError(err)); code >= 0 {
+			return code
+		}
+		return fail(err)
+	}
+	if err := j.emit(e, r); err != nil {
+		return fail(err)
+	}
+	return r.ExitCode()
+}
+
+// checker is one regress check under way; cleanup undoes what it set up.
+type checker struct {
+	e     *env
+	m     *measure
+	c     *checkFlags
+	quiet bool
+	start time.Time
+
+	tmp       string
+	worktrees []*gitref.Worktree
+	building  string // the side being built, for messages
+	buildTime time.Duration
+}
+
+func (ck *checker) cleanup() {
+	for _, w := range ck.worktrees {
+		if err := w.Remove(); err != nil {
+			fmt.Fprintf(ck.e.stderr, "%s check: removing worktree %s: %v\n", programName, w.Dir, err)
+		}
+	}
+	if ck.tmp != "" {
+		os.RemoveAll(ck.tmp)
+	}
+}
+
+func (ck *checker) info(format string, args ...any) {
+	if !ck.quiet {
+		fmt.Fprintf(ck.e.stderr, "%s check: %s\n", programName, fmt.Sprintf(format, args...))
+	}
+}
+
+// side is one side of the comparison, ready to run.
+type side struct {
+	name   string // baseline or current
+	label  string
+	header runner.Header
+	bins   []runner.Binary
+}
+
+func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report, error) {
+	var err error
+	if ck.tmp, err = tempDir("check"); err != nil {
+		return nil, err
+	}
+	var base, cur *side
+	var stored []byte
+	switch {
+	case ck.c.mode == "relative" && ck.c.currentBin != "":
+		base = ck.prebuilt("baseline", ck.c.baselineBin)
+		cur = ck.prebuilt("current", ck.c.currentBin)
+	case ck.c.mode == "relative":
+		if base, cur, err = ck.checkout(ctx); err != nil {
+			return nil, err
+		}
+	default:
+		if stored, base, cur, err = ck.storedBaseline(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	m := ck.m
+	var res *runner.Result
+	if stored == nil {
+		first := base.name
+		if runner.SecondFirst(m.seed) {
+			first = cur.name
+		}
+		ck.info("%s vs %s: %d rounds, interleaved (seed %d: round 1 runs %s first)", base.label, cur.label, m.suite.Count, m.seed, first)
+		res, err = runner.Run(ctx, []runner.Side{{Name: "baseline", Binaries: base.bins}, {Name: "current", Binaries: cur.bins}}, m.plan(m.suite.Count, 1))
+	} else {
+		ck.info("stored %s vs %s: %d samples per benchmark", base.label, cur.label, m.suite.Count)
+		res, err = runner.Run(ctx, []runner.Side{{Name: "current", Binaries: cur.bins}}, m.plan(1, m.suite.Count))
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, out := range res.Sides {
+		if out.Benchmarks == 0 {
+			return nil, &noBenchmarksError{side: out.Side, filter: m.filter.String()}
+		}
+	}
+
+	// Write each side's result file.
+	dir := ck.tmp
+	if ck.c.results != "" {
+		dir = absPath(ck.e, ck.c.results)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("--results %s: %w", ck.c.results, err)
+		}
+	}
+	files := map[string]string{}
+	var failed []verdict.Failure
+	write := func(name string, data []byte) error {
+		path := filepath.Join(dir, name+".bench")
+		files[name] = path
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return fmt.Errorf("writing %s results: %w", name, err)
+		}
+		return nil
+	}
+	if stored != nil {
+		if err := write("baseline", stored); err != nil {
+			return nil, err
+		}
+	}
+	for _, out := range res.Sides {
+		sd := base
+		if out.Side == "current" {
+			sd = cur
+		}
+		sd.header.Class = runner.ResultClass(out.Results, m.class)
+		sd.header.Date = time.Now()
+		if err := write(out.Side, append(sd.header.Lines(), out.Results...)); err != nil {
+			return nil, err
+		}
+		for _, f := range out.Failures {
+			msg := f.Message
+			if f.Times > 1 {
+				msg += fmt.Sprintf(" (in %d runs)", f.Times)
+			}
+			failed = append(failed, verdict.Failure{Name: f.Name, Side: out.Side, Message: msg})
+		}
+	}
+	total := time.Since(ck.start)
+	own := total - ck.buildTime - res.InvocationTime
+	ck.info("built in %.1fs; %d test binary runs took %.1fs; regress itself %.1fs (%.1f%% of %.1fs)",
+		ck.buildTime.Seconds(), res.Invocations, res.InvocationTime.Seconds(), own.Seconds(),
+		100*own.Seconds()/total.Seconds(), total.Seconds())
+
+	opt.BaseLabel, opt.CurLabel = base.label, cur.label
+	opt.BaseFiles, opt.CurFiles = []string{}, []string{}
+	if ck.c.results != "" {
+		opt.BaseFiles, opt.CurFiles = []string{files["baseline"]}, []string{files["current"]}
+	}
+	opt.Failed = failed
+	return regress.Compare(regress.Input{Baseline: []string{files["baseline"]}, Current: []string{files["current"]}}, opt)
+}
+
+// prebuilt is a side made of one prebuilt test binary, run in the working
+// directory.
+func (ck *checker) prebuilt(name, path string) *side {
+	bin := runner.Binary{Path: absPath(ck.e, path), Dir: ck.e.dir}
+	return &side{name: name, label: name + " (" + filepath.Base(path) + ")", bins: []runner.Binary{bin},
+		header: runner.Header{Go: bin.GoVersion()}}
+}
+
+// refs resolves --baseline and --current.
+func (ck *checker) refs(ctx context.Context, repo *gitref.Repo) (base, cur gitref.Commit, err error) {
+	if ck.c.current == "." {
+		head, err := repo.Resolve(ctx, "HEAD")
+		if err != nil {
+			return base, cur, fmt.Errorf("--current .: %w", err)
+		}
+		cur = gitref.Commit{Ref: "working-tree", SHA: head.SHA}
+	} else if cur, err = repo.Resolve(ctx, ck.c.current); err != nil {
+		return base, cur, fmt.Errorf("--current %w", err)
+	}
+	tip, err := repo.Resolve(ctx, ck.c.baseline)
+	if err != nil {
+		return base, cur, fmt.Errorf("--baseline %w", err)
+	}
+	if ck.c.baselineTip {
+		return tip, cur, nil
+	}
+	base, err = repo.MergeBase(ctx, tip, cur)
+	if err != nil {
+		return base, cur, fmt.Errorf("--baseline: %w", err)
+	}
+	return base, cur, nil
+}
+
+// checkout resolves both refs and builds each in its own worktree (the
+// working tree itself for --current .). Identical commits are built once.
+func (ck *checker) checkout(ctx context.Context) (base, cur *side, err error) {
+	repo, err := gitref.Open(ctx, ck.e.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	bc, cc, err := ck.refs(ctx, repo)
+	if err != nil {
+		return nil, nil, err
+	}
+	base = &side{name: "baseline", label: bc.Label(), header: runner.Header{Commit: bc.SHA, Branch: bc.Ref}}
+	if bc.SHA != tipOf(ctx, repo, bc.Ref) && !ck.c.baselineTip {
+		base.label += " (merge base)"
+	}
+	cur = &side{name: "current", label: cc.Label(), header: runner.Header{Commit: cc.SHA, Branch: cc.Ref}}
+	if ck.c.current == "." || ck.c.current == "HEAD" {
+		cur.header.Branch = gitref.Branch(ctx, ck.e.dir)
+	}
+	if ck.c.current == "." && repo.Dirty(ctx) {
+		cur.header.Commit += "+dirty"
+		cur.label += "+changes"
+	}
+	if base.bins, err = ck.build(ctx, repo, bc, base.name); err != nil {
+		return nil, nil, err
+	}
+	if ck.c.current != "." && cc.SHA == bc.SHA {
+		ck.info("%s and %s are the same commit: one build serves both sides (an A/A run)", base.label, cur.label)
+		cur.bins = base.bins
+	} else if cur.bins, err = ck.build(ctx, repo, cc, cur.name); err != nil {
+		return nil, nil, err
+	}
+	goVer := goVersion(base.bins)
+	base.header.Go, cur.header.Go = goVer, goVersion(cur.bins)
+	return base, cur, nil
+}
+
+func tipOf(ctx context.Context, repo *gitref.Repo, ref string) string {
+	c, err := repo.Resolve(ctx, ref)
+	if err != nil {
+		return ""
+	}
+	return c.SHA
+}
+
+// build checks c out in a worktree (or uses the working tree for the
+// working-tree pseudo-ref) and builds the suite's packages there.
+func (ck *checker) build(ctx context.Context, repo *gitref.Repo, c gitref.Commit, name string) ([]runner.Binary, error) {
+	start := time.Now()
+	defer func() { ck.buildTime += time.Since(start) }()
+	ck.building = name + " " + c.Label()
+	dir := ck.e.dir
+	if c.Ref != "working-tree" {
+		wt, err := repo.AddWorktree(ctx, c, filepath.Join(ck.tmp, name))
+		if err != nil {
+			return nil, err
+		}
+		ck.worktrees = append(ck.worktrees, wt)
+		rel, err := relDir(repo.Root, ck.e.dir)
+		if err != nil {
+			return nil, err
+		}
+		dir = filepath.Join(wt.Dir, rel)
+	}
+	ck.info("building %s (%s)", name, c.Label())
+	bins, err := runner.Build(ctx, dir, ck.m.suite.Packages, ck.m.suite.Tags, filepath.Join(ck.tmp, name+"-bin"))
+	if err != nil {
+		return nil, err
+	}
+	if len(bins) == 0 {
+		return nil, fmt.Errorf("%s: no package with tests matches %s", c.Label(), strings.Join(ck.m.suite.Packages, " "))
+	}
+	ck.building = ""
+	return bins, nil
+}
+
+// relBuildError shortens the temporary worktree paths in a build error so
+// that the compiler's messages name files as they are in the repository.
+func (ck *checker) relBuildError(err error) error {
+	var be *runner.BuildError
+	if !errors.As(err, &be) {
+		return err
+	}
+	out := be.Output
+	for _, w := range ck.worktrees {
+		out = strings.ReplaceAll(out, w.Dir+string(filepath.Separator), "")
+	}
+	return &runner.BuildError{Dir: be.Dir, Output: out}
+}
+
+// relDir is dir relative to the repository root, through symbolic links.
+func relDir(root, dir string) (string, error) {
+	r, err1 := filepath.EvalSymlinks(root)
+	d, err2 := filepath.EvalSymlinks(dir)
+	if err1 != nil || err2 != nil {
+		r, d = root, dir
+	}
+	rel, err := filepath.Rel(r, d)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("%s is not inside the repository %s", dir, root)
+	}
+	return rel, nil
+}
+
+// noBenchmarksError is a side with no benchmark selected: exit 3.
+type noBenchmarksError struct{ side, filter string }
+
+func (e *noBenchmarksError) Error() string {
+	return fmt.Sprintf("no benchmark matches --bench %q on the %s side: nothing to compare", e.filter, e.side)
+}
+
+// noBaselineError is a stored-mode check without a stored baseline: exit 3.
+type noBaselineError struct {
+	class, path string
+	at          gitref.Commit
+}
+
+func (e *noBaselineError) Error() string {
+	return fmt.Sprintf("no stored baseline for class %s at %s (%s); store one from %s with: %s baseline save --class %s, then commit %s",
+		e.class, e.at.Label(), e.path, e.at.Ref, programName, e.class, e.path)
+}
+
+// storedBaseline reads the stored baseline at the baseline ref and builds
+// (or takes) the current side.
+func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur *side, err error) {
+	class := ck.c.class
+	if class == "" {
+		class = ck.m.class
+	}
+	if class == "" {
+		return nil, nil, nil, errors.New("cannot tell this machine's hardware class (no GPU answered): name it with --class")
+	}
+	repo, err := gitref.Open(ctx, ck.e.dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var bc, cc gitref.Commit
+	if ck.c.currentBin != "" {
+		tip, err := repo.Resolve(ctx, ck.c.baseline)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("--baseline %w", err)
+		}
+		bc = tip
+		if !ck.c.baselineTip {
+			if head, err := repo.Resolve(ctx, "HEAD"); err == nil {
+				if mb, err := repo.MergeBase(ctx, tip, head); err == nil {
+					bc = mb
+				}
+			}
+		}
+	} else if bc, cc, err = ck.refs(ctx, repo); err != nil {
+		return nil, nil, nil, err
+	}
+	path := filepath.Join("baselines", class+".bench")
+	data, ok, err := repo.Show(ctx, bc, path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if !ok {
+		return nil, nil, nil, &noBaselineError{class: class, path: path, at: bc}
+	}
+	base = &side{name: "baseline", label: "stored " + bc.Label()}
+	if ck.c.currentBin != "" {
+		return data, base, ck.prebuilt("current", ck.c.currentBin), nil
+	}
+	cur = &side{name: "current", label: cc.Label(), header: runner.Header{Commit: cc.SHA, Branch: cc.Ref}}
+	if cur.bins, err = ck.build(ctx, repo, cc, "current"); err != nil {
+		return nil, nil, nil, err
+	}
+	cur.header.Go = goVersion(cur.bins)
+	return data, base, cur, nil
+}

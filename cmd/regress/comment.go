@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kernelwatch/kernelwatch/regress/publish/comment"
+	ghpub "github.com/kernelwatch/kernelwatch/regress/publish/github"
+	"github.com/kernelwatch/kernelwatch/regress/report"
+)
+
+const commentSynopsis = "[flags] REPORT.json"
+
+const commentHelp = `Publishes a JSON report (regress check/compare --format json) on GitHub:
+
+  - the sticky pull-request comment of the report's hardware class, created
+    once and edited in place (never someone else's comment; not touched when
+    unchanged or when it already reports a newer head commit);
+  - the full report appended to $GITHUB_STEP_SUMMARY;
+  - the step outputs verdict, regressions (comparisons failing the gate),
+    comment-url and report written to $GITHUB_OUTPUT;
+  - with --status-context, a commit status on the pull request's head commit.
+
+The pull request and its head commit come from the flags, else from the
+event ($GITHUB_EVENT_NAME, $GITHUB_EVENT_PATH: pull_request,
+pull_request_target, workflow_run, push), else from an API lookup by head
+commit and head repository (a fork's pull request seen from workflow_run).
+The token comes from $REGRESS_GITHUB_TOKEN or $GITHUB_TOKEN only; the API
+from $GITHUB_API_URL (GitHub Enterprise Server: https://HOST/api/v3).
+
+The report may come from untrusted code (a fork's artifact): it is size-
+limited, validated against the schema, and every text from it is escaped.
+
+Exit codes: the report's (0 pass, 1 fail, 3 nothing comparable) once
+everything asked for is published; 2 when the report is invalid or
+publishing failed.
+`
+
+// maxReportBytes bounds the report read (5,000 benchmarks × 3 units × 100
+// samples per side is about 30 MB).
+const maxReportBytes = 128 << 20
+
+// publishFlags configure what is published where.
+type publishFlags struct {
+	repo, sha, headRepo string
+	pr                  int
+	class               string
+	comment, summary    bool
+	statusContext       string
+	botLogin            string
+	timeout, maxWait    time.Duration
+	dryRun              bool
+}
+
+// githubDefaults are the publish settings of `regress comment` without
+// flags, and of --github on the verbs that produce a report: everything
+// from the environment, the comment and the job summary on, no status.
+func githubDefaults() publishFlags {
+	return publishFlags{comment: true, summary: true, timeout: 30 * time.Second, maxWait: 2 * time.Minute}
+}
+
+func (p *publishFlags) register(fs *flag.FlagSet) {
+	d := githubDefaults()
+	fs.StringVar(&p.repo, "repo", "", "repository owner/name (default $GITHUB_REPOSITORY or the event's)")
+	fs.IntVar(&p.pr, "pr", 0, "pull request number (default: from the event, else looked up by head commit)")
+	fs.StringVar(&p.sha, "sha", "", "the pull request's head commit the report is for (default: from the event)")
+	fs.StringVar(&p.headRepo, "head-repo", "", "owner/name of the head repository, for the lookup (default: from the event)")
+	fs.StringVar(&p.class, "class", "", "hardware class keying the sticky comment (default: the report's class)")
+	fs.BoolVar(&p.comment, "comment", d.comment, "post or update the sticky pull-request comment")
+	fs.BoolVar(&p.summary, "summary", d.summary, "append the report to $GITHUB_STEP_SUMMARY and write $GITHUB_OUTPUT, when set")
+	fs.StringVar(&p.statusContext, "status-context", "", "also set a commit status with this context on the head commit")
+	fs.StringVar(&p.botLogin, "bot-login", "", "login our comments carry when the token is an installation token (default "+ghpub.DefaultBotLogin+"; a GitHub App: APP-SLUG[bot])")
+	fs.DurationVar(&p.timeout, "timeout", d.timeout, "time limit of each API request attempt")
+	fs.DurationVar(&p.maxWait, "max-wait", d.maxWait, "most time to spend waiting on retries, rate limits included")
+	fs.BoolVar(&p.dryRun, "dry-run", false, "print the comment and the status description instead of publishing anything")
+}
+
+func runComment(e *env, args []string) int {
+	fs := newFlagSet("comment")
+	var p publishFlags
+	p.register(fs)
+	fail := func(err error) int {
+		fmt.Fprintf(e.stderr, "%s comment: %v\n", programName, err)
+		if errors.Is(err, errUsage) {
+			fmt.Fprintf(e.stderr, "usage: %s comment %s (see -h)\n", programName, commentSynopsis)
+		}
+		return exitError
+	}
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(fs, e.stdout, "comment", commentSynopsis)
+		fmt.Fprint(e.stdout, "\n"+commentHelp)
+		return exitPass
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%w: %w", err, errUsage))
+	}
+	if len(pos) != 1 {
+		return fail(fmt.Errorf("want exactly one report file, got %d: %w", len(pos), errUsage))
+	}
+	r, path, err := readReport(e, pos[0])
+	if err != nil {
+		return fail(err)
+	}
+	if err := publishReport(e, r, path, p); err != nil {
+		return fail(err)
+	}
+	return r.ExitCode()
+}
+
+// readReport reads and validates a JSON report ("-" is standard input),
+// at most maxReportBytes.
+func readReport(e *env, name string) (*report.Report, string, error) {
+	var rd io.Reader = e.stdin
+	path := name
+	if name != "-" {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(e.dir, path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, "", relErr(err, e.dir)
+		}
+		defer f.Close()
+		rd = f
+	}
+	data, err := io.ReadAll(io.LimitReader(rd, maxReportBytes+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
+	if len(data) > maxReportBytes {
+		return nil, "", fmt.Errorf("%s: larger than %d MiB; not a report kernelwatch wrote", name, maxReportBytes>>20)
+	}
+	r, err := report.Read(strings.NewReader(string(data)), name)
+	if err != nil {
+		return nil, "", err
+	}
+	if name == "-" {
+		path = ""
+	}
+	return r, path, nil
+}
+
+// publishReport publishes r as p says, with the token and the GitHub
+// Actions settings from the environment. Progress goes to standard error,
+// with the token, should it ever appear, replaced by ***.
+func publishReport(e *env, r *report.Report, reportPath string, p publishFlags) error {
+	token := ghpub.TokenFrom(e.getenv)
+	logw := &redactWriter{w: e.stderr, secret: token}
+	target, err := ghpub.TargetFrom(e.getenv, p.repo, p.pr, p.sha, p.headRepo)
+	if err != nil {
+		return err
+	}
+	server := e.getenv("GITHUB_SERVER_URL")
+	if server == "" {
+		server = "https://github.com"
+	}
+	pub := ghpub.Publication{Report: r, ReportPath: reportPath, Target: target, Class: p.class,
+		Comment: p.comment, StatusContext: p.statusContext, ServerURL: server}
+	if p.summary {
+		pub.SummaryPath, pub.OutputPath = e.getenv("GITHUB_STEP_SUMMARY"), e.getenv("GITHUB_OUTPUT")
+	}
+	if p.dryRun {
+		return dryRun(e, pub)
+	}
+	var client *ghpub.Client
+	if pub.Comment || pub.StatusContext != "" {
+		client, err = ghpub.New(ghpub.Config{Token: token, APIURL: e.getenv("GITHUB_API_URL"), BotLogin: p.botLogin,
+			Timeout: p.timeout, MaxWait: p.maxWait, Log: prefixWriter{logw, programName + " comment: "}})
+		if err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	// Bound the whole publication: every wait is capped, this is the backstop.
+	ctx, cancel := context.WithTimeout(ctx, 4*p.maxWait+10*p.timeout+time.Minute)
+	defer cancel()
+	_, err = ghpub.Publish(ctx, client, pub)
+	if err != nil {
+		return errors.New(redact(err.Error(), token))
+	}
+	return nil
+}
+
+// dryRun prints what would be published.
+func dryRun(e *env, pub ghpub.Publication) error {
+	class := pub.Class
+	if class == "" {
+		class = comment.ClassOf(pub.Report)
+	}
+	opts := comment.Options{Class: class, HeadSHA: pub.Target.HeadSHA, ServerURL: pub.ServerURL,
+		Repository: pub.Target.Repo, RunURL: pub.Target.RunURL(pub.ServerURL)}
+	fmt.Fprintf(e.stdout, "== comment on %s#%d (class %s)\n%s", pub.Target.Repo, pub.Target.PR, comment.Slug(class), comment.Body(pub.Report, opts))
+	fmt.Fprintf(e.stdout, "== status on %s: %s: %s\n", pub.Target.HeadSHA, comment.StatusState(pub.Report), comment.StatusDescription(pub.Report))
+	return nil
+}
+
+func redact(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "***")
+}
+
+// redactWriter replaces secret in everything written through it.
+type redactWriter struct {
+	w      io.Writer
+	secret string
+}
+
+func (r *redactWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, redact(string(p), r.secret)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// prefixWriter starts every write with prefix (the client writes whole lines).
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix+string(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}

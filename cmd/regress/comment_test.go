@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const secretToken = "ghp_cmdTestSecretNeverPrinted42"
+
+// invokeEnv runs the command in-process with an environment.
+func invokeEnv(t *testing.T, dir string, envm map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return envm[k] }, dir: dir}
+	code := run(e, args)
+	res := result{code, out.String(), errb.String()}
+	if strings.Contains(res.stdout+res.stderr, secretToken) {
+		t.Errorf("the token appears in the output:\n%s\n%s", res.stdout, res.stderr)
+	}
+	return res
+}
+
+func failReportFile(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "regress", "publish", "comment", "testdata", "fail.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return write(t, dir, "report.json", string(data))
+}
+
+// miniGitHub answers the calls of one comment and one status.
+func miniGitHub(t *testing.T, echo bool) (*httptest.Server, *[]string) {
+	var mu sync.Mutex
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		calls = append(calls, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("Authorization") != "Bearer "+secretToken {
+			w.WriteHeader(401)
+			io.WriteString(w, `{"message":"Bad credentials"}`)
+			return
+		}
+		if echo { // a hostile or broken server that repeats the credentials
+			w.WriteHeader(403)
+			json.NewEncoder(w).Encode(map[string]string{"message": "Resource not accessible by integration " + r.Header.Get("Authorization")})
+			return
+		}
+		switch {
+		case r.Method == "GET" && r.URL.Path == "/api/v3/user":
+			w.WriteHeader(403)
+			io.WriteString(w, `{"message":"Resource not accessible by integration"}`)
+		case r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/comments"):
+			io.WriteString(w, `[]`)
+		case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/comments"):
+			var in map[string]string
+			json.Unmarshal(body, &in)
+			w.WriteHeader(201)
+			json.NewEncoder(w).Encode(map[string]any{"id": 1, "body": in["body"], "html_url": "https://github.example/o/r/pull/7#issuecomment-1",
+				"user": map[string]string{"login": "github-actions[bot]", "type": "Bot"}})
+		case r.Method == "POST" && strings.Contains(r.URL.Path, "/statuses/"):
+			w.WriteHeader(201)
+			io.WriteString(w, `{}`)
+		default:
+			w.WriteHeader(404)
+			io.WriteString(w, `{"message":"Not Found"}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls
+}
+
+func TestCommentPublishes(t *testing.T) {
+	dir := t.TempDir()
+	rep := failReportFile(t, dir)
+	srv, calls := miniGitHub(t, false)
+	envm := map[string]string{"GITHUB_TOKEN": secretToken, "GITHUB_API_URL": srv.URL, "GITHUB_REPOSITORY": "o/r",
+		"GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary.md"), "GITHUB_OUTPUT": filepath.Join(dir, "output"),
+		"GITHUB_SERVER_URL": "https://github.example", "GITHUB_RUN_ID": "99"}
+	res := invokeEnv(t, dir, envm, "comment", "--pr", "7", "--sha", strings.Repeat("a", 40), "--status-context", "kernelwatch", rep)
+	if res.code != exitFail {
+		t.Fatalf("exit %d, want 1 (the report fails); stderr:\n%s", res.code, res.stderr)
+	}
+	want := []string{"GET /api/v3/user", "GET /api/v3/repos/o/r/issues/7/comments", "POST /api/v3/repos/o/r/issues/7/comments",
+		"POST /api/v3/repos/o/r/statuses/" + strings.Repeat("a", 40)}
+	if strings.Join(*calls, "\n") != strings.Join(want, "\n") {
+		t.Errorf("calls:\n%s", strings.Join(*calls, "\n"))
+	}
+	if !strings.Contains(res.stderr, "created the gpu-nvidia-h100-80gb-hbm3 comment on #7") {
+		t.Errorf("stderr:\n%s", res.stderr)
+	}
+	out, _ := os.ReadFile(envm["GITHUB_OUTPUT"])
+	for _, w := range []string{"verdict<<", "\nfail\n", "comment-url<<", "https://github.example/o/r/pull/7#issuecomment-1", "report<<", rep} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("outputs lack %q:\n%s", w, out)
+		}
+	}
+	if sum, _ := os.ReadFile(envm["GITHUB_STEP_SUMMARY"]); !bytes.HasPrefix(sum, []byte("### ❌ FAIL")) {
+		t.Errorf("summary:\n%.200s", sum)
+	}
+}
+
+func TestCommentErrors(t *testing.T) {
+	dir := t.TempDir()
+	rep := failReportFile(t, dir)
+	srv, _ := miniGitHub(t, true)
+	base := map[string]string{"GITHUB_REPOSITORY": "o/r"}
+	withToken := map[string]string{"GITHUB_REPOSITORY": "o/r", "REGRESS_GITHUB_TOKEN": secretToken, "GITHUB_API_URL": srv.URL}
+	bad := write(t, dir, "bad.json", `{"schema":"kernelwatch.regress/v1","verdict":"pass","comparisons":[],"counts":{"regression":3}}`)
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"no token", base, []string{"comment", "--pr", "1", rep}, "no GitHub token: set GITHUB_TOKEN"},
+		{"no file", base, []string{"comment"}, "want exactly one report file"},
+		{"invalid report", base, []string{"comment", bad}, "counts"},
+		{"token is not a flag", base, []string{"comment", "--token", "x", rep}, "flag provided but not defined: -token"},
+		{"echoing server", withToken, []string{"comment", "--pr", "1", "--sha", strings.Repeat("b", 40), rep}, "Bearer ***: the token lacks the permission pull-requests: read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := invokeEnv(t, dir, tc.env, tc.args...)
+			if res.code != exitError || !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant %q", res.code, res.stderr, tc.want)
+			}
+		})
+	}
+}
+
+func TestCommentDryRun(t *testing.T) {
+	dir := t.TempDir()
+	rep := failReportFile(t, dir)
+	res := invokeEnv(t, dir, map[string]string{"GITHUB_REPOSITORY": "o/r"}, "comment", "--dry-run", "--pr", "3", rep)
+	if res.code != exitFail || !strings.Contains(res.stdout, "<!-- kernelwatch:v1 class=gpu-nvidia-h100-80gb-hbm3 -->") ||
+		!strings.Contains(res.stdout, "== status on : failure: FAIL") {
+		t.Errorf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kernelwatch/kernelwatch/regress/parse"
+	"github.com/kernelwatch/kernelwatch/regress/runner"
+)
+
+const mergeSynopsis = "-o OUT FILE..."
+
+const mergeHelp = `Combines result files (the shards of regress run --shard i/n) into one.
+Each file keeps its own configuration lines: keys set by an earlier file are
+cleared before the next one, so nothing leaks from one shard to another.
+Every file must parse, and all must name the same hardware class (or none):
+results of different machines are never mixed. Exit codes: 0 merged; 2 a
+file is unreadable or the classes differ; 3 no file holds any result.
+`
+
+func runMerge(e *env, args []string) int {
+	fs := newFlagSet("merge")
+	var out string
+	fs.StringVar(&out, "o", "", "write the merged file here (atomically); - or empty for standard output")
+	fail := func(err error) int {
+		fmt.Fprintf(e.stderr, "%s merge: %v\n", programName, err)
+		if errors.Is(err, errUsage) {
+			fmt.Fprintf(e.stderr, "usage: %s merge %s (see -h)\n", programName, mergeSynopsis)
+		}
+		return exitError
+	}
+	files, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(fs, e.stdout, "merge", mergeSynopsis)
+		fmt.Fprint(e.stdout, "\n"+mergeHelp)
+		return exitPass
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%w: %w", err, errUsage))
+	}
+	if len(files) == 0 {
+		return fail(fmt.Errorf("no files to merge: %w", errUsage))
+	}
+	parts := make([][]byte, len(files))
+	class, classFile := "", ""
+	results := false
+	for i, f := range files {
+		path := absPath(e, f)
+		// A shard may hold no benchmark (an empty share of the hash); any
+		// other problem stops the merge.
+		if _, err := parse.NewReader(nil).ReadSide([]string{path}); err == nil {
+			results = true
+		} else if !strings.HasSuffix(err.Error(), ": no benchmark results") {
+			return fail(relErr(err, e.dir))
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fail(relErr(err, e.dir))
+		}
+		classes := runner.Classes(data)
+		switch {
+		case len(classes) > 1:
+			return fail(fmt.Errorf("%s: mixes hardware classes %s", f, strings.Join(classes, ", ")))
+		case i == 0:
+			if len(classes) == 1 {
+				class = classes[0]
+			}
+			classFile = f
+		case len(classes) == 0 && class != "" || len(classes) == 1 && classes[0] != class:
+			got := "no class"
+			if len(classes) == 1 {
+				got = "class " + classes[0]
+			}
+			want := "no class"
+			if class != "" {
+				want = "class " + class
+			}
+			return fail(fmt.Errorf("%s has %s but %s has %s: results of different machines are not merged", f, got, classFile, want))
+		}
+		parts[i] = data
+	}
+	if !results {
+		fmt.Fprintf(e.stderr, "%s merge: none of the %d files holds a benchmark result\n", programName, len(files))
+		return exitNoData
+	}
+	write := func(w io.Writer) error { return runner.Concat(w, parts...) }
+	if out == "" || out == "-" {
+		err = write(e.stdout)
+	} else if err = writeAtomic(absPath(e, out), write); err != nil {
+		err = fmt.Errorf("-o %s: %w", out, err)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return exitPass
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/kernelwatch/kernelwatch/regress/gitref"
+	"github.com/kernelwatch/kernelwatch/regress/runner"
+)
+
+const runSynopsis = "[flags] [packages] [-- go test flags]"
+
+const runHelp = `Runs the benchmark suite once and writes one result file: go test -run '^$'
+-bench RE -count N -benchtime D over suite.packages (or the packages given),
+with suite.tags, from test binaries built with go test -c. The file starts
+with commit, branch, class, go, regress-version and date lines, then holds
+what the suite prints. Progress goes to standard error.
+
+--list prints the selected top-level benchmarks without running anything.
+Sub-benchmarks exist only once their parent runs, so they are not listed;
+to see them, run with --benchtime 1x --count 1.
+
+--shard i/n runs shard i (from 1) of n: the top-level benchmarks whose
+name hashes (FNV-1a) to i-1 modulo n, the same on every machine. A shard
+may be empty; its file then holds only the header. regress merge combines
+the shards' files.
+
+Exit codes: 0 written; 1 written, but a benchmark failed (named on standard
+error; its results are missing); 2 usage, configuration or build error;
+3 no benchmark selected (without --shard).
+`
+
+func runRun(e *env, args []string) int {
+	fs := newFlagSet("run")
+	var s suiteFlags
+	s.register(fs, true)
+	var out string
+	var list bool
+	fs.StringVar(&out, "out", "", "write the result file here (atomically) instead of standard output")
+	fs.BoolVar(&list, "list", false, "print the selected top-level benchmarks and exit without running them")
+	fail := func(err error) int {
+		fmt.Fprintf(e.stderr, "%s run: %v\n", programName, interrupted(err))
+		if errors.Is(err, errUsage) {
+			fmt.Fprintf(e.stderr, "usage: %s run %s (see -h)\n", programName, runSynopsis)
+		}
+		return exitError
+	}
+	own, pass := splitPassthrough(args)
+	pkgs, err := parseInterspersed(fs, own)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(fs, e.stdout, "run", runSynopsis)
+		fmt.Fprint(e.stdout, "\n"+runHelp)
+		return exitPass
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%w: %w", err, errUsage))
+	}
+	ctx, stop := notifyContext()
+	defer stop()
+	m, err := s.resolve(e, ctx, nil, pass, false)
+	if err != nil {
+		return fail(err)
+	}
+	if len(pkgs) == 0 {
+		pkgs = m.suite.Packages
+	}
+	tmp, err := tempDir("run")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(tmp)
+	bins, err := runner.Build(ctx, e.dir, pkgs, m.suite.Tags, tmp)
+	if err != nil {
+		if code := printBuildError(e, "run", "", err); code >= 0 {
+			return code
+		}
+		return fail(err)
+	}
+	if list {
+		return listBenchmarks(ctx, e, m, bins)
+	}
+	rf, err := runSuite(ctx, e, m, bins)
+	if err != nil {
+		return fail(err)
+	}
+	if rf.benchmarks == 0 && m.shard.N == 0 {
+		fmt.Fprintf(e.stderr, "%s run: no benchmark matches --bench %q in %d package(s) with test files\n", programName, m.filter, len(bins))
+		return exitNoData
+	}
+	write := func(w io.Writer) error { _, err := w.Write(rf.data); return err }
+	if out == "" || out == "-" {
+		err = write(e.stdout)
+	} else if err = writeAtomic(absPath(e, out), write); err != nil {
+		err = fmt.Errorf("--out %s: %w", out, err)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return reportFailures(e, "run", rf.failures)
+}
+
+// resultFile is one side's measured results, ready to be written.
+type resultFile struct {
+	data       []byte // header, then the results
+	failures   []runner.Failure
+	benchmarks int
+	class      string
+	elapsed    time.Duration
+	res        *runner.Result
+}
+
+// runSuite runs bins once with --count samples per benchmark (one
+// invocation per package) and returns the result file, with a header for the
+// commit checked out in the working directory.
+func runSuite(ctx context.Context, e *env, m *measure, bins []runner.Binary) (*resultFile, error) {
+	start := time.Now()
+	res, err := runner.Run(ctx, []runner.Side{{Name: "current", Binaries: bins}}, m.plan(1, m.suite.Count))
+	if err != nil {
+		return nil, err
+	}
+	side := res.Sides[0]
+	h := runner.Header{Go: goVersion(bins), Date: time.Now()}
+	if repo, err := gitref.Open(ctx, e.dir); err == nil {
+		h.Commit = gitref.Head(ctx, e.dir)
+		if h.Commit != "" && repo.Dirty(ctx) {
+			h.Commit += "+dirty"
+		}
+		h.Branch = gitref.Branch(ctx, e.dir)
+	}
+	h.Class = runner.ResultClass(side.Results, m.class)
+	data := append(h.Lines(), side.Results...)
+	return &resultFile{data: data, failures: side.Failures, benchmarks: side.Benchmarks, class: h.Class,
+		elapsed: time.Since(start), res: res}, nil
+}
+
+// reportFailures names each failed benchmark on standard error and returns
+// the verb's exit code: 1 when there is any.
+func reportFailures(e *env, verb string, failures []runner.Failure) int {
+	for _, f := range failures {
+		times := ""
+		if f.Times > 1 {
+			times = fmt.Sprintf(" (%d times)", f.Times)
+		}
+		fmt.Fprintf(e.stderr, "%s %s: Benchmark%s failed%s: %s\n", programName, verb, f.Name, times, f.Message)
+	}
+	if len(failures) > 0 {
+		return exitFail
+	}
+	return exitPass
+}
+
+// listBenchmarks prints the selected top-level benchmarks of bins, under a
+// "# package" line each when there are several packages.
+func listBenchmarks(ctx context.Context, e *env, m *measure, bins []runner.Binary) int {
+	var env []string
+	if len(m.lanes) > 0 {
+		env = m.lanes[0].Env
+	}
+	var b bytes.Buffer
+	n := 0
+	for _, bin := range bins {
+		names, err := runner.List(ctx, bin, m.filter, m.device, env)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "%s run: %v\n", programName, interrupted(err))
+			return exitError
+		}
+		var sel []string
+		for _, name := range names {
+			if m.shard.Has(name) {
+				sel = append(sel, name)
+			}
+		}
+		if len(sel) == 0 {
+			continue
+		}
+		if len(bins) > 1 {
+			fmt.Fprintf(&b, "# %s\n", bin.Pkg)
+		}
+		for _, name := range sel {
+			fmt.Fprintln(&b, name)
+		}
+		n += len(sel)
+	}
+	e.stdout.Write(b.Bytes())
+	if n == 0 {
+		fmt.Fprintf(e.stderr, "%s run: no benchmark matches --bench %q\n", programName, m.filter)
+		return exitNoData
+	}
+	return exitPass
+}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kernelwatch/kernelwatch/regress/config"
+	"github.com/kernelwatch/kernelwatch/regress/runner"
+)
+
+// suiteFlags are the flags of the verbs that run benchmarks (run, check,
+// baseline save): what to run and where. Their defaults come from the suite
+// section of benchmarks.yaml, after the suite.classes entries that match the
+// machine's hardware class.
+type suiteFlags struct {
+	config    string
+	bench     string
+	count     int
+	benchtime string
+	device    string
+	shard     string
+	gpus      string
+	tags      string
+	tagsSet   bool
+	seed      string
+	quiet     bool
+}
+
+func (s *suiteFlags) register(fs *flag.FlagSet, withConfig bool) {
+	if withConfig {
+		fs.StringVar(&s.config, "config", "", "benchmarks.yaml to use (default: the one at the repository root, if any; \"none\" for built-in defaults)")
+	}
+	fs.StringVar(&s.bench, "bench", "", "run only the benchmarks this go test -bench regexp selects (default: suite.bench, else all)")
+	fs.IntVar(&s.count, "count", 0, "samples per benchmark and side (default: suite.count, else 10)")
+	fs.StringVar(&s.benchtime, "benchtime", "", "go test -benchtime of each sample, e.g. 100ms or 50x (default: suite.benchtime, else go test's)")
+	fs.StringVar(&s.device, "device", "auto", "backend: auto (cuda when built with the cuda tag and a GPU answers, else cpu), cpu or cuda")
+	fs.StringVar(&s.shard, "shard", "", "run only shard i of n (1-based, i/n) of the top-level benchmarks, chosen by a hash of their names")
+	fs.StringVar(&s.gpus, "gpus", "", "comma-separated GPU ids: deal the top-level benchmarks over the GPUs, run one process per GPU concurrently (CUDA_VISIBLE_DEVICES) and merge")
+	fs.Func("tags", "build tags, comma-separated (default: suite.tags)", func(v string) error {
+		s.tags, s.tagsSet = v, true
+		return nil
+	})
+	fs.StringVar(&s.seed, "seed", "", "seed that picks which side runs first (default: from the clock; printed)")
+	fs.BoolVar(&s.quiet, "quiet", false, "no progress on standard error")
+}
+
+// measure is a resolved suiteFlags: everything a run needs to know.
+type measure struct {
+	cfg      *config.Config
+	suite    config.Suite // after suite.classes and the flags
+	device   string       // cpu or cuda; "" leaves the binaries their own choice
+	gpu      string       // name of the GPU, "" when none answered
+	class    string       // predicted hardware class
+	filter   *runner.Filter
+	shard    runner.Shard
+	lanes    []runner.Lane
+	args     []string // pass-through, as test binary flags
+	seed     uint64
+	progress *runner.Progress
+}
+
+// resolve loads the configuration and works out the run. prebuilt says the
+// binaries are not built here, so --device auto is left to them.
+func (s *suiteFlags) resolve(e *env, ctx context.Context, cfg *config.Config, passthrough []string, prebuilt bool) (*measure, error) {
+	m := &measure{cfg: cfg, args: runner.TestFlags(passthrough)}
+	if cfg == nil {
+		c, err := loadConfig(e, s.config)
+		if err != nil {
+			return nil, err
+		}
+		m.cfg = c
+	}
+	suite := m.cfg.Suite
+	if s.tagsSet {
+		suite.Tags = splitList(s.tags)
+	}
+	switch s.device {
+	case "auto", "cpu", "cuda":
+	default:
+		return nil, fmt.Errorf("--device %q: want auto, cpu or cuda", s.device)
+	}
+	if s.device == "cuda" && !prebuilt && !slices.Contains(suite.Tags, "cuda") {
+		suite.Tags = append(slices.Clone(suite.Tags), "cuda")
+	}
+	if s.device == "cuda" || s.device == "auto" && (prebuilt || slices.Contains(suite.Tags, "cuda")) {
+		m.gpu = runner.GPUName(ctx)
+	}
+	m.device = runner.ResolveDevice(s.device, suite.Tags, m.gpu)
+	if prebuilt && s.device == "auto" {
+		// The binaries choose; they use the GPU when one answers and
+		// they were built for it.
+		m.device = "cpu"
+		if m.gpu != "" {
+			m.device = "cuda"
+		}
+		m.class = runner.PredictClass(m.device, m.gpu)
+		m.device = ""
+	} else {
+		m.class = runner.PredictClass(m.device, m.gpu)
+	}
+	suite = suite.ForClass(m.class)
+	if s.bench != "" {
+		suite.Bench = s.bench
+	}
+	if s.count < 0 {
+		return nil, fmt.Errorf("--count %d: want at least 1", s.count)
+	} else if s.count > 0 {
+		suite.Count = s.count
+	}
+	if suite.Count == 0 {
+		suite.Count = 10
+	}
+	if s.benchtime != "" {
+		if !validBenchtime(s.benchtime) {
+			return nil, fmt.Errorf("--benchtime %q: want a duration like 100ms or a count like 50x", s.benchtime)
+		}
+		suite.Benchtime = s.benchtime
+	}
+	m.suite = suite
+	f, err := runner.ParseFilter(suite.Bench)
+	if err != nil {
+		return nil, err
+	}
+	m.filter = f
+	if s.shard != "" {
+		if m.shard, err = runner.ParseShard(s.shard); err != nil {
+			return nil, err
+		}
+	}
+	if s.gpus != "" {
+		if s.shard != "" {
+			return nil, errors.New("--gpus and --shard: use one (--gpus shards the benchmarks over the GPUs)")
+		}
+		ids := splitList(s.gpus)
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("--gpus %q: want GPU ids such as 0,1", s.gpus)
+		}
+		for i, id := range ids {
+			if n, err := strconv.Atoi(id); err != nil || n < 0 || slices.Index(ids, id) != i {
+				return nil, fmt.Errorf("--gpus %q: want distinct non-negative GPU ids such as 0,1", s.gpus)
+			}
+			lane := runner.Lane{Name: "gpu " + id, Env: []string{"CUDA_VISIBLE_DEVICES=" + id}}
+			if len(ids) > 1 {
+				lane.Shard = runner.Shard{I: i + 1, N: len(ids), Dealt: true}
+			}
+			m.lanes = append(m.lanes, lane)
+		}
+	} else if m.shard.N > 0 {
+		m.lanes = []runner.Lane{{Shard: m.shard}}
+	}
+	if s.seed != "" {
+		if m.seed, err = strconv.ParseUint(s.seed, 10, 64); err != nil {
+			return nil, fmt.Errorf("--seed %q: want a non-negative integer", s.seed)
+		}
+	} else {
+		m.seed = uint64(time.Now().UnixNano()) % 1_000_000
+	}
+	if !s.quiet {
+		live := false
+		if f, ok := e.stderr.(*os.File); ok {
+			live = runner.IsTerminal(f)
+		}
+		m.progress = runner.NewProgress(e.stderr, live)
+	}
+	return m, nil
+}
+
+// plan is the runner plan for rounds invocations of count samples each.
+func (m *measure) plan(rounds, count int) runner.Plan {
+	return runner.Plan{
+		Filter: m.filter, Benchtime: m.suite.Benchtime, Count: count, Rounds: rounds, Seed: m.seed,
+		Device: m.device, Args: m.args, Lanes: m.lanes, Progress: m.progress,
+	}
+}
+
+// validBenchtime accepts what go test's -benchtime does: a positive
+// duration or a positive count followed by x.
+func validBenchtime(s string) bool {
+	if n, ok := strings.CutSuffix(s, "x"); ok {
+		v, err := strconv.Atoi(n)
+		return err == nil && v >= 1 && n[0] != '+'
+	}
+	d, err := time.ParseDuration(s)
+	return err == nil && d > 0
+}
+
+// splitPassthrough splits the arguments at the first "--": what follows
+// goes to go test.
+func splitPassthrough(args []string) (own, pass []string) {
+	if i := slices.Index(args, "--"); i >= 0 {
+		return args[:i], args[i+1:]
+	}
+	return args, nil
+}
+
+// notifyContext returns a context cancelled by SIGINT or SIGTERM, so that
+// a verb stops its processes and removes its temporary files and worktrees
+// before it exits. Tests replace it.
+var notifyContext = func() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// tempDir makes the temporary directory of one run; remove it with
+// os.RemoveAll.
+func tempDir(verb string) (string, error) {
+	return os.MkdirTemp("", "regress-"+verb+"-")
+}
+
+// absPath makes path absolute relative to the verb's working directory.
+func absPath(e *env, path string) string {
+	if path == "" || path == "-" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(e.dir, path)
+}
+
+// printBuildError prints a failed build the way go test would: the go
+// command's output, then a one-line summary.
+func printBuildError(e *env, verb, side string, err error) int {
+	var be *runner.BuildError
+	if errors.As(err, &be) {
+		fmt.Fprintln(e.stderr, be.Output)
+		where := ""
+		if side != "" {
+			where = " (" + side + ")"
+		}
+		fmt.Fprintf(e.stderr, "%s %s: build failed%s\n", programName, verb, where)
+		return exitError
+	}
+	return -1
+}
+
+// interrupted turns a cancelled run into its message.
+func interrupted(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return errors.New("interrupted: stopped the benchmarks and removed the temporary files")
+	}
+	return err
+}
+
+// goVersion returns the Go version the binaries were built with.
+func goVersion(bins []runner.Binary) string {
+	for _, b := range bins {
+		if v := b.GoVersion(); v != "" {
+			return v
+		}
+	}
+	return ""
+}
