@@ -1,0 +1,158 @@
+// layernorm.cu: y = (x − μ) / sqrt(σ² + ε) · w + b over each row of x [rows, cols]; w, b [cols] (LayerNormFamily).
+//
+// The fused kernels are rowmap.cuh's over LayerNormOp: each row is read once from memory into registers, reduced
+// to its shifted sums Σ(x − K) and Σ(x − K)² in one round (K is the row's first element: shifting by a value of
+// the row keeps the one-round variance accurate when the mean is large against the spread), then normalized
+// from registers and written once. fp32 arithmetic, fp32 or bf16 storage.
+//
+//   layernorm_warp_*:    one warp for R rows (rows of at most 32·NV·E elements)
+//   layernorm_block_*:   one block per row
+//   layernorm_loop_*:    one block per row of any width, reading it twice
+//   layernorm_cluster_*: sm_90 only (module layernorm_sm90): a thread-block cluster per row
+//   layernorm_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
+//
+// layernorm_cuda.go picks the kernel per case (rowmap_cuda.go); the naive chain (row mean, x − μ, square, row mean,
+// + ε, rsqrt, ·rstd, ·w, + b) uses the eager kernels of eager.cu.
+#include "rowmap.cuh"
+
+template <class S_>
+struct LayerNormOp {
+    typedef S_ S;
+    typedef typename S::T T;
+    const T* __restrict__ w;
+    const T* __restrict__ b;
+    float eps;
+
+    struct Ctx {
+        float k;
+    };
+    struct Fin {
+        float mean, rstd;
+    };
+    template <class P>
+    struct Col {
+        P w, b;
+    };
+    __device__ __forceinline__ Ctx context(const T* xr) const {
+        Ctx c;
+        c.k = S::get(xr[0]);
+        return c;
+    }
+    __device__ __forceinline__ RowStat zero() const { return RowStat{0.0f, 0.0f}; }
+    template <class P, int NV>
+    __device__ __forceinline__ RowStat scan(const P (&v)[NV], int kv, const Ctx& c) const {
+        float s1 = 0.0f, s2 = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            if (k < kv) {
+#pragma unroll
+                for (int j = 0; j < P::E; j++) {
+                    const float d = v[k].get(j) - c.k;
+                    s1 += d;
+                    s2 = fmaf(d, d, s2);
+                }
+            }
+        }
+        return RowStat{s1, s2};
+    }
+    template <class P, int NV>
+    __device__ __forceinline__ RowStat local(P (&v)[NV], int kv, Ctx& c) const {
+        return scan<P, NV>(v, kv, c);
+    }
+    __device__ __forceinline__ RowStat merge(RowStat p, RowStat q) const { return RowStat{p.a + q.a, p.b + q.b}; }
+    __device__ __forceinline__ Fin finish(RowStat t, long long cols, const Ctx& c) const {
+        const float n = (float)cols, d = t.a / n;
+        const float var = fmaxf(t.b / n - d * d, 0.0f);
+        Fin f;
+        f.mean = c.k + d;
+        f.rstd = rsqrtf(var + eps);
+        return f;
+    }
+    template <class P>
+    __device__ __forceinline__ Col<P> column(long long c) const {
+        Col<P> k;
+        k.w.load(w + c);
+        k.b.load(b + c);
+        return k;
+    }
+    template <class P>
+    __device__ __forceinline__ void apply_raw(const P& x, const Col<P>& k, const Fin& f, float (&o)[P::E]) const {
+#pragma unroll
+        for (int j = 0; j < P::E; j++) o[j] = fmaf((x.get(j) - f.mean) * f.rstd, k.w.get(j), k.b.get(j));
+    }
+    template <class P>
+    __device__ __forceinline__ void apply(const P& x, const Col<P>& k, const Fin& f, float (&o)[P::E]) const {
+        apply_raw<P>(x, k, f, o);
+    }
+};
+
+#define LN_OP(S) \
+    LayerNormOp<S> op;   \
+    op.w = w;            \
+    op.b = b;            \
+    op.eps = (float)eps;
+#define LN_PARAMS(S) \
+    const S::T *x, const S::T *w, const S::T *b, S::T *y, long long rows, long long cols, double eps
+
+// Every kernel but the cluster ones is in both modules: ptx/layernorm.ptx (compute_75) and ptx/layernorm_sm90.ptx
+// (compute_90, where bf16 outputs round with cvt.rn.bf16x2, see rm_store), which the launcher uses on sm_90.
+#define LN_WARP(S, NAME, V, VN, NV, R)                                                                         \
+    extern "C" __global__ void __launch_bounds__(256) layernorm_warp_##NAME##_##VN##NV##r##R(LN_PARAMS(S)) {   \
+        LN_OP(S)                                                                                               \
+        row_warp<LayerNormOp<S>, V, NV, R>(op, x, y, rows, cols);                                              \
+    }
+#define LN_BLOCK(S, NAME, V, VN, NV)                                                                           \
+    extern "C" __global__ void __launch_bounds__(1024, 1) layernorm_block_##NAME##_##VN##NV(LN_PARAMS(S)) {    \
+        LN_OP(S)                                                                                               \
+        row_block<LayerNormOp<S>, V, NV>(op, x, y, cols);                                                      \
+    }
+#define LN_LOOP(S, NAME, V, VN)                                                                                \
+    extern "C" __global__ void __launch_bounds__(1024) layernorm_loop_##NAME##_##VN(LN_PARAMS(S)) {            \
+        LN_OP(S)                                                                                               \
+        row_loop<LayerNormOp<S>, V, 4>(op, x, y, cols);                                                        \
+    }
+#define LN_DTYPE(S, NAME)                \
+    LN_WARP(S, NAME, true, v, 1, 8)      \
+    LN_WARP(S, NAME, true, v, 2, 4)      \
+    LN_WARP(S, NAME, true, v, 4, 2)      \
+    LN_WARP(S, NAME, true, v, 8, 1)      \
+    LN_WARP(S, NAME, false, s, 1, 1)     \
+    LN_WARP(S, NAME, false, s, 2, 1)     \
+    LN_WARP(S, NAME, false, s, 4, 1)     \
+    LN_WARP(S, NAME, false, s, 8, 1)     \
+    LN_BLOCK(S, NAME, true, v, 2)        \
+    LN_BLOCK(S, NAME, true, v, 4)        \
+    LN_BLOCK(S, NAME, true, v, 8)        \
+    LN_BLOCK(S, NAME, false, s, 8)       \
+    LN_BLOCK(S, NAME, false, s, 16)      \
+    LN_LOOP(S, NAME, true, v)            \
+    LN_LOOP(S, NAME, false, s)
+
+LN_DTYPE(F32, f32)
+LN_DTYPE(BF16, bf16)
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// sm_90 only: a cluster per row, holding it in registers (cluster) or streaming it twice (cstream, 4 packs in
+// flight a thread).
+#define LN_CLUSTER(S, NAME, NV, CS)                                                                            \
+    extern "C" __global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(1024, 1)                           \
+        layernorm_cluster_##NAME##_v##NV##_c##CS(LN_PARAMS(S)) {                                               \
+        LN_OP(S)                                                                                               \
+        row_cluster<LayerNormOp<S>, NV, CS>(op, x, y, cols);                                                   \
+    }
+#define LN_CSTREAM(S, NAME, CS)                                                                                \
+    extern "C" __global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(1024)                              \
+        layernorm_cstream_##NAME##_c##CS(LN_PARAMS(S)) {                                                       \
+        LN_OP(S)                                                                                               \
+        row_cstream<LayerNormOp<S>, CS, 4>(op, x, y, cols);                                                    \
+    }
+#define LN_SM90(S, NAME)          \
+    LN_CLUSTER(S, NAME, 8, 2)     \
+    LN_CLUSTER(S, NAME, 8, 4)     \
+    LN_CLUSTER(S, NAME, 8, 8)     \
+    LN_CSTREAM(S, NAME, 2)        \
+    LN_CSTREAM(S, NAME, 4)        \
+    LN_CSTREAM(S, NAME, 8)
+LN_SM90(F32, f32)
+LN_SM90(BF16, bf16)
+#endif

@@ -1,0 +1,343 @@
+// rowmap.cuh: the fused row kernels of the reduce-then-map families (layernorm.cu, softmax.cu), written once over
+// an Op that says what is reduced over a row and what is written from it, and the output conversions the
+// elementwise families (gelu.cu, swiglu.cu) share with them.
+//
+// The row kernels follow rmsnorm.cu's plans — a warp for short rows, a block, a thread-block cluster on sm_90 —
+// with each thread holding at most 128 bytes of its row in registers, so each input element is read once from
+// memory and each output written once. Two more take rows no plan holds in registers, reading each row twice
+// (the second time mostly from L2): row_loop (one block per row, any width) and, on sm_90, row_cstream (a
+// cluster per row, each block streaming its share twice, so that a row's bytes stay in L2 between the passes).
+//
+// An Op reduces a row to a RowStat, a pair of floats, in one round:
+//
+//   typedef S (F32 or BF16), T (S::T); struct Ctx (per row and thread); struct Fin (per row and thread, after the
+//   reduction); template <class P> struct Col (what the output needs of a column: LayerNorm's w and b)
+//   Ctx context(const T* row)                           — e.g. LayerNorm's shift, the row's first element
+//   RowStat zero()                                      — the identity of merge
+//   RowStat local<P, NV>(P (&v)[NV], kv, Ctx&)          — over this thread's packs v[0 … kv−1], which it may
+//                                                         rewrite for apply (softmax keeps e^(x−m) in fp32)
+//   RowStat scan<P, NV>(const P (&v)[NV], kv, const Ctx&) — the same, leaving v alone (the streaming kernels)
+//   RowStat merge(RowStat, RowStat)                     — associative, and commutative bit for bit, so that every
+//                                                         lane of a butterfly ends with the same value
+//   Fin finish(RowStat, cols, const Ctx&)
+//   Col<P> column<P>(long long col)
+//   apply(const P& v, const Col<P>&, const Fin&, float (&o)[E])     — the outputs of a pack that local saw
+//   apply_raw(const P& x, const Col<P>&, const Fin&, float (&o)[E]) — the outputs of an input pack as loaded
+//
+// All reductions run in a fixed order (deterministic).
+#pragma once
+#include "common.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#include <cooperative_groups.h>
+#endif
+
+struct RowStat {
+    float a, b;
+};
+
+// rm_ex2 is 2^x with the hardware approximation (relative error about 2^-22); -inf gives 0.
+__device__ __forceinline__ float rm_ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// rm_rcp is 1/x with the hardware approximation (1 ulp); rm_rcp(inf) is 0.
+__device__ __forceinline__ float rm_rcp(float x) {
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+#define KW_LOG2E 1.4426950408889634f
+
+// rm_bf16x2 rounds two floats to bf16 (lo in the low half), as f32_to_bf16 does. On sm_80 and later one
+// cvt.rn.bf16x2.f32 does both; it differs from f32_to_bf16 only on NaN (canonical there, sign and payload kept
+// here), so the callers use it only when no output of the pack is NaN (rm_store).
+__device__ __forceinline__ unsigned rm_bf16x2_soft(float lo, float hi) {
+    return (unsigned)f32_to_bf16(lo) | ((unsigned)f32_to_bf16(hi) << 16);
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+__device__ __forceinline__ unsigned rm_bf16x2_cvt(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+#endif
+
+// rm_store writes E outputs as one pack of storage S (16 bytes when V) at p. bf16 on sm_80+: the hardware
+// conversion, unless the pack's sum is NaN (a NaN output, or infinities), where the bit-exact software one runs.
+template <class S, bool V>
+struct RmStore;
+
+template <class S>
+struct RmStore<S, false> {
+    static __device__ __forceinline__ void store(const float (&o)[1], typename S::T* p) { *p = S::put(o[0]); }
+};
+
+template <>
+struct RmStore<F32, true> {
+    static __device__ __forceinline__ void store(const float (&o)[4], float* p) {
+        *reinterpret_cast<float4*>(p) = make_float4(o[0], o[1], o[2], o[3]);
+    }
+};
+
+template <>
+struct RmStore<BF16, true> {
+    static __device__ __forceinline__ void store(const float (&o)[8], unsigned short* p) {
+        uint4 r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        const float s = ((o[0] + o[1]) + (o[2] + o[3])) + ((o[4] + o[5]) + (o[6] + o[7]));
+        if (s == s) {
+            r.x = rm_bf16x2_cvt(o[0], o[1]);
+            r.y = rm_bf16x2_cvt(o[2], o[3]);
+            r.z = rm_bf16x2_cvt(o[4], o[5]);
+            r.w = rm_bf16x2_cvt(o[6], o[7]);
+            *reinterpret_cast<uint4*>(p) = r;
+            return;
+        }
+#endif
+        r.x = rm_bf16x2_soft(o[0], o[1]);
+        r.y = rm_bf16x2_soft(o[2], o[3]);
+        r.z = rm_bf16x2_soft(o[4], o[5]);
+        r.w = rm_bf16x2_soft(o[6], o[7]);
+        *reinterpret_cast<uint4*>(p) = r;
+    }
+};
+
+template <class S, bool V>
+__device__ __forceinline__ void rm_store(const float (&o)[Pack<S, V>::E], typename S::T* p) {
+    RmStore<S, V>::store(o, p);
+}
+
+template <class Op>
+__device__ __forceinline__ RowStat warp_merge(const Op& op, RowStat s) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        RowStat t;
+        t.a = __shfl_xor_sync(0xffffffffu, s.a, o);
+        t.b = __shfl_xor_sync(0xffffffffu, s.b, o);
+        s = op.merge(s, t);
+    }
+    return s;
+}
+
+// block_merge returns the block's RowStat in every thread (as block_sum); red holds 32 of them.
+template <class Op>
+__device__ __forceinline__ RowStat block_merge(const Op& op, RowStat s, RowStat* red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    s = warp_merge(op, s);
+    __syncthreads();
+    if (lane == 0) red[warp] = s;
+    __syncthreads();
+    return warp_merge(op, lane < warps ? red[lane] : op.zero());
+}
+
+// row_warp: one warp for R rows (all their loads in flight together), for rows of at most 32·NV·E elements;
+// V: 16-byte packs (cols % E == 0), else one element per access. (Loading each column's Col once for the R rows
+// instead, outputs column by column, measured slower for LayerNorm: the R rows' results held at once cost
+// occupancy.)
+template <class Op, bool V, int NV, int R>
+__device__ __forceinline__ void row_warp(const Op& op, const typename Op::T* __restrict__ x,
+                                         typename Op::T* __restrict__ y, long long rows, long long cols) {
+    typedef Pack<typename Op::S, V> P;
+    const int E = P::E, lane = threadIdx.x & 31;
+    const long long row0 = ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * R;
+    if (row0 >= rows) return;  // the whole warp leaves together
+    const long long packs = cols / E;
+    const int kv = lane < packs ? (int)min((long long)NV, (packs - lane + 31) >> 5) : 0;  // packs of this lane
+    P v[R][NV];
+    typename Op::Ctx ctx[R];
+#pragma unroll
+    for (int q = 0; q < R; q++) {
+        if (row0 + q < rows) {
+            const typename Op::T* xr = x + (row0 + q) * cols;
+            ctx[q] = op.context(xr);
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (k < kv) v[q][k].load(xr + (long long)(k * 32 + lane) * E);
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < R; q++) {
+        if (row0 + q < rows) {  // the same in every lane
+            const RowStat s = warp_merge(op, op.template local<P, NV>(v[q], kv, ctx[q]));
+            const typename Op::Fin f = op.finish(s, cols, ctx[q]);
+            typename Op::T* yr = y + (row0 + q) * cols;
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                if (k < kv) {
+                    const long long c = (long long)(k * 32 + lane) * E;
+                    float o[E];
+                    op.apply(v[q][k], op.template column<P>(c), f, o);
+                    rm_store<typename Op::S, V>(o, yr + c);
+                }
+            }
+        }
+    }
+}
+
+// row_chunk_load loads this thread's packs of part `part` of a row (a part is blockDim·NV·E columns, a thread's
+// packs blockDim·E apart) and returns how many of them exist; c is the column of the first.
+template <class P, int NV, class T>
+__device__ __forceinline__ int row_chunk_load(P (&v)[NV], const T* xr, long long cols, long long part, long long& c) {
+    const int E = P::E, step = blockDim.x * E;
+    const long long chunk = (long long)step * NV;
+    c = part * chunk + (long long)threadIdx.x * E;
+    const long long left = cols - c;
+    const int kv = left <= 0 ? 0 : (int)min((long long)NV, (left + step - 1) / step);
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+        if (k < kv) v[k].load(xr + c + (long long)k * step);
+    return kv;
+}
+
+template <class Op, bool V, int NV>
+__device__ __forceinline__ void row_chunk_store(const Op& op, const Pack<typename Op::S, V> (&v)[NV], int kv,
+                                                typename Op::T* yr, long long c, const typename Op::Fin& f) {
+    typedef Pack<typename Op::S, V> P;
+    const int step = blockDim.x * P::E;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        if (k < kv) {
+            const long long ck = c + (long long)k * step;
+            float o[P::E];
+            op.apply(v[k], op.template column<P>(ck), f, o);
+            rm_store<typename Op::S, V>(o, yr + ck);
+        }
+    }
+}
+
+// row_block: one block per row (grid = rows), holding all of it: blockDim·NV·E ≥ cols.
+template <class Op, bool V, int NV>
+__device__ __forceinline__ void row_block(const Op& op, const typename Op::T* __restrict__ x,
+                                          typename Op::T* __restrict__ y, long long cols) {
+    typedef Pack<typename Op::S, V> P;
+    __shared__ RowStat red[32];
+    const long long row = blockIdx.x;
+    const typename Op::T* xr = x + row * cols;
+    typename Op::Ctx ctx = op.context(xr);
+    P v[NV];
+    long long c;
+    const int kv = row_chunk_load<P, NV>(v, xr, cols, 0, c);
+    const RowStat s = block_merge(op, op.template local<P, NV>(v, kv, ctx), red);
+    const typename Op::Fin f = op.finish(s, cols, ctx);
+    row_chunk_store<Op, V, NV>(op, v, kv, y + row * cols, c, f);
+}
+
+// row_stream_scan reduces packs [lo, hi) of row xr (in packs of E elements), U in flight a thread; row_stream_map
+// reads them again and writes the outputs.
+template <class Op, bool V, int U>
+__device__ __forceinline__ RowStat row_stream_scan(const Op& op, const typename Op::T* xr, long long lo, long long hi,
+                                                   const typename Op::Ctx& ctx) {
+    typedef Pack<typename Op::S, V> P;
+    const int E = P::E;
+    const long long step = blockDim.x;
+    RowStat s = op.zero();
+    for (long long p0 = lo + threadIdx.x; p0 < hi; p0 += U * step) {
+        P v[U];
+        const int kv = (int)min((long long)U, (hi - p0 + step - 1) / step);
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            if (k < kv) v[k].load(xr + (p0 + k * step) * E);
+        s = op.merge(s, op.template scan<P, U>(v, kv, ctx));
+    }
+    return s;
+}
+
+template <class Op, bool V, int U>
+__device__ __forceinline__ void row_stream_map(const Op& op, const typename Op::T* xr, typename Op::T* yr, long long lo,
+                                               long long hi, const typename Op::Fin& f) {
+    typedef Pack<typename Op::S, V> P;
+    const int E = P::E;
+    const long long step = blockDim.x;
+    for (long long p0 = lo + threadIdx.x; p0 < hi; p0 += U * step) {
+        P v[U];
+        const int kv = (int)min((long long)U, (hi - p0 + step - 1) / step);
+#pragma unroll
+        for (int k = 0; k < U; k++)
+            if (k < kv) v[k].load(xr + (p0 + k * step) * E);
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            if (k < kv) {
+                const long long c = (p0 + k * step) * E;
+                float o[E];
+                op.apply_raw(v[k], op.template column<P>(c), f, o);
+                rm_store<typename Op::S, V>(o, yr + c);
+            }
+        }
+    }
+}
+
+// row_loop: one block per row of any width: a pass that reduces, then a pass that reads the row again (from L2,
+// mostly) and writes.
+template <class Op, bool V, int U>
+__device__ __forceinline__ void row_loop(const Op& op, const typename Op::T* __restrict__ x,
+                                         typename Op::T* __restrict__ y, long long cols) {
+    __shared__ RowStat red[32];
+    const long long row = blockIdx.x, packs = cols / Pack<typename Op::S, V>::E;
+    const typename Op::T* xr = x + row * cols;
+    const typename Op::Ctx ctx = op.context(xr);
+    const RowStat s = block_merge(op, row_stream_scan<Op, V, U>(op, xr, 0, packs, ctx), red);
+    row_stream_map<Op, V, U>(op, xr, y + row * cols, 0, packs, op.finish(s, cols, ctx));
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// cluster_merge: every block of the cluster publishes its RowStat s and gets the cluster's, merged in rank order
+// (the same in every block), through distributed shared memory between hardware cluster barriers. The caller
+// ends with barrier.cluster.wait (keep `mine` until every block has read it).
+template <class Op, int CS>
+__device__ __forceinline__ RowStat cluster_merge(const Op& op, RowStat s, RowStat* mine) {
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    if (threadIdx.x == 0) *mine = s;
+    asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");  // every part published
+    RowStat t = *cluster.map_shared_rank(mine, 0);
+#pragma unroll
+    for (int i = 1; i < CS; i++) t = op.merge(t, *cluster.map_shared_rank(mine, i));
+    asm volatile("barrier.cluster.arrive;" ::: "memory");  // done reading the others' parts
+    return t;
+}
+
+// row_cluster (sm_90): one thread-block cluster of CS blocks per row (grid = rows·CS), each block holding
+// blockDim·NV·E columns of it in registers, as rmsnorm_cluster. The cluster's blocks are consecutive, its rank
+// the block's part of the row.
+template <class Op, int NV, int CS>
+__device__ __forceinline__ void row_cluster(const Op& op, const typename Op::T* __restrict__ x,
+                                            typename Op::T* __restrict__ y, long long cols) {
+    typedef Pack<typename Op::S, true> P;
+    __shared__ RowStat red[32];
+    __shared__ RowStat mine;
+    const long long row = blockIdx.x / CS;
+    const typename Op::T* xr = x + row * cols;
+    typename Op::Ctx ctx = op.context(xr);
+    P v[NV];
+    long long c;
+    const int kv = row_chunk_load<P, NV>(v, xr, cols, (long long)cooperative_groups::this_cluster().block_rank(), c);
+    const RowStat s = block_merge(op, op.template local<P, NV>(v, kv, ctx), red);
+    const RowStat t = cluster_merge<Op, CS>(op, s, &mine);
+    row_chunk_store<Op, true, NV>(op, v, kv, y + row * cols, c, op.finish(t, cols, ctx));
+    asm volatile("barrier.cluster.wait;" ::: "memory");
+}
+
+// row_cstream (sm_90): one cluster of CS blocks per row (grid = rows·CS), each block streaming its ⌈1/CS⌉ share
+// of the row twice, U packs in flight a thread: the row's bytes in flight at once are those of the rows on the
+// GPU, a few MiB that stay in L2 for the second pass, and the blocks are small enough to run several to a
+// multiprocessor.
+template <class Op, int CS, int U>
+__device__ __forceinline__ void row_cstream(const Op& op, const typename Op::T* __restrict__ x,
+                                            typename Op::T* __restrict__ y, long long cols) {
+    __shared__ RowStat red[32];
+    __shared__ RowStat mine;
+    const long long row = blockIdx.x / CS, packs = cols / Pack<typename Op::S, true>::E;
+    const long long per = (packs + CS - 1) / CS, lo = cooperative_groups::this_cluster().block_rank() * per;
+    const long long hi = min(lo + per, packs);
+    const typename Op::T* xr = x + row * cols;
+    const typename Op::Ctx ctx = op.context(xr);
+    const RowStat s = block_merge(op, row_stream_scan<Op, true, U>(op, xr, lo, hi, ctx), red);
+    const RowStat t = cluster_merge<Op, CS>(op, s, &mine);
+    row_stream_map<Op, true, U>(op, xr, y + row * cols, lo, hi, op.finish(t, cols, ctx));
+    asm volatile("barrier.cluster.wait;" ::: "memory");
+}
+#endif

@@ -1,0 +1,175 @@
+// softmax.cu: the softmax of each row of x [rows, cols], with the row maximum subtracted (SoftmaxFamily).
+//
+// The fused kernels are rowmap.cuh's over SoftmaxOp: each row is read once from memory into registers and reduced
+// in one round to (m, s), its maximum and Σ e^(x−m): each thread takes its own maximum and sum, and the pairs
+// merge by rescaling the sum of the smaller maximum (online softmax). fp32 packs keep each e^(x−m_t) in place,
+// so the output is one multiply a element; bf16 packs cannot, and the output pass computes e^(x−m)/s again.
+// e^t is ex2.approx(t·log2 e) on t = x − m, which is exact in fp32, so rows around ±30000 lose nothing. The
+// streaming kernels (loop, cstream) compute each exponential twice in either dtype.
+//
+//   softmax_warp_*:    one warp for R rows (rows of at most 32·NV·E elements)
+//   softmax_block_*:   one block per row
+//   softmax_loop_*:    one block per row of any width, reading it twice
+//   softmax_cluster_*: sm_90 only (module softmax_sm90): a thread-block cluster per row
+//   softmax_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
+//
+// softmax_cuda.go picks the kernel per case (rowmap_cuda.go); the naive chain (row max, x − max, exp, row sum,
+// divide) uses the eager kernels of eager.cu.
+#include "rowmap.cuh"
+
+template <class S_>
+struct SoftmaxOp {
+    typedef S_ S;
+    typedef typename S::T T;
+    // INPLACE: fp32 packs hold e^(x − m_t) after local (m_t the thread's own maximum), so that each element's
+    // exponential is computed once; bf16 packs cannot, and apply computes it again from x.
+    enum { INPLACE = sizeof(T) == 4 };
+
+    struct Ctx {
+        float m;  // INPLACE: this thread's maximum
+    };
+    struct Fin {
+        float m, inv, scale;  // the row maximum, 1 / Σ e^(x−m), and (INPLACE) e^(m_t − m) / Σ
+    };
+    template <class P>
+    struct Col {};
+    __device__ __forceinline__ Ctx context(const T*) const {
+        Ctx c;
+        c.m = -__int_as_float(0x7f800000);
+        return c;
+    }
+    __device__ __forceinline__ RowStat zero() const { return RowStat{-__int_as_float(0x7f800000), 0.0f}; }
+    template <class P, int NV>
+    static __device__ __forceinline__ float vmax(const P (&v)[NV], int kv) {
+        float m = -__int_as_float(0x7f800000);
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k < kv)
+#pragma unroll
+                for (int j = 0; j < P::E; j++) m = fmaxf(m, v[k].get(j));
+        return m;
+    }
+    template <class P, int NV>
+    __device__ __forceinline__ RowStat scan(const P (&v)[NV], int kv, const Ctx&) const {
+        const float m = vmax<P, NV>(v, kv);
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k < kv)
+#pragma unroll
+                for (int j = 0; j < P::E; j++) s += rm_ex2((v[k].get(j) - m) * KW_LOG2E);
+        return RowStat{m, s};
+    }
+    template <class P, int NV>
+    __device__ __forceinline__ RowStat local(P (&v)[NV], int kv, Ctx& c) const {
+        if (!INPLACE) return scan<P, NV>(v, kv, c);  // (no branch once compiled: INPLACE is a constant)
+        const float m = vmax<P, NV>(v, kv);
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            if (k < kv) {
+#pragma unroll
+                for (int j = 0; j < P::E; j++) {
+                    const float e = rm_ex2((v[k].get(j) - m) * KW_LOG2E);
+                    v[k].set(j, e);
+                    s += e;
+                }
+            }
+        }
+        c.m = m;
+        return RowStat{m, s};
+    }
+    // merge: the sum of each side rescaled to the larger maximum (a side at that maximum exactly is not
+    // rescaled, so merging with zero() changes nothing). Written without contractions: commutative bit for bit.
+    __device__ __forceinline__ RowStat merge(RowStat p, RowStat q) const {
+        const float m = fmaxf(p.a, q.a);
+        const float fp = p.a == m ? 1.0f : rm_ex2(__fmul_rn(p.a - m, KW_LOG2E));
+        const float fq = q.a == m ? 1.0f : rm_ex2(__fmul_rn(q.a - m, KW_LOG2E));
+        return RowStat{m, __fadd_rn(__fmul_rn(p.b, fp), __fmul_rn(q.b, fq))};
+    }
+    __device__ __forceinline__ Fin finish(RowStat t, long long, const Ctx& c) const {
+        Fin f;
+        f.m = t.a;
+        f.inv = 1.0f / t.b;
+        f.scale = INPLACE ? rm_ex2((c.m - t.a) * KW_LOG2E) * f.inv : 0.0f;
+        return f;
+    }
+    template <class P>
+    __device__ __forceinline__ Col<P> column(long long) const {
+        return Col<P>();
+    }
+    template <class P>
+    __device__ __forceinline__ void apply_raw(const P& x, const Col<P>&, const Fin& f, float (&o)[P::E]) const {
+#pragma unroll
+        for (int j = 0; j < P::E; j++) o[j] = rm_ex2((x.get(j) - f.m) * KW_LOG2E) * f.inv;
+    }
+    template <class P>
+    __device__ __forceinline__ void apply(const P& v, const Col<P>& k, const Fin& f, float (&o)[P::E]) const {
+        if (INPLACE) {
+#pragma unroll
+            for (int j = 0; j < P::E; j++) o[j] = v.get(j) * f.scale;
+        } else {
+            apply_raw<P>(v, k, f, o);
+        }
+    }
+};
+
+#define SM_PARAMS(S) const S::T *x, S::T *y, long long rows, long long cols
+
+// Every kernel but the cluster ones is in both modules: ptx/softmax.ptx (compute_75) and ptx/softmax_sm90.ptx
+// (compute_90, where bf16 outputs round with cvt.rn.bf16x2, see rm_store), which the launcher uses on sm_90.
+#define SM_WARP(S, NAME, V, VN, NV, R)                                                                         \
+    extern "C" __global__ void __launch_bounds__(256, 4) softmax_warp_##NAME##_##VN##NV##r##R(SM_PARAMS(S)) {     \
+        row_warp<SoftmaxOp<S>, V, NV, R>(SoftmaxOp<S>(), x, y, rows, cols);                                    \
+    }
+#define SM_BLOCK(S, NAME, V, VN, NV)                                                                           \
+    extern "C" __global__ void __launch_bounds__(1024, 1) softmax_block_##NAME##_##VN##NV(SM_PARAMS(S)) {      \
+        row_block<SoftmaxOp<S>, V, NV>(SoftmaxOp<S>(), x, y, cols);                                            \
+    }
+#define SM_LOOP(S, NAME, V, VN)                                                                                \
+    extern "C" __global__ void __launch_bounds__(1024) softmax_loop_##NAME##_##VN(SM_PARAMS(S)) {              \
+        row_loop<SoftmaxOp<S>, V, 4>(SoftmaxOp<S>(), x, y, cols);                                              \
+    }
+#define SM_DTYPE(S, NAME)                \
+    SM_WARP(S, NAME, true, v, 1, 8)      \
+    SM_WARP(S, NAME, true, v, 2, 4)      \
+    SM_WARP(S, NAME, true, v, 4, 2)      \
+    SM_WARP(S, NAME, true, v, 8, 1)      \
+    SM_WARP(S, NAME, false, s, 1, 1)     \
+    SM_WARP(S, NAME, false, s, 2, 1)     \
+    SM_WARP(S, NAME, false, s, 4, 1)     \
+    SM_WARP(S, NAME, false, s, 8, 1)     \
+    SM_BLOCK(S, NAME, true, v, 2)        \
+    SM_BLOCK(S, NAME, true, v, 4)        \
+    SM_BLOCK(S, NAME, true, v, 8)        \
+    SM_BLOCK(S, NAME, false, s, 8)       \
+    SM_BLOCK(S, NAME, false, s, 16)      \
+    SM_LOOP(S, NAME, true, v)            \
+    SM_LOOP(S, NAME, false, s)
+
+SM_DTYPE(F32, f32)
+SM_DTYPE(BF16, bf16)
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// sm_90 only: a cluster per row, holding it in registers (cluster) or streaming it twice (cstream, 4 packs in
+// flight a thread).
+#define SM_CLUSTER(S, NAME, NV, CS)                                                                            \
+    extern "C" __global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(1024, 1)                           \
+        softmax_cluster_##NAME##_v##NV##_c##CS(SM_PARAMS(S)) {                                                 \
+        row_cluster<SoftmaxOp<S>, NV, CS>(SoftmaxOp<S>(), x, y, cols);                                         \
+    }
+#define SM_CSTREAM(S, NAME, CS)                                                                                \
+    extern "C" __global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(1024)                              \
+        softmax_cstream_##NAME##_c##CS(SM_PARAMS(S)) {                                                         \
+        row_cstream<SoftmaxOp<S>, CS, 4>(SoftmaxOp<S>(), x, y, cols);                                          \
+    }
+#define SM_SM90(S, NAME)          \
+    SM_CLUSTER(S, NAME, 8, 2)     \
+    SM_CLUSTER(S, NAME, 8, 4)     \
+    SM_CLUSTER(S, NAME, 8, 8)     \
+    SM_CSTREAM(S, NAME, 2)        \
+    SM_CSTREAM(S, NAME, 4)        \
+    SM_CSTREAM(S, NAME, 8)
+SM_SM90(F32, f32)
+SM_SM90(BF16, bf16)
+#endif

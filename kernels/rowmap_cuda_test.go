@@ -1,0 +1,354 @@
+//go:build cuda
+
+package kernels
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"testing"
+
+	"gorgonia.org/cu"
+)
+
+var sweepAltsFlag = flag.Bool("kernels.sweep.alts", false, "TestCUDASweep: time the alternatives too")
+
+var sweepFlag = flag.Bool("kernels.sweep", false, "TestCUDASweep: time LayerNorm, Softmax, GELU and SwiGLU (fused, "+
+	"naive, the copy at the same shape, and the other LayerNorm/Softmax plans of wide rows) on the cuda grid")
+
+// rowMapPlans lists plans that can run case c on a GPU of compute capability cc: every kernel of the row
+// modules, in the smallest block size that covers a row and one size up (idle threads), clusters of 2–8
+// blocks of every size that covers the row, and the loop kernel.
+func rowMapPlans(c Case, cc int) []rowMapPlan {
+	var ps []rowMapPlan
+	for _, vec := range []bool{true, false} {
+		e := 1
+		if vec {
+			e = 16 / c.DType.Size()
+			if c.Cols%e != 0 {
+				continue
+			}
+		}
+		for _, nv := range []int{1, 2, 4, 8} {
+			if c.Cols <= 32*nv*e && (nv == 1 || c.Cols > 16*nv*e) {
+				rows := 1
+				if vec {
+					rows = 8 / nv
+				}
+				ps = append(ps, rowMapPlan{kind: rowMapWarp, rows: rows, vec: vec, nv: nv})
+			}
+		}
+		nvs := []int{2, 4, 8}
+		if !vec {
+			nvs = []int{8, 16}
+		}
+		for _, nv := range nvs {
+			t := max(ceilPow2(ceilDiv(c.Cols, nv*e)), 64)
+			for _, threads := range []int{t, 2 * t} {
+				if threads <= 1024 {
+					ps = append(ps, rowMapPlan{kind: rowMapBlock, vec: vec, nv: nv, threads: threads})
+				}
+			}
+		}
+		if vec && cc >= 90 {
+			for _, cs := range []int{2, 4, 8} {
+				for _, threads := range []int{128, 256, 512, 1024} {
+					if chunk := threads * 8 * e; cs*chunk >= c.Cols && ((cs-1)*chunk < c.Cols || threads == 128) {
+						ps = append(ps, rowMapPlan{kind: rowMapCluster, cluster: cs, vec: true, nv: 8, threads: threads})
+					}
+				}
+			}
+		}
+		for _, threads := range []int{64, 1024} {
+			ps = append(ps, rowMapPlan{kind: rowMapLoop, vec: vec, nv: 4, threads: threads})
+		}
+		if vec && cc >= 90 {
+			for _, cs := range []int{2, 4, 8} {
+				for _, threads := range []int{64, 1024} {
+					ps = append(ps, rowMapPlan{kind: rowMapCStream, cluster: cs, vec: true, nv: 4, threads: threads})
+				}
+			}
+		}
+	}
+	return ps
+}
+
+// TestCUDARowMapPlans checks every fused LayerNorm and Softmax kernel — warps, blocks, clusters, the loop — in
+// the block sizes rowMapPlans lists, against the reference (TestKernels checks only the plans rowMapChoosePlan
+// picks, and its shapes reach no cluster).
+func TestCUDARowMapPlans(t *testing.T) {
+	be := cudaBackend(t)
+	defer func() { layerNormPlanFor, softmaxPlanFor = layerNormChoosePlan, softmaxChoosePlan }()
+	shapes := []Shape{{3, 4096}, {5, 1000}, {2, 65536}, {3, 20001}, {9, 256}, {19, 64}, {2, 262144}, {1, 1},
+		{4, 4099}, {2, 131072}, {3, 24576}, {33, 1000}}
+	for _, f := range []*Family{LayerNormFamily, SoftmaxFamily} {
+		for _, dt := range StorageDTypes {
+			for _, s := range shapes {
+				c := Case{DType: dt, Shape: s}
+				for _, p := range rowMapPlans(c, be.cc) {
+					t.Run(fmt.Sprintf("%s/%s/%v", f.Name, f.BenchName(c, Fused), p), func(t *testing.T) {
+						layerNormPlanFor = func(Case, int, int) rowMapPlan { return p }
+						softmaxPlanFor = layerNormPlanFor
+						if _, err := checkCase(be, f, c, Fused, caseSeed(t), nil); err != nil {
+							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestCUDARowMapModules checks the four families' fused kernels from the compute_75 modules too (on sm_90 the
+// launchers take the _sm90 ones), the GELU variants, and that both modules round bf16 outputs alike: the
+// hardware conversion of the _sm90 modules (cvt.rn.bf16x2) against f32_to_bf16.
+func TestCUDARowMapModules(t *testing.T) {
+	be := cudaBackend(t)
+	defer func(v string) { rowMapSM90, geluVariant = true, v }(geluVariant)
+	for _, f := range []*Family{LayerNormFamily, SoftmaxFamily, GELUFamily, SwiGLUFamily} {
+		for _, dt := range StorageDTypes {
+			for _, s := range []Shape{{33, 1000}, {5, 4096}, {3, 4099}, {2, 65536}, {7, 129}} {
+				c := Case{DType: dt, Shape: s}
+				variants := []string{""}
+				if f == GELUFamily {
+					variants = []string{"", "_n4", "_n6"}
+				}
+				for _, v := range variants {
+					t.Run(fmt.Sprintf("%s/%s%s", f.Name, f.BenchName(c, Fused), v), func(t *testing.T) {
+						geluVariant = v
+						var outs [2][]float32
+						for i, sm90 := range []bool{false, true} {
+							rowMapSM90 = sm90
+							res, err := checkCase(be, f, c, Fused, 1234, nil)
+							if err != nil {
+								t.Fatalf("sm90=%v: %v (reproduce with -run '%s')", sm90, err, t.Name())
+							}
+							for _, x := range res.got[0] {
+								outs[i] = append(outs[i], float32(x))
+							}
+						}
+						diff := 0
+						for i := range outs[0] {
+							if outs[0][i] != outs[1][i] {
+								diff++
+								if diff <= 3 {
+									t.Errorf("element %d: compute_75 module %v, sm_90 module %v", i, outs[0][i], outs[1][i])
+								}
+							}
+						}
+						if diff > 0 {
+							t.Errorf("%d of %d outputs differ between the modules", diff, len(outs[0]))
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// rowMapAlternatives are the plans TestCUDASweep times beside the default on wide rows: blocks with fewer
+// accesses a thread and more threads, clusters of smaller blocks (several resident per multiprocessor), and the
+// loop kernel.
+func rowMapAlternatives(c Case, cc int) []rowMapPlan {
+	e := 16 / c.DType.Size()
+	if c.Cols%e != 0 || c.Cols < 16384 {
+		return nil
+	}
+	var ps []rowMapPlan
+	for _, nv := range []int{2, 4, 8} {
+		if t := ceilDiv(c.Cols, nv*e); t <= 1024 {
+			ps = append(ps, rowMapPlan{kind: rowMapBlock, vec: true, nv: nv, threads: max(ceilPow2(t), 64)})
+		}
+	}
+	if cc >= 90 {
+		for _, threads := range []int{256, 512, 1024} {
+			if cs := ceilPow2(ceilDiv(c.Cols, threads*8*e)); cs >= 2 && cs <= 8 {
+				ps = append(ps, rowMapPlan{kind: rowMapCluster, cluster: cs, vec: true, nv: 8, threads: threads})
+			}
+		}
+		for _, cs := range []int{2, 4, 8} {
+			for _, threads := range []int{256, 512, 1024} {
+				ps = append(ps, rowMapPlan{kind: rowMapCStream, cluster: cs, vec: true, nv: 4, threads: threads})
+			}
+		}
+	}
+	return append(ps, rowMapPlan{kind: rowMapLoop, vec: true, nv: 4, threads: 1024},
+		rowMapPlan{kind: rowMapLoop, vec: true, nv: 4, threads: 256})
+}
+
+// aliasBuffer views the first n elements of a cuda buffer as a buffer of its own (not to be freed).
+func aliasBuffer(b Buffer, n int) *cudaBuffer {
+	cb := b.(*cudaBuffer)
+	if n > cb.n {
+		panic("aliasBuffer: too long")
+	}
+	return &cudaBuffer{dt: cb.dt, n: n, ptr: cb.ptr}
+}
+
+// TestCUDASweep (with -kernels.sweep) times LayerNorm, Softmax, GELU and SwiGLU on the cuda grid as the
+// benchmarks do (the suite's policy: cold L2, median of event-timed launches; pct-copy against the suite's own
+// 1 GiB copy), on cheap deterministic data in buffers shared by all shapes, so that it takes seconds rather than
+// the minutes of host-side random generation the benchmarks spend. Beside each fused kernel: the naive chain,
+// the copy at the same shape, and for wide LayerNorm/Softmax rows the other plans.
+func TestCUDASweep(t *testing.T) {
+	if !*sweepFlag {
+		t.Skip("with -kernels.sweep")
+	}
+	be := cudaBackend(t)
+	s := NewSuite(be, io.Discard)
+	suiteCopy, err := s.MeasureCopy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.copy.release(); s.copy = nil }()
+	defer func() {
+		layerNormPlanFor, softmaxPlanFor, rowMapSM90, geluVariant = layerNormChoosePlan, softmaxChoosePlan, true, "_n6"
+	}()
+	cold := s.Policy.Timing
+	fmt.Printf("sweep: %s (cc %d, %d SMs), suite copy %.1f GB/s\n", be.dev.Name, be.cc, be.dev.Workers, suiteCopy)
+	time := func(l Launch, timing Timing) float64 {
+		_, err := be.Time(l, 3, timing)
+		if err == nil {
+			var ns []float64
+			if ns, err = be.Time(l, 25, timing); err == nil {
+				return median(ns)
+			}
+		}
+		t.Error(err)
+		return math.NaN()
+	}
+	prep := func(f *Family, impl Impl, c Case, in, out []Buffer) Launch {
+		l, err := be.Prepare(f, impl, c, in, out)
+		if err != nil {
+			t.Error(err)
+		}
+		return l
+	}
+	grid := Grids["cuda"]
+	maxN, maxCols := 0, 0
+	for _, sh := range grid {
+		maxN, maxCols = max(maxN, sh.Rows*sh.Cols), max(maxCols, sh.Cols)
+	}
+	upload := func(dt DType, n int, f func(i int) float32) Buffer {
+		host := make([]float32, n)
+		for i := range host {
+			host[i] = f(i)
+		}
+		b, err := be.Alloc(dt, n)
+		if err == nil {
+			err = be.Upload(b, host)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	pattern := func(i int) float32 { return float32(uint32(i)*2654435761>>20)/1024 - 2 } // [-2, 2)
+	for _, dt := range StorageDTypes {
+		X := upload(dt, 2*maxN, pattern)
+		W := upload(dt, maxCols, func(i int) float32 { return 1 + pattern(i)/20 })
+		B := upload(dt, maxCols, func(i int) float32 { return pattern(i+7) / 10 })
+		Y, err := be.Alloc(dt, maxN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []*Family{LayerNormFamily, SoftmaxFamily, GELUFamily, SwiGLUFamily} {
+			for _, sh := range grid {
+				c := Case{DType: dt, Shape: sh}
+				var in []Buffer
+				for _, o := range f.Inputs {
+					src := X
+					switch o.Name {
+					case "w":
+						src = W
+					case "b":
+						src = B
+					}
+					in = append(in, aliasBuffer(src, o.Len(c)))
+				}
+				out := []Buffer{aliasBuffer(Y, sh.Rows*sh.Cols)}
+				bytes := float64(f.MinBytes(c))
+				cp := prep(CopyFamily, Fused, c, []Buffer{aliasBuffer(X, sh.Rows*sh.Cols)}, out)
+				nl := prep(f, Naive, c, in, out)
+				fl := prep(f, Fused, c, in, out)
+				if cp == nil || nl == nil || fl == nil {
+					continue
+				}
+				cns := time(cp, cold)
+				cp.Release()
+				cg := float64(CopyFamily.MinBytes(c)) / cns
+				nns := time(nl, cold)
+				nl.Release()
+				fns := time(fl, cold)
+				hot := ""
+				if fns < 20e3 {
+					hot = fmt.Sprintf(" (hot %.1f µs)", time(fl, Timing{})/1e3)
+				}
+				info := kernelInfo(be, fl)
+				fl.Release()
+				plan := ""
+				switch f {
+				case LayerNormFamily:
+					plan = layerNormChoosePlan(c, be.cc, be.dev.Workers).String()
+				case SoftmaxFamily:
+					plan = softmaxChoosePlan(c, be.cc, be.dev.Workers).String()
+				}
+				fg := bytes / fns
+				fmt.Printf("%-9s %s: fused %6.0f GB/s %5.1f%% copy (%5.1f%% of same-shape copy %6.0f GB/s) %8.1f µs%s | naive %8.1f µs %5.1fx | %s %s\n",
+					f.Name, f.BenchName(c, ""), fg, 100*fg/suiteCopy, 100*fg/cg, cg, fns/1e3, hot, nns/1e3, nns/fns, plan, info)
+				alt := func(label string) {
+					l, err := be.Prepare(f, Fused, c, in, out)
+					if err != nil {
+						fmt.Printf("    %-28s %v\n", label, err)
+						return
+					}
+					ns := time(l, cold)
+					info := kernelInfo(be, l)
+					l.Release()
+					fmt.Printf("    %-28s %6.0f GB/s %5.1f%% copy %8.1f µs %s\n", label, bytes/ns, 100*bytes/ns/suiteCopy, ns/1e3, info)
+				}
+				if !*sweepAltsFlag {
+					continue
+				}
+				rowMapSM90 = false
+				alt("compute_75 module")
+				rowMapSM90 = true
+				if f == GELUFamily {
+					for _, v := range []string{"", "_n4"} {
+						geluVariant = v
+						alt("variant " + v)
+					}
+					geluVariant = "_n6"
+				}
+				if f != LayerNormFamily && f != SoftmaxFamily {
+					continue
+				}
+				for _, p := range rowMapAlternatives(c, be.cc) {
+					layerNormPlanFor = func(Case, int, int) rowMapPlan { return p }
+					softmaxPlanFor = layerNormPlanFor
+					alt(p.String())
+				}
+				layerNormPlanFor, softmaxPlanFor = layerNormChoosePlan, softmaxChoosePlan
+			}
+		}
+		for _, b := range []Buffer{X, W, B, Y} {
+			be.Free(b)
+		}
+	}
+}
+
+// kernelInfo is the registers and local memory (spills) of each kernel of a launch, as the driver compiled them.
+func kernelInfo(be *CUDA, l Launch) string {
+	cl := l.(*cudaLaunch)
+	var out string
+	be.do(func() error {
+		for _, st := range cl.steps {
+			regs, _ := st.fn.Attribute(cu.NumRegs)
+			local, _ := st.fn.Attribute(cu.LocalSizeBytes)
+			out += fmt.Sprintf("[%s %dr %dB]", st.name, regs, local)
+		}
+		return nil
+	})
+	return out
+}
