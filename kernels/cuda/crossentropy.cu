@@ -1,0 +1,561 @@
+// crossentropy.cu: fused cross-entropy over logits x [rows, cols = vocab] with int32 labels [rows]
+// (CrossEntropyFamily): loss[r] = logsumexp(x[r]) − x[r, label] and dlogits[r] = softmax(x[r]) − onehot(label),
+// a zero loss and a zero dlogits row for label = −100 (ignore_index; any label outside [0, cols) is treated the
+// same way). fp32 arithmetic, fp32 or bf16 storage.
+//
+// The fused kernels read each logit once from memory and write each gradient once: a row (or a block's share of
+// it) stays in registers between the reduction and the write, as in rmsnorm.cu, whose plans these follow. The
+// reduction is online softmax: each thread reduces its elements to a pair (m = max, s = Σ e^(x−m)), and pairs
+// merge as (max(m1, m2), s1·e^(m1−M) + s2·e^(m2−M)) through warp shuffles, shared memory and (clusters)
+// distributed shared memory — one reduction per row for both the maximum and the sum. The merge is commutative
+// bit for bit (no contraction), so every lane of a butterfly ends with the same pair. e^x is ex2.approx of
+// (x − m)·log2 e (2 ulp); the loss's log is the accurate logf. Ignored rows skip the read.
+//
+//   xent_team_*:    a team of L = 1 … 32 lanes per row, 256/L rows a block, for rows of at most 32·NV·E
+//                   elements (NV·E per lane: the reduction's shuffles shared by as many elements as possible).
+//   xent_block_*:   one block per row, each thread NV accesses of the row (rows up to 1024·NV·E elements).
+//   xent_cluster_*: sm_90 only: a thread-block cluster of CS blocks per row, pairs merged through distributed
+//                   shared memory.
+//   xent_cstream_*: sm_90 only, 16-byte accesses: a cluster of CS blocks per row, each streaming its slice
+//                   twice (the second read mostly from L2), for rows too long for a cluster's registers.
+//   xent_stream_*:  any row: one block per row, two passes over the row (the second re-reads it), for rows too
+//                   long for the plans above (or columns that rule out 16-byte accesses and exceed 1024·16).
+//
+// This file is compiled twice: -arch=compute_75 to ptx/crossentropy.ptx (every kernel but the clusters) and
+// -arch=compute_90 to ptx/crossentropy_sm90.ptx (every kernel, the clusters included), where bf16 results are
+// rounded two at a time by cvt.rn.bf16x2.f32 (round to nearest even like f32_to_bf16; only a NaN's payload may
+// differ); the launcher takes every fused kernel from the sm_90 module on compute capability 9.0 and later.
+//
+// The gradient at the label (softmax − 1) is written by the thread that holds that column, after its 16-byte
+// stores, from the label's logit loaded on its own (the same value): no per-element comparison. That thread also
+// writes the row's loss.
+//
+// The naive chain's steps that are not generic eager ops (nll_loss's gather, the one-hot subtraction with the
+// ignore mask) are the one-thread-per-row kernels xent_naive_loss and xent_naive_onehot.
+#include "common.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#include <cooperative_groups.h>
+#endif
+
+#define XENT_IGNORE (-100)
+#define XENT_L2E 1.4426950408889634f
+#define XENT_NEG_INF (-__int_as_float(0x7f800000))
+
+// ex2 is 2^x, approximate (ex2.approx.ftz: relative error ~2^-22; 0 for −inf).
+__device__ __forceinline__ float ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// ms_merge folds the pair (m2, s2) into (m, s). Symmetric bit for bit: no fused multiply-add.
+__device__ __forceinline__ void ms_merge(float& m, float& s, float m2, float s2) {
+    const float M = fmaxf(m, m2);
+    const float a = m == M ? 1.0f : ex2(__fmul_rn(m - M, XENT_L2E));
+    const float b = m2 == M ? 1.0f : ex2(__fmul_rn(m2 - M, XENT_L2E));
+    s = __fadd_rn(__fmul_rn(s, a), __fmul_rn(s2, b));
+    m = M;
+}
+
+__device__ __forceinline__ void warp_ms(float& m, float& s) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, s, o);
+        ms_merge(m, s, m2, s2);
+    }
+}
+
+// block_ms merges the block's pairs; every thread gets the same result. rm, rs hold 32 floats each.
+__device__ __forceinline__ void block_ms(float& m, float& s, float* rm, float* rs) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    warp_ms(m, s);
+    __syncthreads();
+    if (lane == 0) rm[warp] = m, rs[warp] = s;
+    __syncthreads();
+    m = lane < warps ? rm[lane] : XENT_NEG_INF;
+    s = lane < warps ? rs[lane] : 0.0f;
+    warp_ms(m, s);
+}
+
+__device__ __forceinline__ bool xent_live(long long label, long long cols) { return label >= 0 && label < cols; }
+
+// put_pack sets the E elements of o from f.
+template <class P>
+__device__ __forceinline__ void put_pack(P& o, const float* f) {
+#pragma unroll
+    for (int j = 0; j < P::E; j++) o.set(j, f[j]);
+}
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+template <>
+__device__ __forceinline__ void put_pack(Pack<BF16, true>& o, const float* f) {
+    unsigned w[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w[k]) : "f"(f[2 * k + 1]), "f"(f[2 * k]));
+    o.raw = make_uint4(w[0], w[1], w[2], w[3]);
+}
+#endif
+
+// XentShare is one thread's share of a row in registers: NV accesses `step` elements apart, the first at the
+// row's column c; access k exists when k·step < n.
+template <class S, bool V, int NV>
+struct XentShare {
+    typedef Pack<S, V> P;
+    // KEEP (fp32 storage): local() replaces each element by e^(x − m), m the share's own maximum, so that the
+    // write after the reduction costs one multiplication an element instead of a second exponential.
+    enum { KEEP = sizeof(typename S::T) == 4 };
+    P v[NV];
+
+    __device__ __forceinline__ void load(const typename S::T* xp, int step, int n) {
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k * step < n) v[k].load(xp + k * step);
+    }
+    // local returns this share's pair (−inf, 0 when empty).
+    __device__ __forceinline__ void local(int step, int n, float& m, float& s) {
+        m = XENT_NEG_INF;
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k * step < n) {
+#pragma unroll
+                for (int j = 0; j < P::E; j++) m = fmaxf(m, v[k].get(j));
+            }
+        float s0 = 0.0f, s1 = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k * step < n) {
+#pragma unroll
+                for (int j = 0; j < P::E; j++) {
+                    const float e = ex2((v[k].get(j) - m) * XENT_L2E);
+                    if (KEEP) v[k].set(j, e);
+                    if (j & 1) s1 += e;
+                    else s0 += e;
+                }
+            }
+        s = s0 + s1;
+    }
+    // store writes the softmax e^(x−M)·inv of the share (the label's column is fixed up by fix_label); mloc is
+    // the m local() returned.
+    __device__ __forceinline__ void store(typename S::T* dp, int step, int n, float mloc, float M, float inv) const {
+        const float sc = KEEP ? ex2((mloc - M) * XENT_L2E) * inv : inv;
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k * step < n) {
+                float f[P::E];
+#pragma unroll
+                for (int j = 0; j < P::E; j++)
+                    f[j] = KEEP ? v[k].get(j) * sc : ex2((v[k].get(j) - M) * XENT_L2E) * inv;
+                P o = P();
+                put_pack(o, f);
+                o.store(dp + k * step);
+            }
+    }
+    static __device__ __forceinline__ void zero(typename S::T* dp, int step, int n) {
+        const P z = P();
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k * step < n) z.store(dp + k * step);
+    }
+};
+
+// share_len is how many elements of its row, from column c on, a share of `chunk` elements may touch.
+__device__ __forceinline__ int share_len(long long cols, long long c, long long chunk) {
+    const long long left = cols - c;
+    return left <= 0 ? 0 : left >= chunk ? (int)chunk : (int)left;
+}
+
+// owns_label: whether the share at column c (accesses of E elements, step apart, within n) holds the label.
+__device__ __forceinline__ bool owns_label(long long label, long long c, int n, int step, int E) {
+    const long long d = label - c;
+    return d >= 0 && d < n && (int)d % step < E;
+}
+
+// fix_label writes the label's gradient, softmax − 1, and the row's loss; called by the label's owner after its
+// stores (same thread, so the fix lands after the plain softmax value).
+template <class S>
+__device__ __forceinline__ void fix_label(typename S::T* drow, float* loss, long long label, float xl, float M,
+                                          float sum, float inv) {
+    drow[label] = S::put(ex2((xl - M) * XENT_L2E) * inv - 1.0f);
+    *loss = (M - xl) + logf(sum);
+}
+
+template <class S>
+__device__ __forceinline__ float xent_loss(const typename S::T* xrow, long long label, float M, float sum) {
+    return (M - S::get(xrow[label])) + logf(sum);
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// xent_cluster (module crossentropy_sm90): a cluster of CS consecutive blocks per row, block rank = part of the
+// row; the blocks' pairs meet in distributed shared memory between two cluster barriers.
+template <class S, int NV, int CS>
+__device__ __forceinline__ void xent_cluster(const typename S::T* __restrict__ x, const int* __restrict__ labels,
+                                             float* __restrict__ loss, typename S::T* __restrict__ dl,
+                                             long long cols) {
+    typedef XentShare<S, true, NV> Sh;
+    __shared__ float rm[32], rs[32];
+    __shared__ float mine[2];
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    const int E = Sh::P::E;
+    const int step = blockDim.x * E;
+    const long long chunk = (long long)step * NV;
+    const long long row = blockIdx.x / CS;
+    const int rank = (int)cluster.block_rank();
+    const long long c = (long long)rank * chunk + (long long)threadIdx.x * E;
+    const int n = share_len(cols, c, chunk);
+    const long long label = labels[row];
+    const typename S::T* xr = x + row * cols;
+    typename S::T* dr = dl + row * cols;
+    if (!xent_live(label, cols)) {  // the whole cluster: no barrier, no shared memory used
+        Sh::zero(dr + c, step, n);
+        if (rank == 0 && threadIdx.x == 0) loss[row] = 0.0f;
+        return;
+    }
+    const bool own = owns_label(label, c, n, step, E);
+    Sh sh;
+    sh.load(xr + c, step, n);
+    float xl = 0.0f;
+    if (own) xl = S::get(xr[label]);
+    float m, s;
+    sh.local(step, n, m, s);
+    const float mloc = m;
+    block_ms(m, s, rm, rs);
+    if (threadIdx.x == 0) mine[0] = m, mine[1] = s;
+    asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");  // every part published
+    float M = XENT_NEG_INF, sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < CS; i++) {
+        const float* p = cluster.map_shared_rank(mine, i);
+        ms_merge(M, sum, p[0], p[1]);
+    }
+    asm volatile("barrier.cluster.arrive;" ::: "memory");  // done reading the others' parts
+    const float inv = 1.0f / sum;
+    sh.store(dr + c, step, n, mloc, M, inv);
+    if (own) fix_label<S>(dr, loss + row, label, xl, M, sum, inv);
+    asm volatile("barrier.cluster.wait;" ::: "memory");  // keep `mine` until every block has read it
+}
+
+// xent_cstream (module crossentropy_sm90): a cluster of CS blocks per row, each streaming its slice of the row
+// twice — once for its pair, which the cluster merges through distributed shared memory, once to write — with U
+// accesses a thread in flight. The registers hold no row, so several blocks share a multiprocessor, and the
+// second read of a slice mostly hits L2 (the cluster reads it again a few microseconds later).
+template <class S, int U, int CS>
+__device__ __forceinline__ void xent_cstream(const typename S::T* __restrict__ x, const int* __restrict__ labels,
+                                             float* __restrict__ loss, typename S::T* __restrict__ dl,
+                                             long long cols) {
+    typedef Pack<S, true> P;
+    __shared__ float rm[32], rs[32];
+    __shared__ float mine[2];
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    const int E = P::E;
+    const long long row = blockIdx.x / CS;
+    const long long rank = cluster.block_rank();
+    const long long per = ((cols / E) + CS - 1) / CS * E;  // columns a slice
+    const long long lo = rank * per, hi = min(cols, lo + per);
+    const long long step = (long long)blockDim.x * E;
+    const long long label = labels[row];
+    const typename S::T* xr = x + row * cols;
+    typename S::T* dr = dl + row * cols;
+    if (!xent_live(label, cols)) {  // the whole cluster: no barrier, no shared memory used
+        const P z = P();
+        for (long long c = lo + (long long)threadIdx.x * E; c < hi; c += step) z.store(dr + c);
+        if (rank == 0 && threadIdx.x == 0) loss[row] = 0.0f;
+        return;
+    }
+    float m = XENT_NEG_INF, s = 0.0f;
+    for (long long c0 = lo + (long long)threadIdx.x * E; c0 < hi; c0 += U * step) {
+        P v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * step < hi) v[u].load(xr + c0 + u * step);
+        float mc = XENT_NEG_INF;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * step < hi) {
+#pragma unroll
+                for (int j = 0; j < E; j++) mc = fmaxf(mc, v[u].get(j));
+            }
+        const float M = fmaxf(m, mc);
+        float sc = 0.0f;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * step < hi) {
+#pragma unroll
+                for (int j = 0; j < E; j++) sc += ex2((v[u].get(j) - M) * XENT_L2E);
+            }
+        s = (m == M ? s : s * ex2((m - M) * XENT_L2E)) + sc;
+        m = M;
+    }
+    block_ms(m, s, rm, rs);
+    if (threadIdx.x == 0) mine[0] = m, mine[1] = s;
+    asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");  // every part published
+    float M = XENT_NEG_INF, sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < CS; i++) {
+        const float* p = cluster.map_shared_rank(mine, i);
+        ms_merge(M, sum, p[0], p[1]);
+    }
+    asm volatile("barrier.cluster.arrive;" ::: "memory");  // done reading the others' parts
+    const float inv = 1.0f / sum;
+    bool own = false;
+    for (long long c0 = lo + (long long)threadIdx.x * E; c0 < hi; c0 += U * step) {
+        P v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * step < hi) v[u].load(xr + c0 + u * step);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long c = c0 + u * step;
+            if (c < hi) {
+                float f[E];
+#pragma unroll
+                for (int j = 0; j < E; j++) f[j] = ex2((v[u].get(j) - M) * XENT_L2E) * inv;
+                P o = P();
+                put_pack(o, f);
+                o.store(dr + c);
+                own |= label >= c && label < c + E;
+            }
+        }
+    }
+    if (own) fix_label<S>(dr, loss + row, label, S::get(xr[label]), M, sum, inv);
+    asm volatile("barrier.cluster.wait;" ::: "memory");  // keep `mine` until every block has read it
+}
+
+#define XENT_CSTREAM(S, NAME, CS)                                                                                   \
+    extern "C" __global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(1024)                                  \
+        xent_cstream_##NAME##_c##CS(const S::T* x, const int* labels, float* loss, S::T* dl, long long rows,      \
+                                    long long cols) {                                                              \
+        xent_cstream<S, 8, CS>(x, labels, loss, dl, cols);                                                         \
+    }
+XENT_CSTREAM(F32, f32, 2)
+XENT_CSTREAM(F32, f32, 4)
+XENT_CSTREAM(F32, f32, 8)
+XENT_CSTREAM(BF16, bf16, 2)
+XENT_CSTREAM(BF16, bf16, 4)
+XENT_CSTREAM(BF16, bf16, 8)
+
+#define XENT_CLUSTER(S, NAME, NV, CS)                                                                                \
+    extern "C" __global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(1024, 1)                                 \
+        xent_cluster_##NAME##_v##NV##_c##CS(const S::T* x, const int* labels, float* loss, S::T* dl,                 \
+                                            long long rows, long long cols) {                                        \
+        xent_cluster<S, NV, CS>(x, labels, loss, dl, cols);                                                          \
+    }
+XENT_CLUSTER(F32, f32, 8, 2)
+XENT_CLUSTER(F32, f32, 8, 4)
+XENT_CLUSTER(F32, f32, 8, 8)
+XENT_CLUSTER(BF16, bf16, 8, 2)
+XENT_CLUSTER(BF16, bf16, 8, 4)
+XENT_CLUSTER(BF16, bf16, 8, 8)
+#endif  // clusters
+
+// Every other kernel, in both modules.
+
+// xent_team: a team of L lanes (aligned within the warp) per row, 256/L rows a block; lane t of a team holds
+// accesses t, t + L, … (NV of them) of its row. Teams past the last row still take part in the shuffles.
+template <class S, bool V, int NV, int L>
+__device__ __forceinline__ void xent_team(const typename S::T* __restrict__ x, const int* __restrict__ labels,
+                                          float* __restrict__ loss, typename S::T* __restrict__ dl, long long rows,
+                                          long long cols) {
+    typedef XentShare<S, V, NV> Sh;
+    const int E = Sh::P::E;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;  // this thread's index in the grid
+    if (((first & ~31ll) / L) >= rows) return;  // the whole warp leaves together
+    const long long row = first / L;
+    const int step = L * E;
+    const long long c = (long long)(threadIdx.x & (L - 1)) * E;
+    const int n = share_len(cols, c, (long long)step * NV);
+    const bool valid = row < rows;
+    const long long label = valid ? labels[row] : XENT_IGNORE;
+    const bool live = valid && xent_live(label, cols);
+    const bool own = live && owns_label(label, c, n, step, E);
+    typename S::T* dr = dl + row * cols;
+    Sh sh;
+    float xl = 0.0f;
+    if (live) {
+        sh.load(x + row * cols + c, step, n);
+        if (own) xl = S::get(x[row * cols + label]);
+    }
+    float m = XENT_NEG_INF, s = 0.0f;
+    if (live) sh.local(step, n, m, s);
+    const float mloc = m;
+#pragma unroll
+    for (int o = L / 2; o > 0; o >>= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, m, o), s2 = __shfl_xor_sync(0xffffffffu, s, o);
+        ms_merge(m, s, m2, s2);
+    }
+    if (live) {
+        const float inv = 1.0f / s;
+        sh.store(dr + c, step, n, mloc, m, inv);
+        if (own) fix_label<S>(dr, loss + row, label, xl, m, s, inv);
+    } else if (valid) {
+        Sh::zero(dr + c, step, n);
+        if (c == 0) loss[row] = 0.0f;
+    }
+}
+
+template <class S, bool V, int NV>
+__device__ __forceinline__ void xent_block(const typename S::T* __restrict__ x, const int* __restrict__ labels,
+                                           float* __restrict__ loss, typename S::T* __restrict__ dl,
+                                           long long cols) {
+    typedef XentShare<S, V, NV> Sh;
+    __shared__ float rm[32], rs[32];
+    const int E = Sh::P::E;
+    const int step = blockDim.x * E;
+    const long long row = blockIdx.x;
+    const long long c = (long long)threadIdx.x * E;
+    const int n = share_len(cols, c, (long long)step * NV);
+    const long long label = labels[row];
+    const typename S::T* xr = x + row * cols;
+    typename S::T* dr = dl + row * cols;
+    if (!xent_live(label, cols)) {  // the whole block
+        Sh::zero(dr + c, step, n);
+        if (threadIdx.x == 0) loss[row] = 0.0f;
+        return;
+    }
+    const bool own = owns_label(label, c, n, step, E);
+    Sh sh;
+    sh.load(xr + c, step, n);
+    float xl = 0.0f;
+    if (own) xl = S::get(xr[label]);
+    float m, s;
+    sh.local(step, n, m, s);
+    const float mloc = m;
+    block_ms(m, s, rm, rs);
+    const float inv = 1.0f / s;
+    sh.store(dr + c, step, n, mloc, m, inv);
+    if (own) fix_label<S>(dr, loss + row, label, xl, m, s, inv);
+}
+
+// xent_stream: one block per row of any length; pass 1 folds U accesses a thread at a time into its pair, pass 2
+// reads the row again and writes the gradient.
+template <class S, bool V, int U>
+__device__ __forceinline__ void xent_stream(const typename S::T* __restrict__ x, const int* __restrict__ labels,
+                                            float* __restrict__ loss, typename S::T* __restrict__ dl,
+                                            long long cols) {
+    typedef Pack<S, V> P;
+    __shared__ float rm[32], rs[32];
+    const int E = P::E;
+    const long long step = (long long)blockDim.x * E;
+    const long long row = blockIdx.x;
+    const long long label = labels[row];
+    const typename S::T* xr = x + row * cols;
+    typename S::T* dr = dl + row * cols;
+    if (!xent_live(label, cols)) {
+        const P z = P();
+        for (long long c = (long long)threadIdx.x * E; c < cols; c += step) z.store(dr + c);
+        if (threadIdx.x == 0) loss[row] = 0.0f;
+        return;
+    }
+    float m = XENT_NEG_INF, s = 0.0f;
+    for (long long c0 = (long long)threadIdx.x * E; c0 < cols; c0 += U * step) {
+        P v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * step < cols) v[u].load(xr + c0 + u * step);
+        float mc = XENT_NEG_INF;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * step < cols) {
+#pragma unroll
+                for (int j = 0; j < E; j++) mc = fmaxf(mc, v[u].get(j));
+            }
+        const float M = fmaxf(m, mc);
+        float sc = 0.0f;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * step < cols) {
+#pragma unroll
+                for (int j = 0; j < E; j++) sc += ex2((v[u].get(j) - M) * XENT_L2E);
+            }
+        s = (m == M ? s : s * ex2((m - M) * XENT_L2E)) + sc;
+        m = M;
+    }
+    block_ms(m, s, rm, rs);
+    const float inv = 1.0f / s;
+    for (long long c0 = (long long)threadIdx.x * E; c0 < cols; c0 += U * step) {
+        P v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * step < cols) v[u].load(xr + c0 + u * step);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long c = c0 + u * step;
+            if (c < cols) {
+                P o = P();
+#pragma unroll
+                for (int j = 0; j < E; j++) {
+                    float p = ex2((v[u].get(j) - m) * XENT_L2E) * inv;
+                    if (c + j == label) p -= 1.0f;
+                    o.set(j, p);
+                }
+                o.store(dr + c);
+            }
+        }
+    }
+    if (threadIdx.x == 0) loss[row] = xent_loss<S>(xr, label, m, s);
+}
+
+// Entry points: xent_team_{f32,bf16}_{v,s}{NV}l{L}, xent_block_{f32,bf16}_{v,s}{NV}, xent_stream_{f32,bf16}_{v,s}.
+// Each thread holds at most 128 bytes of a row (64 registers with 1024 threads a block).
+#define XENT_TEAM(S, NAME, V, VN, NV, L)                                                                             \
+    extern "C" __global__ void __launch_bounds__(256) xent_team_##NAME##_##VN##NV##l##L(                             \
+        const S::T* x, const int* labels, float* loss, S::T* dl, long long rows, long long cols) {                   \
+        xent_team<S, V, NV, L>(x, labels, loss, dl, rows, cols);                                                     \
+    }
+#define XENT_BLOCK(S, NAME, V, VN, NV)                                                                               \
+    extern "C" __global__ void __launch_bounds__(1024, 1) xent_block_##NAME##_##VN##NV(                              \
+        const S::T* x, const int* labels, float* loss, S::T* dl, long long rows, long long cols) {                   \
+        xent_block<S, V, NV>(x, labels, loss, dl, cols);                                                             \
+    }
+#define XENT_STREAM(S, NAME, V, VN)                                                                                  \
+    extern "C" __global__ void __launch_bounds__(1024) xent_stream_##NAME##_##VN(                                    \
+        const S::T* x, const int* labels, float* loss, S::T* dl, long long rows, long long cols) {                   \
+        xent_stream<S, V, 4>(x, labels, loss, dl, cols);                                                             \
+    }
+#define XENT_DTYPE(S, NAME)                                                                                          \
+    XENT_TEAM(S, NAME, true, v, 8, 1)                                                                                \
+    XENT_TEAM(S, NAME, true, v, 8, 2)                                                                                \
+    XENT_TEAM(S, NAME, true, v, 8, 4)                                                                                \
+    XENT_TEAM(S, NAME, true, v, 8, 8)                                                                                \
+    XENT_TEAM(S, NAME, true, v, 8, 16)                                                                               \
+    XENT_TEAM(S, NAME, true, v, 8, 32)                                                                               \
+    XENT_TEAM(S, NAME, false, s, 16, 1)                                                                              \
+    XENT_TEAM(S, NAME, false, s, 16, 2)                                                                              \
+    XENT_TEAM(S, NAME, false, s, 16, 4)                                                                              \
+    XENT_TEAM(S, NAME, false, s, 16, 8)                                                                              \
+    XENT_TEAM(S, NAME, false, s, 16, 16)                                                                             \
+    XENT_TEAM(S, NAME, false, s, 16, 32)                                                                             \
+    XENT_BLOCK(S, NAME, true, v, 2)                                                                                  \
+    XENT_BLOCK(S, NAME, true, v, 4)                                                                                  \
+    XENT_BLOCK(S, NAME, true, v, 8)                                                                                  \
+    XENT_BLOCK(S, NAME, false, s, 4)                                                                                 \
+    XENT_BLOCK(S, NAME, false, s, 8)                                                                                 \
+    XENT_BLOCK(S, NAME, false, s, 16)                                                                                \
+    XENT_STREAM(S, NAME, true, v)                                                                                    \
+    XENT_STREAM(S, NAME, false, s)
+
+XENT_DTYPE(F32, f32)
+XENT_DTYPE(BF16, bf16)
+
+// The naive chain's two row kernels, one thread per row. xent_naive_loss: loss[r] = −logp[r, label], 0 for an
+// ignored row (nll_loss). xent_naive_onehot: p[r, label] −= 1 and mask[r] = 1 for a kept row, mask[r] = 0 for
+// an ignored one.
+extern "C" __global__ void xent_naive_loss(float* loss, const float* logp, const int* labels, long long rows,
+                                           long long cols) {
+    const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    const long long lb = labels[r];
+    loss[r] = xent_live(lb, cols) ? -logp[r * cols + lb] : 0.0f;
+}
+
+extern "C" __global__ void xent_naive_onehot(float* p, float* mask, const int* labels, long long rows,
+                                             long long cols) {
+    const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    const long long lb = labels[r];
+    if (xent_live(lb, cols)) {
+        p[r * cols + lb] -= 1.0f;
+        mask[r] = 1.0f;
+    } else {
+        mask[r] = 0.0f;
+    }
+}

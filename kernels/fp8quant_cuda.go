@@ -1,0 +1,84 @@
+//go:build cuda
+
+package kernels
+
+//go:generate nvcc -ptx -arch=compute_75 -o cuda/ptx/fp8quant.ptx cuda/fp8quant.cu
+//go:generate nvcc -ptx -arch=compute_90 -o cuda/ptx/fp8quant_sm90.ptx cuda/fp8quant.cu
+
+import "fmt"
+
+func init() { registerCUDA(FP8QuantFamily, "fp8quant", fp8QuantFusedCUDA, fp8QuantNaiveCUDA) }
+
+// fp8QuantPlanFor picks the plan of a scale=row case; the tests swap it.
+var fp8QuantPlanFor = fp8QuantChoosePlan
+
+// fp8QuantChoosePlan is rowChoosePlan (crossentropy_cuda.go), except for rows wider than 512 threads' worth on
+// sm_90 (16-byte accesses): a cluster of 512-thread blocks per row (two blocks a multiprocessor, so that one row's
+// reduction overlaps another's loads), and beyond 8 of them the streaming cluster of 8 × 512. Measured on an H200
+// (TestCUDARowSweep), pct of the 1 GiB copy: fp32 65536 4 × 512 98% (2 × 1024: 86–90%), 262144 streaming 8 × 512
+// 78% (8 × 1024 holding the row: 74–75%); bf16 65536 2 × 512 97% (one 1024-thread block: 92%), 262144 8 × 512
+// 84–85% (4 × 1024: 81%).
+func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
+	e := 16 / c.DType.Size()
+	if c.Cols%e != 0 || cc < 90 || c.Cols <= 512*8*e {
+		return rowChoosePlan(c, cc, sms)
+	}
+	if cs := ceilPow2(ceilDiv(c.Cols, 512*8*e)); cs <= 8 {
+		return rowPlan{cluster: max(cs, 2), vec: true, nv: 8, threads: 512}
+	}
+	return rowPlan{stream: true, cluster: 8, vec: true, nv: 8, threads: 512}
+}
+
+// fp8QuantFusedCUDA: amax and quantization in one pass (cuda/fp8quant.cu). scale=block128: teams of 8 lanes
+// per group with 16-byte loads (fp32 two groups a thread, bf16 four), else teams of 32 with one element per
+// access; scale=row: the row plans CrossEntropy uses.
+func fp8QuantFusedCUDA(l *cudaLaunch) {
+	x, q, scale := l.in[0], l.out[0], l.out[1]
+	d := map[DType]string{FP32: "f32", BF16: "bf16"}[l.DType]
+	if l.Variant != "block128" {
+		if l.Rows >= 1<<31 {
+			l.fail(fmt.Errorf("fp8quant: %d rows", l.Rows))
+			return
+		}
+		l.launchRowPlan(fp8QuantPlanFor(l.Case, l.cc(), l.sms()), "fp8_row", x, q, scale)
+		return
+	}
+	const block = 256
+	e := 16 / l.DType.Size()
+	lanes, groups, v := 8, 2, "v" // groups a thread
+	if l.DType == BF16 {
+		groups = 4
+	}
+	if l.Cols%e != 0 {
+		lanes, groups, v = 32, 1, "s"
+	}
+	n := int64(l.Rows) * int64(ceilDiv(l.Cols, fp8Block))
+	per := int64(block / lanes * groups) // groups a block
+	grid := (n + per - 1) / per
+	if grid >= 1<<31 {
+		l.fail(fmt.Errorf("fp8quant: %d groups", n))
+		return
+	}
+	l.kernelIn(l.rowFusedModule(), "fp8_b128_"+d+"_"+v, max(int(grid), 1), block, x, q, scale, l.Rows, l.Cols)
+}
+
+// fp8QuantNaiveCUDA is the CPU's chain (fp8QuantNaive): |x| → amax per group → clamp_min → /448 (the scales) →
+// x/scale → clamp(±448) → to e4m3 (fp8_naive_cast).
+func fp8QuantNaiveCUDA(l *cudaLaunch) {
+	rows, cols := l.Rows, l.Cols
+	g, ng := fp8Group(l.Case), fp8Groups(l.Case)
+	x := l.upcast(l.in[0].dense(cols), rows, cols)
+	amax := l.red(opMax, l.un(opAbs, x, rows, cols), rows, cols, g)
+	amax = l.bin(opMax, devDense(amax, ng), devScalar(fp8MinAmax), rows, ng).t
+	scales := l.out[1].tensor()
+	l.binary(opDiv, devDense(scales, ng), devDense(amax, ng), devScalar(E4M3Max), rows, ng)
+	perGroup := devView{t: scales, rowStride: ng, rowDiv: 1, colDiv: g}
+	if ng == 1 {
+		perGroup.colDiv = 0
+	}
+	clamped := l.un(opClampFP8, l.bin(opDiv, x, perGroup, rows, cols), rows, cols)
+	const block = 256
+	n := rows * cols
+	grid := min(max(ceilDiv(n, 4*block), 1), l.sms()*2048/block)
+	l.kernel("fp8_naive_cast", grid, block, l.out[0], clamped.t.ptr, n)
+}

@@ -1,0 +1,344 @@
+//go:build cuda
+
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"gorgonia.org/cu"
+)
+
+// rowPlans lists the plans that can run case c of a row kernel (CrossEntropy, FP8Quant scale=row) on a GPU of
+// compute capability cc: every team size from the smallest that holds the row, blocks of every access count in
+// the smallest block size that covers the row (and 1024), clusters without a wholly idle block, and the
+// streaming kernel.
+func rowPlans(c Case, cc int) []rowPlan {
+	var ps []rowPlan
+	for _, vec := range []bool{true, false} {
+		e, nvs, tnv := 1, []int{4, 8, 16}, 16
+		if vec {
+			e, nvs, tnv = 16/c.DType.Size(), []int{2, 4, 8}, 8
+			if c.Cols%e != 0 {
+				continue
+			}
+		}
+		for lanes := 1; lanes <= 32; lanes *= 2 {
+			if lanes*tnv*e >= c.Cols {
+				ps = append(ps, rowPlan{lanes: lanes, vec: vec, nv: tnv})
+			}
+		}
+		for _, nv := range nvs {
+			t := max(ceilPow2(ceilDiv(c.Cols, nv*e)), 64)
+			if t <= 1024 {
+				ps = append(ps, rowPlan{vec: vec, nv: nv, threads: t})
+			}
+			if t < 1024 {
+				ps = append(ps, rowPlan{vec: vec, nv: nv, threads: 1024})
+			}
+		}
+		if vec && cc >= 90 {
+			for _, cs := range []int{2, 4, 8} {
+				for _, threads := range []int{64, 128, 256, 512, 1024} {
+					if chunk := threads * 8 * e; cs*chunk >= c.Cols && (cs-1)*chunk < c.Cols {
+						ps = append(ps, rowPlan{cluster: cs, vec: true, nv: 8, threads: threads})
+					}
+				}
+			}
+		}
+		for _, threads := range []int{64, 1024} {
+			ps = append(ps, rowPlan{stream: true, vec: vec, nv: 4, threads: threads})
+		}
+		if vec && cc >= 90 {
+			for _, cs := range []int{2, 4, 8} {
+				for _, threads := range []int{64, 256, 512, 1024} {
+					ps = append(ps, rowPlan{stream: true, cluster: cs, vec: true, nv: 8, threads: threads})
+				}
+			}
+		}
+	}
+	return ps
+}
+
+// someIgnored labels every third row IgnoreIndex, the others uniformly.
+func someIgnored(r *rand.Rand, c Case, dst []float32) {
+	for i := range dst {
+		dst[i] = float32(r.IntN(c.Cols))
+		if i%3 == 1 {
+			dst[i] = IgnoreIndex
+		}
+	}
+}
+
+// TestCUDARowPlans checks every fused CrossEntropy and FP8Quant scale=row kernel and block size, clusters and
+// the streaming kernel included, against the reference (TestKernels checks only the plans the families pick).
+func TestCUDARowPlans(t *testing.T) {
+	be := cudaBackend(t)
+	defer func() { crossEntropyPlanFor, fp8QuantPlanFor = crossEntropyChoosePlan, fp8QuantChoosePlan }()
+	shapes := []Shape{{3, 4096}, {5, 1000}, {2, 65536}, {3, 20001}, {9, 256}, {19, 64}, {2, 262144}, {40, 100}, {1, 1}, {3, 12}}
+	for _, f := range []*Family{CrossEntropyFamily, FP8QuantFamily} {
+		for _, dt := range StorageDTypes {
+			for _, s := range shapes {
+				c := Case{DType: dt, Shape: s}
+				var gens map[string]generator
+				if f == FP8QuantFamily {
+					c.Variant = "row"
+				} else {
+					gens = map[string]generator{"labels": someIgnored}
+				}
+				for _, p := range rowPlans(c, be.cc) {
+					name := p.kernel("xent", dt)
+					if f == FP8QuantFamily {
+						name = p.kernel("fp8_row", dt)
+					}
+					t.Run(fmt.Sprintf("%s/%s/%s/t=%d", f.Name, f.BenchName(c, Fused), name, p.threads), func(t *testing.T) {
+						crossEntropyPlanFor = func(Case, int, int) rowPlan { return p }
+						fp8QuantPlanFor = crossEntropyPlanFor
+						if _, err := checkCase(be, f, c, Fused, caseSeed(t), gens); err != nil {
+							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestCUDAFP8QuantCodes: the fused kernels' codes are exactly E4M3FromF32(x·(1/scale)) computed on the host in
+// float32 from the GPU's own scales, for inputs over a wide range of magnitudes (subnormal codes included): the
+// kernels' conversion — software on compute capability < 9.0, cvt.rn.satfinite.e4m3x2 from 9.0 — is the CPU's
+// round-to-nearest-even, bit for bit.
+func TestCUDAFP8QuantCodes(t *testing.T) {
+	be := cudaBackend(t)
+	wide := func(r *rand.Rand, c Case, dst []float32) {
+		for i := range dst {
+			dst[i] = float32(r.NormFloat64() * math.Ldexp(1, r.IntN(24)-12))
+		}
+	}
+	for _, dt := range StorageDTypes {
+		for _, s := range []Shape{{5, 4096}, {3, 1001}, {7, 384}, {2, 65536}} {
+			for _, v := range FP8QuantFamily.Variants {
+				c := Case{DType: dt, Shape: s, Variant: v}
+				t.Run(FP8QuantFamily.BenchName(c, Fused), func(t *testing.T) {
+					res, err := checkCase(be, FP8QuantFamily, c, Fused, caseSeed(t), map[string]generator{"x": wide})
+					if err != nil {
+						t.Fatal(err)
+					}
+					x, q, scales := res.in[0], res.got[0], res.got[1]
+					g, ng := fp8Group(c), fp8Groups(c)
+					bad := 0
+					for i, xv := range x {
+						r, col := i/c.Cols, i%c.Cols
+						inv := 1 / float32(scales[r*ng+col/g])
+						want := F32FromE4M3(E4M3FromF32(float32(xv) * inv))
+						if float32(q[i]) != want {
+							if bad++; bad <= 5 {
+								t.Errorf("element %d: x = %v, scale = %v: code %v, want %v", i, xv, scales[r*ng+col/g], q[i], want)
+							}
+						}
+					}
+					if bad > 0 {
+						t.Errorf("%d of %d codes differ", bad, len(x))
+					}
+				})
+			}
+		}
+	}
+}
+
+// sweepBuffers are device buffers sized for the largest case of the cuda grid, filled once, that the sweep's
+// cases view at their own lengths.
+type sweepBuffers struct {
+	a, b, o1, o2 *cudaBuffer // 2^28 elements of the storage dtype (o2 also serves FP8's codes: 2^28 bytes)
+	cos, sin     *cudaBuffer // fp32 tables
+	labels       *cudaBuffer // int32
+	scales       *cudaBuffer // fp32
+}
+
+func (sb *sweepBuffers) all() []*cudaBuffer {
+	return []*cudaBuffer{sb.a, sb.b, sb.o1, sb.o2, sb.cos, sb.sin, sb.labels, sb.scales}
+}
+
+// aliasBuf is b seen as n elements of dt.
+func aliasBuf(b *cudaBuffer, dt DType, n int) *cudaBuffer {
+	return &cudaBuffer{dt: dt, n: n, ptr: b.ptr}
+}
+
+// fillFast writes uniform values in [-lim, lim) of dt into b, encoded on every core and copied in one go.
+func fillFast(t *testing.T, be *CUDA, b *cudaBuffer, seed uint64, lim float32) {
+	raw := make([]byte, b.bytes())
+	workers := runtime.NumCPU()
+	chunk := (b.n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			x := seed*0x9e3779b97f4a7c15 + uint64(lo) | 1
+			for i := lo; i < hi; i++ {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+				v := lim * (float32(x>>40)/(1<<23) - 1)
+				switch b.dt {
+				case FP32:
+					*(*float32)(unsafe.Pointer(&raw[4*i])) = v
+				case BF16:
+					*(*uint16)(unsafe.Pointer(&raw[2*i])) = BF16FromF32(v)
+				}
+			}
+		}(w*chunk, min((w+1)*chunk, b.n))
+	}
+	wg.Wait()
+	if err := be.do(func() error { return cu.MemcpyHtoD(b.ptr, unsafe.Pointer(&raw[0]), b.bytes()) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCUDARowSweep (with -kernels.tune) times RoPE, CrossEntropy and FP8Quant, fused and naive, on the cuda grid
+// (cold L2, the suite's policy), with uniform inputs filled fast (the benchmarks' normal draws take minutes on
+// the host), and the other row plans of CrossEntropy and FP8Quant scale=row on rows of 16384 columns and more.
+// Labels: about one row in eight ignored, as crossEntropyLabels draws them.
+func TestCUDARowSweep(t *testing.T) {
+	if !*tuneFlag {
+		t.Skip("needs -kernels.tune")
+	}
+	be := cudaBackend(t)
+	s := NewSuite(be, nil)
+	copyGBps, err := s.MeasureCopy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.copy.release()
+	fmt.Printf("sweep: %s, copy %.0f GB/s (1 GiB fp32, cold)\n", be.Device().Name, copyGBps)
+	defer func() { crossEntropyPlanFor, fp8QuantPlanFor = crossEntropyChoosePlan, fp8QuantChoosePlan }()
+	timeIt := func(l Launch, warm, n int) float64 {
+		if _, err := be.Time(l, warm, s.Policy.Timing); err != nil {
+			t.Fatal(err)
+		}
+		ns, err := be.Time(l, n, s.Policy.Timing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return median(ns)
+	}
+	const maxN = 1 << 28
+	for _, dt := range StorageDTypes {
+		sb := &sweepBuffers{}
+		alloc := func(dt DType, n int) *cudaBuffer {
+			b, err := be.Alloc(dt, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b.(*cudaBuffer)
+		}
+		sb.a, sb.b, sb.o1, sb.o2 = alloc(dt, maxN), alloc(dt, maxN), alloc(dt, maxN), alloc(dt, maxN)
+		sb.cos, sb.sin = alloc(FP32, 262144*64), alloc(FP32, 262144*64)
+		sb.labels, sb.scales = alloc(Int32, 262144), alloc(FP32, maxN/128)
+		fillFast(t, be, sb.a, 1, 4)
+		fillFast(t, be, sb.b, 2, 4)
+		fillFast(t, be, sb.cos, 3, 1)
+		fillFast(t, be, sb.sin, 4, 1)
+		for _, shape := range Grids["cuda"] {
+			n := shape.Rows * shape.Cols
+			labels := make([]float32, shape.Rows)
+			for r := range labels {
+				h := uint64(r)*0x9e3779b97f4a7c15 + 12345
+				h ^= h >> 29
+				if labels[r] = float32(h % uint64(shape.Cols)); (h>>32)%8 == 0 {
+					labels[r] = IgnoreIndex
+				}
+			}
+			if err := be.Upload(aliasBuf(sb.labels, Int32, shape.Rows), labels); err != nil {
+				t.Fatal(err)
+			}
+			type fam struct {
+				f       *Family
+				variant string
+				in, out []Buffer
+			}
+			fams := []fam{
+				{RoPEFamily, "", []Buffer{aliasBuf(sb.a, dt, n), aliasBuf(sb.b, dt, n), aliasBuf(sb.cos, FP32, shape.Rows*64), aliasBuf(sb.sin, FP32, shape.Rows*64)},
+					[]Buffer{aliasBuf(sb.o1, dt, n), aliasBuf(sb.o2, dt, n)}},
+				{CrossEntropyFamily, "", []Buffer{aliasBuf(sb.a, dt, n), aliasBuf(sb.labels, Int32, shape.Rows)},
+					[]Buffer{aliasBuf(sb.scales, FP32, shape.Rows), aliasBuf(sb.o1, dt, n)}},
+				{FP8QuantFamily, "row", []Buffer{aliasBuf(sb.a, dt, n)}, []Buffer{aliasBuf(sb.o2, E4M3, n), aliasBuf(sb.scales, FP32, shape.Rows)}},
+				{FP8QuantFamily, "block128", []Buffer{aliasBuf(sb.a, dt, n)},
+					[]Buffer{aliasBuf(sb.o2, E4M3, n), aliasBuf(sb.scales, FP32, shape.Rows*ceilDiv(shape.Cols, 128))}},
+			}
+			// The copy of a into o1 at this shape: what the kernels could reach at this size.
+			cc := Case{DType: dt, Shape: shape}
+			cp, err := be.Prepare(CopyFamily, Fused, cc, []Buffer{aliasBuf(sb.a, dt, n)}, []Buffer{aliasBuf(sb.o1, dt, n)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cns := timeIt(cp, 3, 15)
+			cp.Release()
+			fmt.Printf("sweep copy         %s | %6.0f GB/s %5.1f%% copy %9.1f µs\n", CopyFamily.BenchName(cc, ""),
+				float64(CopyFamily.MinBytes(cc))/cns, 100*float64(CopyFamily.MinBytes(cc))/cns/copyGBps, cns/1e3)
+			for _, fm := range fams {
+				c := Case{DType: dt, Shape: shape, Variant: fm.variant}
+				bytes := float64(fm.f.MinBytes(c))
+				nl, err := be.Prepare(fm.f, Naive, c, fm.in, fm.out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				nns := timeIt(nl, 2, 5)
+				nl.Release()
+				fl, err := be.Prepare(fm.f, Fused, c, fm.in, fm.out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fns := timeIt(fl, 3, 15)
+				fl.Release()
+				g := bytes / fns
+				line := fmt.Sprintf("sweep %-12s %s | fused %6.0f GB/s %5.1f%% copy %9.1f µs | naive %9.1f µs %5.2fx",
+					fm.f.Name, fm.f.BenchName(c, ""), g, 100*g/copyGBps, fns/1e3, nns/1e3, nns/fns)
+				if fm.f == RoPEFamily && dt == BF16 {
+					ropeBF16Suffix = ""
+					l, err := be.Prepare(fm.f, Fused, c, fm.in, fm.out)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ans := timeIt(l, 3, 10)
+					l.Release()
+					ropeBF16Suffix = "_m3"
+					line += fmt.Sprintf("\n      rope_bf16 (64 registers) %6.0f GB/s %5.1f%% copy", bytes/ans, 100*bytes/ans/copyGBps)
+				}
+				if (fm.f == CrossEntropyFamily || fm.variant == "row") && shape.Cols >= 16384 {
+					def := crossEntropyChoosePlan(c, be.cc, be.dev.Workers)
+					prefix := "xent"
+					if fm.f == FP8QuantFamily {
+						def, prefix = fp8QuantChoosePlan(c, be.cc, be.dev.Workers), "fp8_row"
+					}
+					for _, p := range rowPlans(c, be.cc) {
+						if p == def || !p.vec || p.nv != 8 && !p.stream {
+							continue
+						}
+						crossEntropyPlanFor = func(Case, int, int) rowPlan { return p }
+						fp8QuantPlanFor = crossEntropyPlanFor
+						l, err := be.Prepare(fm.f, Fused, c, fm.in, fm.out)
+						if err != nil {
+							line += fmt.Sprintf("\n      %-28s t=%-4d %v", p.kernel(prefix, dt), p.threads, err)
+							continue
+						}
+						ans := timeIt(l, 3, 10)
+						l.Release()
+						line += fmt.Sprintf("\n      %-28s t=%-4d %6.0f GB/s %5.1f%% copy", p.kernel(prefix, dt), p.threads, bytes/ans, 100*bytes/ans/copyGBps)
+					}
+					crossEntropyPlanFor, fp8QuantPlanFor = crossEntropyChoosePlan, fp8QuantChoosePlan
+				}
+				fmt.Println(strings.TrimRight(line, " "))
+			}
+		}
+		for _, b := range sb.all() {
+			be.Free(b)
+		}
+	}
+}
