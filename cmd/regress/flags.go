@@ -87,5 +87,10 @@ func writeAtomic(path string, fill func(io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	// CreateTemp makes the file 0600; a report or a baseline is meant to be
+	// read by others (and committed), so it gets the mode of a new file.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
 	return os.Rename(tmp.Name(), path)
 }

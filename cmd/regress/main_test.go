@@ -238,6 +238,9 @@ func TestOutFileIsWrittenAtomically(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if fi, err := os.Stat(filepath.Join(dir, "report.json")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("report.json mode %v, want -rw-r--r--", fi.Mode())
+	}
 	if !json.Valid(data) {
 		t.Fatalf("report.json is not JSON: %s", data)
 	}
