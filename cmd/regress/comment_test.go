@@ -148,3 +148,36 @@ func TestCommentDryRun(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// TestCompareGitHub checks that --github on compare publishes the report it
+// just made, with the pull request taken from the Actions event.
+func TestCompareGitHub(t *testing.T) {
+	dir := t.TempDir()
+	base := write(t, dir, "base.txt", good+"class: cpu-amd64-test\n"+samples("A", 10, 1000, ""))
+	slow := write(t, dir, "slow.txt", good+"class: cpu-amd64-test\n"+samples("A", 10, 1300, ""))
+	event := write(t, dir, "event.json", `{"number": 7, "pull_request": {"number": 7,
+		"head": {"sha": "`+strings.Repeat("b", 40)+`", "repo": {"full_name": "o/r"}},
+		"base": {"sha": "`+strings.Repeat("1", 40)+`", "repo": {"full_name": "o/r"}}}, "repository": {"full_name": "o/r"}}`)
+	srv, calls := miniGitHub(t, false)
+	envm := map[string]string{"GITHUB_TOKEN": secretToken, "GITHUB_API_URL": srv.URL, "GITHUB_REPOSITORY": "o/r",
+		"GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": event,
+		"GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary.md"), "GITHUB_OUTPUT": filepath.Join(dir, "output")}
+	res := invokeEnv(t, dir, envm, "compare", "--config", "none", "--github", "--format", "json", "--out", "r.json", base, slow)
+	if res.code != exitFail {
+		t.Fatalf("exit %d, want 1 (a 30%% regression); stderr:\n%s", res.code, res.stderr)
+	}
+	if got := strings.Join(*calls, "\n"); !strings.Contains(got, "POST /api/v3/repos/o/r/issues/7/comments") {
+		t.Errorf("no comment was posted on #7; calls:\n%s", got)
+	}
+	out, _ := os.ReadFile(envm["GITHUB_OUTPUT"])
+	if !strings.Contains(string(out), filepath.Join(dir, "r.json")) || !strings.Contains(string(out), "\nfail\n") {
+		t.Errorf("outputs:\n%s", out)
+	}
+	// Without a token the report is still written, and the failure to
+	// publish is an error naming the flag.
+	delete(envm, "GITHUB_TOKEN")
+	res = invokeEnv(t, dir, envm, "compare", "--config", "none", "--github", base, slow)
+	if res.code != exitError || !strings.Contains(res.stderr, "--github") || !strings.Contains(res.stdout, "regression") {
+		t.Errorf("no token: exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+}

@@ -26,11 +26,13 @@ type judgeFlags struct {
 	correction string
 	forceClass bool
 	ignore     listFlag
+	github     bool
 }
 
 func (j *judgeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&j.config, "config", "", "benchmarks.yaml to use (default: the one at the repository root, if any; \"none\" for built-in defaults)")
 	fs.StringVar(&j.format, "format", "text", "output format: "+strings.Join(render.Formats, ", "))
+	fs.BoolVar(&j.github, "github", false, "also publish the report like 'regress comment' does: job summary, step outputs and the sticky pull-request comment (token from GITHUB_TOKEN)")
 	fs.StringVar(&j.out, "out", "", "write the report to this file (atomically) instead of standard output")
 	fs.Float64Var(&j.alpha, "alpha", 0, "significance level (default 0.05 or benchmarks.yaml defaults.alpha)")
 	fs.StringVar(&j.threshold, "threshold", "", "effect floor, e.g. 5% or 0.05 (default 5% or benchmarks.yaml defaults.threshold); rules still override it")
@@ -102,15 +104,28 @@ func loadConfig(e *env, path string) (*config.Config, error) {
 // emit renders r where the flags say.
 func (j *judgeFlags) emit(e *env, r *report.Report) error {
 	write := func(w io.Writer) error { return render.Write(w, r, j.format) }
+	path := ""
 	if j.out == "" {
-		return write(e.stdout)
+		if err := write(e.stdout); err != nil {
+			return err
+		}
+	} else {
+		path = j.out
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(e.dir, path)
+		}
+		if err := writeAtomic(path, write); err != nil {
+			return fmt.Errorf("--out %s: %w", j.out, err)
+		}
 	}
-	path := j.out
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(e.dir, path)
+	if !j.github {
+		return nil
 	}
-	if err := writeAtomic(path, write); err != nil {
-		return fmt.Errorf("--out %s: %w", j.out, err)
+	if j.format != "json" {
+		path = "" // the report output names a JSON report only
+	}
+	if err := publishReport(e, r, path, githubDefaults()); err != nil {
+		return fmt.Errorf("--github: %w", err)
 	}
 	return nil
 }
