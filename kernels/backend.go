@@ -93,28 +93,6 @@ func (d Device) ConfigLines() []string {
 	return append(lines, "class: "+d.Class)
 }
 
-// ClassSlug turns a model name into the slug part of a hardware class: lower case, every run of characters
-// other than a–z and 0–9 becomes one '-', no leading or trailing '-'; "unknown" when nothing is left.
-func ClassSlug(model string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(model) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-		} else {
-			dash = true
-		}
-	}
-	if b.Len() == 0 {
-		return "unknown"
-	}
-	return b.String()
-}
-
 // backendEntry is one registered backend constructor.
 type backendEntry struct {
 	name string

@@ -1,8 +1,8 @@
 package kernels
 
 import (
-	"bufio"
 	"fmt"
+	"github.com/kernelwatch/kernelwatch/internal/hwclass"
 	"math"
 	"os"
 	"path/filepath"
@@ -29,28 +29,11 @@ type CPU struct {
 // NewCPU returns a CPU backend whose launches run on the given number of worker goroutines.
 func NewCPU(workers int) *CPU {
 	workers = max(1, workers)
-	model := cpuModel()
 	return &CPU{
-		dev: Device{Kind: "cpu", Class: "cpu-" + runtime.GOARCH + "-" + ClassSlug(model), Name: model,
+		dev: Device{Kind: "cpu", Class: hwclass.CPU(), Name: hwclass.CPUModel(),
 			CacheBytes: lastLevelCache(), Workers: workers},
 		pool: newWorkerPool(workers),
 	}
-}
-
-// cpuModel is the "model name" of /proc/cpuinfo, or "unknown".
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
 }
 
 // lastLevelCache is the size of CPU 0's highest cache level from sysfs, or 0.

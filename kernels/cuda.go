@@ -58,6 +58,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/kernelwatch/kernelwatch/internal/hwclass"
 	"math"
 	"os"
 	"os/exec"
@@ -203,11 +204,7 @@ func (c *CUDA) open(ordinal int) error {
 		return fmt.Errorf("compute capability: %w", err)
 	}
 	c.cc = 10*major + minor
-	slug := ClassSlug(name)
-	if !strings.HasPrefix(slug, "nvidia-") {
-		slug = "nvidia-" + slug
-	}
-	c.dev = Device{Kind: "cuda", Class: "gpu-" + slug, Name: strings.TrimSpace(name), Driver: nvidiaDriverVersion(),
+	c.dev = Device{Kind: "cuda", Class: hwclass.GPU(name), Name: strings.TrimSpace(name), Driver: nvidiaDriverVersion(),
 		CacheBytes: int64(l2), Workers: sms}
 
 	if c.ctx, err = dev.MakeContext(cu.SchedAuto); err != nil { // current on this thread from here on

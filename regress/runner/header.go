@@ -5,9 +5,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
+	"github.com/kernelwatch/kernelwatch/internal/hwclass"
 	"os/exec"
-	"runtime"
 	"strings"
 	"time"
 )
@@ -74,51 +73,9 @@ func ResultClass(results []byte, predicted string) string {
 	return predicted
 }
 
-// Slug turns a model name into the slug part of a hardware class: lower
-// case, every run of characters other than a–z and 0–9 one '-', no '-' at
-// either end, "unknown" when nothing is left. It is the rule of the kernel
-// suite's kernels.ClassSlug, so that the class regress predicts is the class
-// the suite prints.
-func Slug(model string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(model) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-		} else {
-			dash = true
-		}
-	}
-	if b.Len() == 0 {
-		return "unknown"
-	}
-	return b.String()
-}
-
-// CPUClass is this machine's CPU hardware class: cpu-<goarch>-<slug of the
-// "model name" in /proc/cpuinfo>.
-func CPUClass() string {
-	return "cpu-" + runtime.GOARCH + "-" + Slug(cpuModel())
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
-}
+// CPUClass is this machine's CPU hardware class, as the kernel suite
+// prints it.
+func CPUClass() string { return hwclass.CPU() }
 
 // GPUName returns the name of the first GPU nvidia-smi reports, or "" when
 // there is no answer (no driver, no GPU).
@@ -134,14 +91,8 @@ func GPUName(ctx context.Context) string {
 }
 
 // GPUClass is the hardware class of a GPU named name, as the CUDA backend of
-// the kernel suite writes it: gpu-nvidia-<slug>.
-func GPUClass(name string) string {
-	slug := Slug(name)
-	if !strings.HasPrefix(slug, "nvidia-") {
-		slug = "nvidia-" + slug
-	}
-	return "gpu-" + slug
-}
+// the kernel suite writes it.
+func GPUClass(name string) string { return hwclass.GPU(name) }
 
 // ResolveDevice resolves --device: "cpu" and "cuda" stand; "auto" is cuda when
 // the binaries are built with the cuda tag and a GPU answers, else cpu.
