@@ -97,16 +97,15 @@ const DefaultCorrection = report.FloorHolm
 
 // item is one comparison under way.
 type item struct {
-	c       report.Comparison
-	policy  config.Resolved
-	exact   bool
-	base    *stats.Summary
-	cur     *stats.Summary
-	change  stats.Change
-	inFam   bool
-	minP    float64 // smallest p the U test can reach with these sample sizes
-	decided bool
-	failed  []string // messages of the failures that cover this comparison
+	c      report.Comparison
+	policy config.Resolved
+	exact  bool
+	base   *stats.Summary
+	cur    *stats.Summary
+	change stats.Change
+	inFam  bool
+	minP   float64  // smallest p the U test can reach with these sample sizes
+	failed []string // messages of the failures that cover this comparison
 }
 
 // Judge turns paired series into a report.
