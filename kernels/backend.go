@@ -142,3 +142,21 @@ func lookupBackend(name string) (backendEntry, error) {
 	return backendEntry{}, fmt.Errorf("kernels: no backend %q in this build (have %s)", name,
 		strings.Join(BackendNames(), ", "))
 }
+
+// unwrapBuffers turns a launch's input and output Buffers into a backend's own buffer type with conv
+// (cpuBuf, cudaBuf), failing on a buffer of another backend.
+func unwrapBuffers[T any](in, out []Buffer, conv func(Buffer, int) (T, error)) (ins, outs []T, err error) {
+	for _, side := range []struct {
+		bufs []Buffer
+		dst  *[]T
+	}{{in, &ins}, {out, &outs}} {
+		for _, b := range side.bufs {
+			t, err := conv(b, -1)
+			if err != nil {
+				return nil, nil, err
+			}
+			*side.dst = append(*side.dst, t)
+		}
+	}
+	return ins, outs, nil
+}

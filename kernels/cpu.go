@@ -254,16 +254,9 @@ func (c *CPU) Prepare(f *Family, impl Impl, cs Case, in, out []Buffer) (Launch, 
 		return nil, fmt.Errorf("kernels: cpu has no %s %s: %w", f.Name, impl, ErrNotImplemented)
 	}
 	l := &cpuLaunch{Case: cs, run: run, pool: c.pool}
-	for i, b := range append(in[:len(in):len(in)], out...) {
-		cb, err := cpuBuf(b, -1)
-		if err != nil {
-			return nil, err
-		}
-		if i < len(in) {
-			l.in = append(l.in, cb)
-		} else {
-			l.out = append(l.out, cb)
-		}
+	var err error
+	if l.in, l.out, err = unwrapBuffers(in, out, cpuBuf); err != nil {
+		return nil, err
 	}
 	return l, nil
 }

@@ -503,18 +503,11 @@ func (c *CUDA) Prepare(f *Family, impl Impl, cs Case, in, out []Buffer) (Launch,
 		return nil, fmt.Errorf("kernels: cuda has no %s %s: %w", f.Name, impl, ErrNotImplemented)
 	}
 	l := &cudaLaunch{Case: cs, be: c, module: cf.module}
-	for i, b := range append(in[:len(in):len(in)], out...) {
-		cb, err := cudaBuf(b, -1)
-		if err != nil {
-			return nil, err
-		}
-		if i < len(in) {
-			l.in = append(l.in, cb)
-		} else {
-			l.out = append(l.out, cb)
-		}
+	var err error
+	if l.in, l.out, err = unwrapBuffers(in, out, cudaBuf); err != nil {
+		return nil, err
 	}
-	err := c.do(func() error {
+	err = c.do(func() error {
 		build(l)
 		if l.err != nil {
 			l.free()
