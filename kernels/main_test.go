@@ -23,7 +23,7 @@ var suite *Suite
 // testSeed is the base seed of this process's correctness tests; failures print it.
 var testSeed uint64
 
-// TestMain opens the backends, and when benchmarks were requested (-test.bench), measures the copy bandwidth
+// TestMain opens the backends (unless it only lists, -test.list), and when benchmarks were requested (-test.bench), measures the copy bandwidth
 // and prints the config and Unit lines before them and the run-health lines after them (Suite.Start, Finish).
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -31,6 +31,11 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	if flag.Lookup("test.list").Value.String() != "" {
+		// Listing runs nothing: skip opening the device (a CUDA context and its modules take seconds), which
+		// regress pays on every side before a comparison starts.
+		return m.Run()
+	}
 	testSeed = *seedFlag
 	if testSeed == 0 {
 		testSeed = uint64(time.Now().UnixNano())
