@@ -392,16 +392,21 @@ func (c *CUDA) Upload(dst Buffer, host []float32) error {
 	if err != nil || b.n == 0 {
 		return err
 	}
-	raw := encodeHost(b.dt, host)
-	return c.do(func() error {
+	src := unsafe.Pointer(&host[0]) // fp32 is stored as it is held: no staging copy of up to 1 GiB
+	if b.dt != FP32 {
+		src = unsafe.Pointer(&encodeHost(b.dt, host)[0])
+	}
+	err = c.do(func() error {
 		if err := c.idle(); err != nil {
 			return err
 		}
-		if err := cu.MemcpyHtoD(b.ptr, unsafe.Pointer(&raw[0]), b.bytes()); err != nil {
+		if err := cu.MemcpyHtoD(b.ptr, src, b.bytes()); err != nil {
 			return fmt.Errorf("kernels: cuda upload: %w", err)
 		}
 		return nil
 	})
+	runtime.KeepAlive(host)
+	return err
 }
 
 // Download implements Backend.

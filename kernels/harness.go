@@ -147,17 +147,15 @@ func (s *Suite) MeasureCopy() (float64, error) {
 	if s.copy == nil {
 		const cols = 4096
 		c := Case{DType: FP32, Shape: Shape{Rows: int(max(1, s.Policy.CopyBytes/4/cols)), Cols: cols}}
-		st, err := s.prepare(CopyFamily, c, func(_ *rand.Rand, _ Case, dst []float32) {
-			for i := range dst {
-				dst[i] = float32(i%1021) + 0.5 // cheap and non-zero; a copy's speed does not depend on values
-			}
-		})
+		// A copy's speed does not depend on the values, so the source is filled on the device (every byte
+		// 0xFF) rather than generated on the host and uploaded, which every run would pay for 1 GiB.
+		st, err := s.alloc(CopyFamily, c, func(_ Operand, buf Buffer) error { return s.Backend.Poison(buf) })
 		if err != nil {
 			return 0, err
 		}
 		s.copy = st
-		// Collect the host staging data now: a collection started by these large allocations would otherwise
-		// run concurrently with the timed copies and take a share of the cores.
+		// Collect now: a collection started by these large allocations (host memory on the CPU backend) would
+		// otherwise run concurrently with the timed copies and take a share of the cores.
 		runtime.GC()
 		l, err := st.launch(Fused)
 		if err == nil { // first touch of the pages, clocks up
@@ -266,18 +264,25 @@ func (s *Suite) prepare(f *Family, c Case, gen func(*rand.Rand, Case, []float32)
 	h := fnv.New64a()
 	fmt.Fprint(h, f.Name, f.BenchName(c, ""))
 	rng := rand.New(rand.NewPCG(h.Sum64(), 0x6b65726e656c73))
-	st := &caseState{s: s, f: f, c: c, launches: map[Impl]Launch{}, warm: map[Impl]bool{}}
-	for _, o := range f.Inputs {
-		host := make([]float32, o.Len(c))
+	return s.alloc(f, c, func(o Operand, buf Buffer) error {
+		host := make([]float32, buf.Len())
 		g := gen
 		if g == nil {
 			g = o.Gen
 		}
 		g(rng, c, host)
-		buf, err := s.Backend.Alloc(o.Type(c), len(host))
+		return s.Backend.Upload(buf, host)
+	})
+}
+
+// alloc allocates a case's buffers, filling each input with fill, in the order of f.Inputs.
+func (s *Suite) alloc(f *Family, c Case, fill func(Operand, Buffer) error) (*caseState, error) {
+	st := &caseState{s: s, f: f, c: c, launches: map[Impl]Launch{}, warm: map[Impl]bool{}}
+	for _, o := range f.Inputs {
+		buf, err := s.Backend.Alloc(o.Type(c), o.Len(c))
 		if err == nil {
 			st.in = append(st.in, buf)
-			err = s.Backend.Upload(buf, host)
+			err = fill(o, buf)
 		}
 		if err != nil {
 			st.release()
