@@ -45,7 +45,7 @@ func (s *suiteFlags) register(fs *flag.FlagSet, withConfig bool) {
 	fs.StringVar(&s.benchtime, "benchtime", "", "go test -benchtime of each sample, e.g. 100ms or 50x (default: suite.benchtime, else go test's)")
 	fs.StringVar(&s.device, "device", "auto", "backend: auto (cuda when built with the cuda tag and a GPU answers, else cpu), cpu or cuda")
 	fs.StringVar(&s.shard, "shard", "", "run only shard i of n (1-based, i/n) of the top-level benchmarks, chosen by a hash of their names")
-	fs.StringVar(&s.gpus, "gpus", "", "comma-separated GPU ids: deal the top-level benchmarks over the GPUs, run one process per GPU concurrently (CUDA_VISIBLE_DEVICES) and merge")
+	fs.StringVar(&s.gpus, "gpus", "", "comma-separated GPU ids: deal the top-level benchmarks over the GPUs (balancing their sub-benchmark counts in the stored baseline, if any), run one process per GPU concurrently (CUDA_VISIBLE_DEVICES) and merge")
 	fs.Func("tags", "build tags, comma-separated (default: suite.tags)", func(v string) error {
 		s.tags, s.tagsSet = v, true
 		return nil
@@ -64,7 +64,8 @@ type measure struct {
 	filter   *runner.Filter
 	shard    runner.Shard
 	lanes    []runner.Lane
-	args     []string // pass-through, as test binary flags
+	weights  map[string]float64 // for dealing over GPUs (stored baseline's sub-benchmarks per top level)
+	args     []string           // pass-through, as test binary flags
 	seed     uint64
 	progress *runner.Progress
 }
@@ -155,6 +156,9 @@ func (s *suiteFlags) resolve(e *env, ctx context.Context, cfg *config.Config, pa
 			}
 			m.lanes = append(m.lanes, lane)
 		}
+		if len(ids) > 1 {
+			m.weights = dealWeights(e, m.class)
+		}
 	} else if m.shard.N > 0 {
 		m.lanes = []runner.Lane{{Shard: m.shard}}
 	}
@@ -179,8 +183,42 @@ func (s *suiteFlags) resolve(e *env, ctx context.Context, cfg *config.Config, pa
 func (m *measure) plan(rounds, count int) runner.Plan {
 	return runner.Plan{
 		Filter: m.filter, Benchtime: m.suite.Benchtime, Count: count, Rounds: rounds, Seed: m.seed,
-		Device: m.device, Args: m.args, Lanes: m.lanes, Progress: m.progress,
+		Device: m.device, Args: m.args, Lanes: m.lanes, Progress: m.progress, Weights: m.weights,
 	}
+}
+
+// dealWeights is what --gpus balances: for each top-level benchmark, how
+// many result lines it has in the stored baseline of the class
+// (baselines/<class>.bench as it is in the working tree). On a GPU a
+// sub-benchmark's wall time is mostly its fixed warm-up and data set-up, so
+// the count of sub-benchmarks is a fair measure of a top level's cost, which
+// dealing every N-th benchmark ignores. nil (deal every N-th) when there is
+// no stored baseline.
+func dealWeights(e *env, class string) map[string]float64 {
+	if class == "" {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(baselineDir(e), class+".bench"))
+	if err != nil {
+		return nil
+	}
+	w := map[string]float64{}
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(l, "Benchmark") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.Fields(l)[0], "/")
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			if _, err := strconv.Atoi(name[i+1:]); err == nil {
+				name = name[:i]
+			}
+		}
+		w[name]++
+	}
+	if len(w) == 0 {
+		return nil
+	}
+	return w
 }
 
 // validBenchtime accepts what go test's -benchtime does: a positive

@@ -30,6 +30,7 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -81,6 +82,12 @@ type Plan struct {
 	Lanes []Lane
 	// Progress, when not nil, is told about every finished benchmark.
 	Progress *Progress
+	// Weights are what each top-level benchmark (BenchmarkX) costs to run,
+	// in any unit, for dealing Dealt lanes: with weights, the benchmarks go
+	// heaviest first to the lane with the least weight so far (a benchmark
+	// without a weight counts as the mean of the others); without, every
+	// N-th benchmark goes to the same lane.
+	Weights map[string]float64
 }
 
 // Failure is a benchmark that failed on one side.
@@ -242,21 +249,31 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 			listed[i] = append(listed[i], names)
 		}
 	}
-	// Dealt shards take every N-th benchmark of the union of the sides'
-	// lists, so a benchmark runs in the same lane on both sides.
-	dealt := map[string]int{}
+	// Dealt shards split the union of the sides' lists, so a benchmark runs
+	// in the same lane on both sides.
+	var union []string
+	seen := map[string]bool{}
 	for i, s := range sides {
 		for j, b := range s.Binaries {
 			for _, n := range listed[i][j] {
-				if _, ok := dealt[b.Pkg+"\x00"+n]; !ok {
-					dealt[b.Pkg+"\x00"+n] = len(dealt)
+				if key := b.Pkg + "\x00" + n; !seen[key] {
+					seen[key] = true
+					union = append(union, key)
 				}
 			}
 		}
 	}
+	dealt := map[int]map[string]int{} // by lane count: benchmark → lane (0-based)
 	inShard := func(sh Shard, pkg, name string) bool {
 		if sh.Dealt && sh.N > 1 {
-			return dealt[pkg+"\x00"+name]%sh.N == sh.I-1
+			if dealt[sh.N] == nil {
+				dealt[sh.N] = Deal(union, sh.N, func(key string) (float64, bool) {
+					_, top, _ := strings.Cut(key, "\x00")
+					w, ok := plan.Weights[top]
+					return w, ok
+				})
+			}
+			return dealt[sh.N][pkg+"\x00"+name] == sh.I-1
 		}
 		return sh.Has(name)
 	}
@@ -357,6 +374,53 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 		res.InvocationTime = max(res.InvocationTime, st.elapsed)
 	}
 	return res, nil
+}
+
+// Deal assigns each of names to one of n lanes (0-based). With weights (weight
+// reports a name's weight and whether it has one), it balances the summed
+// weight per lane: heaviest first, each to the lane with the least weight so
+// far, ties to the lower lane and to the earlier name; a name without a
+// weight counts as the mean of the others. Without any weight, name i goes to
+// lane i mod n.
+func Deal(names []string, n int, weight func(string) (float64, bool)) map[string]int {
+	out := make(map[string]int, len(names))
+	w := make([]float64, len(names))
+	sum, known := 0.0, 0
+	for i, name := range names {
+		if v, ok := weight(name); ok && v >= 0 {
+			w[i], sum, known = v, sum+v, known+1
+		} else {
+			w[i] = -1
+		}
+	}
+	if known == 0 {
+		for i, name := range names {
+			out[name] = i % n
+		}
+		return out
+	}
+	for i := range w {
+		if w[i] < 0 {
+			w[i] = sum / float64(known)
+		}
+	}
+	order := make([]int, len(names))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(w[b], w[a]) })
+	load := make([]float64, n)
+	for _, i := range order {
+		lane := 0
+		for l := range load {
+			if load[l] < load[lane] {
+				lane = l
+			}
+		}
+		out[names[i]] = lane
+		load[lane] += w[i]
+	}
+	return out
 }
 
 // SecondFirst reports whether, with this seed, round 0 runs the second

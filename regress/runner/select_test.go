@@ -125,3 +125,35 @@ func TestShardsPartition(t *testing.T) {
 }
 
 var pinnedShards = []int{2, 1, 1, 2, 2}
+
+func TestDeal(t *testing.T) {
+	names := []string{"A", "B", "C", "D", "E"}
+	none := func(string) (float64, bool) { return 0, false }
+	if got := Deal(names, 2, none); !reflect.DeepEqual(got, map[string]int{"A": 0, "B": 1, "C": 0, "D": 1, "E": 0}) {
+		t.Errorf("without weights: %v", got)
+	}
+	// Heaviest first, each to the lane with the least weight so far.
+	w := map[string]float64{"A": 4, "B": 3, "C": 2, "D": 1, "E": 8}
+	got := Deal(names, 2, func(n string) (float64, bool) { v, ok := w[n]; return v, ok })
+	// E→0 (8); A→1 (4); B→1 (7); C→1 (9); D→0 (9).
+	if want := map[string]int{"E": 0, "A": 1, "B": 1, "C": 1, "D": 0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("weighted: %v, want %v", got, want)
+	}
+	// A missing weight counts as the mean of the others: Copy(2) Norm(2) Quant(4) X(?=8/3).
+	w = map[string]float64{"Copy": 2, "Norm": 2, "Quant": 4}
+	got = Deal([]string{"Copy", "Norm", "Quant", "X"}, 2, func(n string) (float64, bool) { v, ok := w[n]; return v, ok })
+	// Quant→0 (4); X→1 (2.67); Copy→1 (4.67); Norm→0 (6).
+	if want := map[string]int{"Quant": 0, "X": 1, "Copy": 1, "Norm": 0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("missing weight: %v, want %v", got, want)
+	}
+	// Every name gets a lane in range.
+	got = Deal(names, 3, func(n string) (float64, bool) { return 1, true })
+	if len(got) != 5 {
+		t.Errorf("3 lanes: %v", got)
+	}
+	for n, l := range got {
+		if l < 0 || l > 2 {
+			t.Errorf("%s in lane %d", n, l)
+		}
+	}
+}
