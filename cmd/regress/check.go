@@ -180,8 +180,12 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 	var stored []byte
 	switch {
 	case ck.c.mode == "relative" && ck.c.currentBin != "":
-		base = ck.prebuilt("baseline", ck.c.baselineBin)
-		cur = ck.prebuilt("current", ck.c.currentBin)
+		if base, err = ck.prebuilt("baseline", ck.c.baselineBin); err != nil {
+			return nil, err
+		}
+		if cur, err = ck.prebuilt("current", ck.c.currentBin); err != nil {
+			return nil, err
+		}
 	case ck.c.mode == "relative":
 		if base, cur, err = ck.checkout(ctx); err != nil {
 			return nil, err
@@ -272,10 +276,27 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 
 // prebuilt is a side made of one prebuilt test binary, run in the working
 // directory.
-func (ck *checker) prebuilt(name, path string) *side {
-	bin := runner.Binary{Path: absPath(ck.e, path), Dir: ck.e.dir}
+func (ck *checker) prebuilt(name, path string) (*side, error) {
+	bin, err := prebuiltBinary(ck.e, "--"+name+"-bin", path)
+	if err != nil {
+		return nil, err
+	}
 	return &side{name: name, label: name + " (" + filepath.Base(path) + ")", bins: []runner.Binary{bin},
-		header: runner.Header{Go: bin.GoVersion()}}
+		header: runner.Header{Go: bin.GoVersion()}}, nil
+}
+
+// prebuiltBinary checks that path (given with flag) is an executable file and
+// returns it as a binary run in the working directory.
+func prebuiltBinary(e *env, flag, path string) (runner.Binary, error) {
+	abs := absPath(e, path)
+	fi, err := os.Stat(abs)
+	if err == nil && (!fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0) {
+		err = errors.New("not an executable file")
+	}
+	if err != nil {
+		return runner.Binary{}, fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	return runner.Binary{Path: abs, Dir: e.dir}, nil
 }
 
 // refs resolves --baseline and --current.
@@ -466,7 +487,8 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 	}
 	base = &side{name: "baseline", label: "stored " + bc.Label()}
 	if ck.c.currentBin != "" {
-		return data, base, ck.prebuilt("current", ck.c.currentBin), nil
+		cur, err = ck.prebuilt("current", ck.c.currentBin)
+		return data, base, cur, err
 	}
 	cur = &side{name: "current", label: cc.Label(), header: runner.Header{Commit: cc.SHA, Branch: cc.Ref}}
 	if cur.bins, err = ck.build(ctx, repo, cc, "current"); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -615,5 +616,58 @@ func TestPrebuiltBinariesOnGPUs(t *testing.T) {
 	json.Unmarshal([]byte(res.stdout), &r)
 	if len(r.Comparisons) == 0 || len(r.Comparisons[0].Baseline.Rounds) != 6 {
 		t.Errorf("rounds not recorded: %+v", r)
+	}
+
+	// run --bin: the same binary on one GPU and dealt over two give the same rows in one file each.
+	rows := func(gpus string) []string {
+		out := "run-" + strings.ReplaceAll(gpus, ",", "-") + ".bench"
+		res := invoke(t, run, "", "run", "--bin", bin, "--gpus", gpus, "--config", "none", "--count", "2",
+			"--benchtime", "1x", "--out", out)
+		if res.code != 0 {
+			t.Fatalf("run --bin --gpus %s: exit %d\n%s", gpus, res.code, res.stderr)
+		}
+		data, err := os.ReadFile(filepath.Join(run, out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(l, "Benchmark") {
+				names = append(names, strings.Fields(l)[0])
+			}
+		}
+		slices.Sort(names)
+		return names
+	}
+	one, two := rows("0"), rows("0,1")
+	if len(one) != 8 || !slices.Equal(one, two) {
+		t.Errorf("rows on one GPU %v, on two %v", one, two)
+	}
+	for _, args := range [][]string{
+		{"run", "--bin", "nosuch.test"},
+		{"run", "--bin", run},
+		{"check", "--baseline-bin", bin, "--current-bin", "nosuch.test"},
+	} {
+		res := invoke(t, run, "", append(args, "--config", "none")...)
+		if res.code != 2 || !strings.Contains(res.stderr, args[len(args)-2]+" "+args[len(args)-1]+": ") {
+			t.Errorf("%v: exit %d, stderr %q", args, res.code, res.stderr)
+		}
+	}
+	// With a stored baseline for the class, --gpus balances its sub-benchmark counts: A has three, so GPU 0
+	// runs A alone and GPU 1 the rest.
+	os.Mkdir(filepath.Join(run, "baselines"), 0o755)
+	write(t, run, filepath.Join("baselines", runner.CPUClass()+".bench"),
+		"BenchmarkA/x-2 1 1 ns/op\nBenchmarkA/y-2 1 1 ns/op\nBenchmarkA/z-2 1 1 ns/op\n"+
+			"BenchmarkB-2 1 1 ns/op\nBenchmarkC-2 1 1 ns/op\nBenchmarkD-2 1 1 ns/op\n")
+	res = invoke(t, run, "", "run", "--bin", bin, "--gpus", "0,1", "--config", "none", "--count", "1",
+		"--benchtime", "1x", "--out", "weighted.bench")
+	data, _ := os.ReadFile(filepath.Join(run, "weighted.bench"))
+	gpu0, gpu1, _ := strings.Cut(string(data), "visible: 1\n")
+	if res.code != 0 || strings.Count(gpu0, "\nBenchmark") != 1 || !strings.Contains(gpu0, "\nBenchmarkA-") ||
+		strings.Count(gpu1, "\nBenchmark") != 3 {
+		t.Errorf("weighted dealing: exit %d %s\n%s", res.code, res.stderr, data)
+	}
+	if res := invoke(t, run, "", "run", "--bin", bin, "./pkg"); res.code != 2 || !strings.Contains(res.stderr, "--bin runs one prebuilt binary") {
+		t.Errorf("run --bin with packages: exit %d, stderr %q", res.code, res.stderr)
 	}
 }

@@ -26,6 +26,10 @@ what the suite prints. Progress goes to standard error.
 Sub-benchmarks exist only once their parent runs, so they are not listed;
 to see them, run with --benchtime 1x --count 1.
 
+--bin F runs the prebuilt test binary F (from go test -c) instead of
+building: for a GPU host without a Go toolchain. It runs in the current
+directory, and takes no packages.
+
 --shard i/n runs shard i (from 1) of n: the top-level benchmarks whose
 name hashes (FNV-1a) to i-1 modulo n, the same on every machine. A shard
 may be empty; its file then holds only the header. regress merge combines
@@ -42,6 +46,8 @@ func runRun(e *env, args []string) int {
 	s.register(fs, true)
 	var out string
 	var list bool
+	var bin string
+	fs.StringVar(&bin, "bin", "", "prebuilt test binary (go test -c) to run instead of building the packages")
 	fs.StringVar(&out, "out", "", "write the result file here (atomically) instead of standard output")
 	fs.BoolVar(&list, "list", false, "print the selected top-level benchmarks and exit without running them")
 	fail := func(err error) int {
@@ -67,20 +73,31 @@ func runRun(e *env, args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	if len(pkgs) == 0 {
-		pkgs = m.suite.Packages
-	}
-	tmp, err := tempDir("run")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.RemoveAll(tmp)
-	bins, err := runner.Build(ctx, e.dir, pkgs, m.suite.Tags, tmp)
-	if err != nil {
-		if code := printBuildError(e, "run", "", err); code >= 0 {
-			return code
+	var bins []runner.Binary
+	if bin != "" {
+		if len(pkgs) > 0 {
+			return fail(fmt.Errorf("--bin runs one prebuilt binary: packages %v are not built: %w", pkgs, errUsage))
 		}
-		return fail(err)
+		b, err := prebuiltBinary(e, "--bin", bin)
+		if err != nil {
+			return fail(err)
+		}
+		bins = []runner.Binary{b}
+	} else {
+		if len(pkgs) == 0 {
+			pkgs = m.suite.Packages
+		}
+		tmp, err := tempDir("run")
+		if err != nil {
+			return fail(err)
+		}
+		defer os.RemoveAll(tmp)
+		if bins, err = runner.Build(ctx, e.dir, pkgs, m.suite.Tags, tmp); err != nil {
+			if code := printBuildError(e, "run", "", err); code >= 0 {
+				return code
+			}
+			return fail(err)
+		}
 	}
 	if list {
 		return listBenchmarks(ctx, e, m, bins)
