@@ -133,10 +133,11 @@ func splitRegexp(s string) [][]string {
 // depends on the name only, so a benchmark stays in its shard whatever else
 // is added, on every machine and for both sides of a comparison.
 //
-// A Dealt shard instead takes every N-th top-level benchmark of one run, in
-// listing order over both sides: an even split of a run over the GPUs of one
-// host (regress --gpus), where a hash could give one GPU most of a small
-// suite. It is meaningful only within the run that deals it.
+// A Dealt shard instead takes its share of one run's top-level benchmarks
+// as Run deals them over both sides (Deal: balanced by Plan.Weights, or every
+// N-th in listing order): an even split of a run over the GPUs of one host
+// (regress --gpus), where a hash could give one GPU most of a small suite. It
+// is meaningful only within the run that deals it.
 type Shard struct {
 	I, N  int
 	Dealt bool
