@@ -20,6 +20,10 @@ var testBackends = map[string]Backend{}
 // suite is the benchmark run (see Suite); Start has run when benchmarks were requested.
 var suite *Suite
 
+// benchBackend, when set (by a variant build's test file, see slowdown_cuda_test.go), wraps the backend the
+// benchmarks run on.
+var benchBackend func(Backend) (Backend, error)
+
 // testSeed is the base seed of this process's correctness tests; failures print it.
 var testSeed uint64
 
@@ -54,7 +58,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	suite = NewSuite(testBackends[name], os.Stdout)
+	be := testBackends[name]
+	if benchBackend != nil {
+		if be, err = benchBackend(be); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	suite = NewSuite(be, os.Stdout)
 	bench := flag.Lookup("test.bench").Value.String() != ""
 	if bench {
 		if err := suite.Start(); err != nil {

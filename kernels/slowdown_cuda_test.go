@@ -1,0 +1,273 @@
+//go:build cuda && kwslowdown
+
+package kernels
+
+// A deliberately slowed variant of the suite, for measuring what regress can detect (issue 4). Built with
+//
+//	go test -c -tags cuda,kwslowdown -o .gpu/kernels-slow.test ./kernels/
+//
+// it is the ordinary suite, except that each case named in KW_SLOWDOWN also runs its kernel a second time over
+// its first rows, inside the same timed launch: real extra work, as a careless refactor would add, not a sleep.
+//
+// KW_SLOWDOWN is a ';'-separated list of NAME@ROWS or NAME@copy:ROWS, where NAME is a sub-benchmark's name
+// without "Benchmark" (RMSNorm/dtype=fp32/rows=4096/cols=65536/impl=fused). NAME@ROWS runs the case's kernel a
+// second time over its first ROWS rows; only families whose operands are row-major (each operand either scales
+// with the rows or does not depend on them) can be slowed this way. Its cost has a floor: one more launch
+// that lasts as long as one row takes. NAME@copy:ROWS instead first copies ROWS rows of the case's first input
+// into its first output (which the kernel then overwrites) with the suite's copy kernel: an extra pass whose
+// cost grows from a smaller floor in finer steps.
+//
+// TestSlowdownCalibrate measures, in one process, what a given extra pass costs: KW_CALIBRATE lists
+// NAME@PASS,PASS,… entries (PASS: ROWS or copy:ROWS); for each it times the plain launch and each slowed one, interleaved, under the GPU
+// policy (cold L2), and prints the ratio of the medians.
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func init() {
+	benchBackend = func(be Backend) (Backend, error) {
+		spec, err := parseSlowdown(os.Getenv("KW_SLOWDOWN"))
+		if err != nil {
+			return nil, fmt.Errorf("KW_SLOWDOWN: %w", err)
+		}
+		c, ok := be.(*CUDA)
+		if !ok || len(spec) == 0 {
+			return be, nil
+		}
+		fmt.Fprintf(os.Stderr, "kernels: slowed variant: %s\n", os.Getenv("KW_SLOWDOWN"))
+		return &slowCUDA{CUDA: c, rows: spec}, nil
+	}
+}
+
+// extraPass is one case's slowdown: Rows rows, by rerunning the kernel or (Copy) by the copy kernel.
+type extraPass struct {
+	Rows int
+	Copy bool
+}
+
+// parseSlowdown reads NAME@[copy:]ROWS;…
+func parseSlowdown(s string) (map[string]extraPass, error) {
+	out := map[string]extraPass{}
+	for _, e := range strings.Split(s, ";") {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		name, pass, ok := strings.Cut(e, "@")
+		p, err := parsePass(pass)
+		if !ok || name == "" || err != nil {
+			return nil, fmt.Errorf("%q: want NAME@ROWS or NAME@copy:ROWS with ROWS ≥ 1", e)
+		}
+		out[name] = p
+	}
+	return out, nil
+}
+
+func parsePass(s string) (extraPass, error) {
+	rows, copy := strings.CutPrefix(s, "copy:")
+	n, err := strconv.Atoi(rows)
+	if err != nil || n < 1 {
+		return extraPass{}, fmt.Errorf("bad row count %q", s)
+	}
+	return extraPass{Rows: n, Copy: copy}, nil
+}
+
+// slowCUDA is the CUDA backend with extra passes added to some cases' launches.
+type slowCUDA struct {
+	*CUDA
+	rows map[string]extraPass
+}
+
+func (s *slowCUDA) Prepare(f *Family, impl Impl, c Case, in, out []Buffer) (Launch, error) {
+	l, err := s.CUDA.Prepare(f, impl, c, in, out)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := s.rows[f.Name+"/"+f.BenchName(c, impl)]
+	if !ok {
+		return l, nil
+	}
+	if p.Copy {
+		err = s.addCopy(l.(*cudaLaunch), c, in[0], out[0], p.Rows)
+	} else {
+		err = s.addPass(l.(*cudaLaunch), f, impl, c, in, out, p.Rows)
+	}
+	if err != nil {
+		l.Release()
+		return nil, err
+	}
+	return l, nil
+}
+
+// addCopy puts before l's launches a copy of the first k rows of src into dst, which l then overwrites.
+func (s *slowCUDA) addCopy(l *cudaLaunch, c Case, src, dst Buffer, k int) error {
+	sub := Case{DType: src.DType(), Shape: Shape{Rows: min(k, c.Rows), Cols: c.Cols}}
+	n := sub.Rows * sub.Cols
+	if dst.DType() != src.DType() || src.Len() < n || dst.Len() < n {
+		return fmt.Errorf("kernels: slowdown: cannot copy %d×%v from %d×%v to %d×%v", n, sub.DType, src.Len(),
+			src.DType(), dst.Len(), dst.DType())
+	}
+	view := func(b Buffer) Buffer { cb := b.(*cudaBuffer); return &cudaBuffer{dt: cb.dt, n: n, ptr: cb.ptr} }
+	cp, err := s.CUDA.Prepare(CopyFamily, Fused, sub, []Buffer{view(src)}, []Buffer{view(dst)})
+	if err != nil {
+		return err
+	}
+	e := cp.(*cudaLaunch)
+	l.steps = append(e.steps, l.steps...)
+	l.scratch = append(l.scratch, e.scratch...)
+	return nil
+}
+
+// addPass appends to l the launches of f over the first k rows of the same buffers.
+func (s *slowCUDA) addPass(l *cudaLaunch, f *Family, impl Impl, c Case, in, out []Buffer, k int) error {
+	sub := c
+	sub.Rows = min(k, c.Rows)
+	view := func(ops []Operand, bufs []Buffer) ([]Buffer, error) {
+		var vs []Buffer
+		for i, o := range ops {
+			b := bufs[i].(*cudaBuffer)
+			full, part := o.Len(c), o.Len(sub)
+			if part != full && full != part*c.Rows/sub.Rows {
+				return nil, fmt.Errorf("kernels: slowdown: %s %s is not row-major", f.Name, o.Name)
+			}
+			vs = append(vs, &cudaBuffer{dt: b.dt, n: part, ptr: b.ptr})
+		}
+		return vs, nil
+	}
+	subIn, err := view(f.Inputs, in)
+	if err != nil {
+		return err
+	}
+	subOut, err := view(f.Outputs, out)
+	if err != nil {
+		return err
+	}
+	extra, err := s.CUDA.Prepare(f, impl, sub, subIn, subOut)
+	if err != nil {
+		return err
+	}
+	// The extra launch's steps and scratch now belong to l, which frees them on Release.
+	e := extra.(*cudaLaunch)
+	l.steps = append(l.steps, e.steps...)
+	l.scratch = append(l.scratch, e.scratch...)
+	return nil
+}
+
+func TestSlowdownSpec(t *testing.T) {
+	got, err := parseSlowdown(" RMSNorm/dtype=fp32/rows=8/cols=4096/impl=fused@3; GELU/x@copy:12;")
+	if err != nil || len(got) != 2 || got["RMSNorm/dtype=fp32/rows=8/cols=4096/impl=fused"] != (extraPass{Rows: 3}) ||
+		got["GELU/x"] != (extraPass{Rows: 12, Copy: true}) {
+		t.Errorf("parseSlowdown = %v, %v", got, err)
+	}
+	for _, bad := range []string{"RMSNorm", "RMSNorm@", "RMSNorm@0", "@3", "RMSNorm@x", "RMSNorm@copy:", "RMSNorm@copy:0"} {
+		if _, err := parseSlowdown(bad); err == nil {
+			t.Errorf("parseSlowdown(%q) = nil error", bad)
+		}
+	}
+}
+
+// TestSlowdownOutput checks that a slowed launch still computes the right answer: the extra pass rewrites the
+// rows it covers with the same values.
+func TestSlowdownOutput(t *testing.T) {
+	be, ok := testBackends["cuda"].(*CUDA)
+	if !ok {
+		t.Skip("no cuda backend")
+	}
+	for _, f := range []*Family{RMSNormFamily, LayerNormFamily} {
+		for _, c := range []Case{{DType: FP32, Shape: Shape{Rows: 64, Cols: 4096}}, {DType: FP32, Shape: Shape{Rows: 16, Cols: 65536}}} {
+			for _, p := range []extraPass{{Rows: 5}, {Rows: 5, Copy: true}} {
+				t.Run(fmt.Sprintf("%s/%s/%+v", f.Name, f.BenchName(c, Fused), p), func(t *testing.T) {
+					s := &slowCUDA{CUDA: be, rows: map[string]extraPass{f.Name + "/" + f.BenchName(c, Fused): p}}
+					check(t, s, f, c, Fused, nil)
+				})
+			}
+		}
+	}
+}
+
+func TestSlowdownCalibrate(t *testing.T) {
+	spec := os.Getenv("KW_CALIBRATE")
+	if spec == "" {
+		t.Skip("KW_CALIBRATE not set")
+	}
+	be, ok := testBackends["cuda"].(*CUDA)
+	if !ok {
+		t.Skip("no cuda backend")
+	}
+	s := NewSuite(be, os.Stdout)
+	for _, e := range strings.Split(spec, ";") {
+		if strings.TrimSpace(e) == "" {
+			continue
+		}
+		name, list, _ := strings.Cut(strings.TrimSpace(e), "@")
+		f, c, impl, err := findCase(s.Grid, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.prepare(f, c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls := []Launch{}
+		labels := []string{"0"}
+		base, err := be.Prepare(f, impl, c, st.in, st.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, base)
+		for _, r := range strings.Split(list, ",") {
+			p, err := parsePass(r)
+			if err != nil {
+				t.Fatalf("KW_CALIBRATE %q: %v", e, err)
+			}
+			sl := &slowCUDA{CUDA: be, rows: map[string]extraPass{name: p}}
+			l, err := sl.Prepare(f, impl, c, st.in, st.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls = append(ls, l)
+			labels = append(labels, r)
+		}
+		// Warm every launch up, then take interleaved rounds of 20 samples each and compare the medians of all.
+		samples := make([][]float64, len(ls))
+		for _, l := range ls {
+			if _, err := be.Time(l, 20, s.Policy.Timing); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for round := 0; round < 15; round++ {
+			for i, l := range ls {
+				ns, err := be.Time(l, 20, s.Policy.Timing)
+				if err != nil {
+					t.Fatal(err)
+				}
+				samples[i] = append(samples[i], ns...)
+			}
+		}
+		m0 := median(samples[0])
+		for i := range ls {
+			m := median(samples[i])
+			fmt.Printf("calibrate %s extra=%s median=%.0fns ratio=%.4f\n", name, labels[i], m, m/m0)
+			ls[i].Release()
+		}
+		st.release()
+	}
+}
+
+// findCase finds the family, case and impl of a sub-benchmark name in grid.
+func findCase(grid []Shape, name string) (*Family, Case, Impl, error) {
+	for _, f := range Families {
+		for _, c := range f.Cases(grid) {
+			for _, impl := range Impls {
+				if f.Name+"/"+f.BenchName(c, impl) == name {
+					return f, c, impl, nil
+				}
+			}
+		}
+	}
+	return nil, Case{}, "", fmt.Errorf("no benchmark %s in the grid", name)
+}
