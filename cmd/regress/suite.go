@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kernelwatch/kernelwatch/regress/config"
+	"github.com/kernelwatch/kernelwatch/regress/parse"
 	"github.com/kernelwatch/kernelwatch/regress/runner"
 )
 
@@ -198,22 +199,18 @@ func dealWeights(e *env, class string) map[string]float64 {
 	if class == "" {
 		return nil
 	}
-	data, err := os.ReadFile(filepath.Join(baselineDir(e), class+".bench"))
-	if err != nil {
+	path := filepath.Join(baselineDir(e), class+".bench")
+	if _, err := os.Stat(path); err != nil {
 		return nil
 	}
+	side, err := parse.NewReader(nil).ReadSide([]string{path})
+	if err != nil {
+		return nil // a broken baseline fails where it is compared; dealing falls back to every N-th
+	}
 	w := map[string]float64{}
-	for _, l := range strings.Split(string(data), "\n") {
-		if !strings.HasPrefix(l, "Benchmark") {
-			continue
-		}
-		name, _, _ := strings.Cut(strings.Fields(l)[0], "/")
-		if i := strings.LastIndexByte(name, '-'); i > 0 {
-			if _, err := strconv.Atoi(name[i+1:]); err == nil {
-				name = name[:i]
-			}
-		}
-		w[name]++
+	for _, r := range side.Results {
+		top, _, _ := strings.Cut(r.Name, "/")
+		w["Benchmark"+top]++
 	}
 	if len(w) == 0 {
 		return nil
