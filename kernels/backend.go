@@ -24,6 +24,9 @@ type Backend interface {
 	// Download converts src's elements to float32 (exactly: every storage format widens losslessly, e4m3 as its
 	// code's value, unscaled); len(host) must equal src.Len(). It sees the results of every launch run before it.
 	Download(src Buffer, host []float32) error
+	// Fill fills an input buffer in place from distribution d's counter-based generator (Dist.FillHost gives
+	// the same values on the host), for case c and seed, rounded to the buffer's dtype; d must be InPlace.
+	Fill(dst Buffer, d Dist, c Case, seed uint64) error
 	// Poison sets every byte of buf to 0xFF, which is NaN in fp32, bf16 and e4m3, so a correctness test finds any
 	// element a kernel leaves unwritten.
 	Poison(buf Buffer) error
@@ -66,6 +69,9 @@ type Timing struct {
 	// FlushBytes, when positive, makes the backend overwrite a buffer of this many bytes before each timed
 	// launch, so that the launch finds none of its data in cache ("cold"). Zero times back-to-back ("hot").
 	FlushBytes int64
+	// Repeat, when above 1, makes each sample the mean of Repeat back-to-back launches timed together (one
+	// event pair on a GPU), with no flush between them: the hot figure of a kernel too short to time alone.
+	Repeat int
 }
 
 // Device describes the hardware a backend runs on: what the config lines of a result file say.

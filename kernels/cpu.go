@@ -24,6 +24,8 @@ type CPU struct {
 	dev   Device
 	pool  *workerPool
 	flush []byte // overwritten before each timed launch when a Timing asks for a cold cache
+	// flushTime is the wall time spent overwriting flush, for Costs.
+	flushTime time.Duration
 }
 
 // NewCPU returns a CPU backend whose launches run on the given number of worker goroutines.
@@ -207,24 +209,41 @@ func (c *CPU) Poison(buf Buffer) error {
 	return nil
 }
 
-// Time implements Backend with the wall clock around each launch.
+// Time implements Backend with the wall clock around each launch (each batch of t.Repeat launches).
 func (c *CPU) Time(l Launch, n int, t Timing) ([]float64, error) {
 	if t.FlushBytes > 0 && int64(len(c.flush)) != t.FlushBytes {
 		c.flush = make([]byte, t.FlushBytes)
 	}
+	rep := max(t.Repeat, 1)
 	ns := make([]float64, n)
 	for i := range ns {
 		if t.FlushBytes > 0 {
+			start := time.Now()
 			clear(c.flush) // writes every byte, evicting the launch's data from the caches
+			c.flushTime += time.Since(start)
 		}
 		start := time.Now()
-		err := l.Run()
-		ns[i] = float64(time.Since(start).Nanoseconds())
-		if err != nil {
-			return nil, err
+		for range rep {
+			if err := l.Run(); err != nil {
+				return nil, err
+			}
 		}
+		ns[i] = float64(time.Since(start).Nanoseconds()) / float64(rep)
 	}
 	return ns, nil
+}
+
+// FlushTime is the time Time has spent flushing caches.
+func (c *CPU) FlushTime() time.Duration { return c.flushTime }
+
+// Fill implements Backend: host memory is the CPU's device memory, so it is FillHost rounded to the dtype.
+func (c *CPU) Fill(dst Buffer, d Dist, cs Case, seed uint64) error {
+	if !d.InPlace() {
+		return fmt.Errorf("kernels: cpu cannot fill a custom distribution in place")
+	}
+	host := make([]float32, dst.Len())
+	d.FillHost(cs, seed, host)
+	return c.Upload(dst, host)
 }
 
 // cpuImpls are the CPU implementations of one family.

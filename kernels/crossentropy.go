@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"math"
-	"math/rand/v2"
 )
 
 // IgnoreIndex is the label of a row that contributes no loss and no gradient.
@@ -15,24 +14,13 @@ var CrossEntropyFamily = &Family{
 	Name: "CrossEntropy",
 	Inputs: []Operand{
 		{Name: "logits", Len: matrixLen, Gen: normal(0, 2)},
-		{Name: "labels", DType: Int32, Len: rowsLen, Gen: crossEntropyLabels},
+		{Name: "labels", DType: Int32, Len: rowsLen, Gen: Dist{Kind: Labels}},
 	},
 	Outputs:   []Operand{{Name: "loss", DType: FP32, Len: rowsLen}, {Name: "dlogits", Len: matrixLen}},
 	Reference: crossEntropyRef,
 }
 
 func init() { registerCPU(CrossEntropyFamily, crossEntropyFused, crossEntropyNaive) }
-
-// crossEntropyLabels draws labels uniformly from the vocabulary, about one row in eight ignored.
-func crossEntropyLabels(r *rand.Rand, c Case, dst []float32) {
-	for i := range dst {
-		if r.IntN(8) == 0 {
-			dst[i] = IgnoreIndex
-		} else {
-			dst[i] = float32(r.IntN(c.Cols))
-		}
-	}
-}
 
 func crossEntropyRef(c Case, in [][]float64) [][]float64 {
 	x, labels := in[0], in[1]

@@ -4,7 +4,8 @@ package kernels
 
 // The CUDA backend, built with the cuda tag (go test -tags cuda ./kernels/). It drives the GPU through the
 // driver API (gorgonia.org/cu) and runs kernels compiled from kernels/cuda/*.cu to PTX, embedded in the binary
-// and loaded once, when the backend opens. Building needs cgo, cuda.h and libcuda.so (scripts/
+// and loaded once per process: the backend's own modules (timing, fill, copy) when it opens, a family's when the
+// family first runs (CUDA.Load), so a run JIT-compiles only what it uses. Building needs cgo, cuda.h and libcuda.so (scripts/
 // install-cuda-toolkit.sh installs CUDA 11.8's); running needs an NVIDIA GPU: gorgonia.org/cu calls os.Exit(1)
 // from its init when there is none, which is why no file without the cuda tag may import it.
 //
@@ -121,8 +122,11 @@ type CUDA struct {
 	stream     cu.Stream // every launch, timing memset and event
 	release    cu.Stream // the release of the timing gate, while stream waits behind it
 	modules    map[string]cu.Module
+	ptx        map[string]bool // embedded modules this GPU can load (loaded on first use)
 	funcs      map[string]cu.Function
-	events     []cu.Event // start and end of each sample of a batch
+	events     []cu.Event // flush start, start and end of each sample of a batch
+	moduleTime time.Duration
+	flushTime  time.Duration
 	gateMem    cu.DevicePtr
 	token      uint32
 	noGate     bool // the gate timed out once: time without it
@@ -216,7 +220,7 @@ func (c *CUDA) open(ordinal int) error {
 	if c.release, err = cu.MakeStream(cu.DefaultStream); err != nil {
 		return fmt.Errorf("stream: %w", err)
 	}
-	for range 2 * cudaBatch {
+	for range 3 * cudaBatch {
 		ev, err := cu.MakeEvent(cu.DefaultEvent)
 		if err != nil {
 			return fmt.Errorf("event: %w", err)
@@ -229,33 +233,79 @@ func (c *CUDA) open(ordinal int) error {
 	if err := cu.MemsetD32(c.gateMem, 0, 2); err != nil {
 		return fmt.Errorf("memset: %w", err)
 	}
-	c.modules, c.funcs = map[string]cu.Module{}, map[string]cu.Function{}
+	c.modules, c.funcs, c.ptx = map[string]cu.Module{}, map[string]cu.Function{}, map[string]bool{}
 	files, err := cudaPTX.ReadDir("cuda/ptx")
 	if err != nil {
 		return err
 	}
 	for _, f := range files {
-		ptx, err := cudaPTX.ReadFile("cuda/ptx/" + f.Name())
-		if err != nil {
-			return err
-		}
 		name := strings.TrimSuffix(f.Name(), ".ptx")
 		if _, arch, ok := strings.Cut(name, "_sm"); ok && c.cc < atoi(arch) {
 			continue // <family>_smXY.ptx holds kernels for compute capability X.Y and later only
 		}
-		m, err := cu.LoadData(string(ptx))
-		if err != nil {
-			return fmt.Errorf("load module %s: %w", name, err)
-		}
-		c.modules[name] = m
+		c.ptx[name] = true
 	}
 	for fam, cf := range cudaKernels {
-		if _, ok := c.modules[cf.module]; !ok {
+		if !c.ptx[cf.module] {
 			return fmt.Errorf("%s: no embedded module cuda/ptx/%s.ptx (go generate -tags cuda ./kernels/)", fam, cf.module)
+		}
+	}
+	// The backend's own modules, which every run uses; the families' modules load when first used (Load).
+	for _, name := range []string{"timing", "fill", "copy"} {
+		if err := c.loadModule(name); err != nil {
+			return err
 		}
 	}
 	return nil
 }
+
+// loadModule loads embedded module name (the driver JIT-compiles its PTX, or finds it in its cache) unless it
+// is loaded, on the context thread.
+func (c *CUDA) loadModule(name string) error {
+	if _, ok := c.modules[name]; ok {
+		return nil
+	}
+	if !c.ptx[name] {
+		return fmt.Errorf("no module %s for compute capability %d.%d", name, c.cc/10, c.cc%10)
+	}
+	start := time.Now()
+	defer func() { c.moduleTime += time.Since(start) }()
+	ptx, err := cudaPTX.ReadFile("cuda/ptx/" + name + ".ptx")
+	if err != nil {
+		return err
+	}
+	m, err := cu.LoadData(string(ptx))
+	if err != nil {
+		return fmt.Errorf("load module %s: %w", name, err)
+	}
+	c.modules[name] = m
+	return nil
+}
+
+// Load loads the modules family f can launch — its own, its newer-GPU twins (<module>_smXY) and the eager
+// ops of naive chains — so that a run pays for the modules of the families it runs, and outside any timing.
+func (c *CUDA) Load(f *Family) error {
+	cf, ok := cudaKernels[f.Name]
+	if !ok {
+		return nil
+	}
+	return c.do(func() error {
+		for name := range c.ptx {
+			if name == cf.module || name == "eager" || strings.HasPrefix(name, cf.module+"_sm") {
+				if err := c.loadModule(name); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// ModuleTime is the time spent loading modules so far.
+func (c *CUDA) ModuleTime() time.Duration { return c.moduleTime }
+
+// FlushTime is the GPU time the cache flushes before timed launches have taken so far (by events).
+func (c *CUDA) FlushTime() time.Duration { return c.flushTime }
 
 // teardown releases everything open created, in reverse; it runs on the context thread.
 func (c *CUDA) teardown() error {
@@ -531,10 +581,10 @@ func (c *CUDA) function(module, name string) (cu.Function, error) {
 	if fn, ok := c.funcs[key]; ok {
 		return fn, nil
 	}
-	m, ok := c.modules[module]
-	if !ok {
-		return cu.Function{}, fmt.Errorf("no module %s", module)
+	if err := c.loadModule(module); err != nil {
+		return cu.Function{}, err
 	}
+	m := c.modules[module]
 	fn, err := m.Function(name)
 	if err != nil {
 		return cu.Function{}, fmt.Errorf("kernel %s in module %s: %w", name, module, err)
@@ -718,10 +768,13 @@ func (l *cudaLaunch) free() {
 	l.scratch, l.steps = nil, nil
 }
 
-// Time implements Backend. Each sample is a pair of events around one Run's launches. With t.FlushBytes > 0,
-// a buffer of that size is overwritten with cuMemsetD32Async (a new value each time) just before the start
-// event, so the launch finds nothing of its own in L2 ("cold"); with 0 the launches run back to back ("hot").
-// Samples are queued in batches behind a gate kernel, released at once, so no host latency enters a sample.
+// Time implements Backend. Each sample is a pair of events around one Run's launches (t.Repeat Runs, back to
+// back, for a hot batch: the sample is their mean). With t.FlushBytes > 0, a buffer of that size is overwritten
+// with cuMemsetD32Async (a new value each time) just before the start event, so the launch finds nothing of its
+// own in L2 ("cold"); with 0 the launches run back to back ("hot"). Samples are queued in batches behind a gate
+// kernel, released at once, so no host latency enters a sample — unless one sample alone holds more launches
+// than the driver's queue takes (a chain of thousands of launches), which is timed ungated: a gate would wait
+// for a release the host never gets to queue.
 func (c *CUDA) Time(l Launch, n int, t Timing) ([]float64, error) {
 	cl, ok := l.(*cudaLaunch)
 	if !ok || cl.be != c {
@@ -743,9 +796,11 @@ func (c *CUDA) Time(l Launch, n int, t Timing) ([]float64, error) {
 			}
 			c.flush, c.flushBytes = p, t.FlushBytes
 		}
-		batch := max(1, min(cudaBatch, cudaQueueOps/(len(cl.steps)+3)))
+		rep := max(t.Repeat, 1)
+		ops := rep*len(cl.steps) + 4 // launches, flush and events of one sample
+		batch := max(1, min(cudaBatch, cudaQueueOps/ops))
 		for len(ns) < n {
-			got, err := c.timeBatch(cl, min(batch, n-len(ns)), cold)
+			got, err := c.timeBatch(cl, min(batch, n-len(ns)), rep, cold, ops <= cudaQueueOps)
 			if err != nil {
 				return err
 			}
@@ -759,9 +814,9 @@ func (c *CUDA) Time(l Launch, n int, t Timing) ([]float64, error) {
 	return ns, nil
 }
 
-// timeBatch times k Runs of l, on the context thread.
-func (c *CUDA) timeBatch(l *cudaLaunch, k int, cold bool) ([]float64, error) {
-	gated := !c.noGate
+// timeBatch times k samples of rep Runs of l, on the context thread, behind the timing gate when gate.
+func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64, error) {
+	gated := gate && !c.noGate
 	if gated {
 		c.token++
 		gate, err := c.function("timing", "timing_gate")
@@ -785,22 +840,33 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k int, cold bool) ([]float64, error) {
 		}
 		return nil
 	}
+	record := func(ev cu.Event) error {
+		if err := ev.Record(c.stream); err != nil {
+			return fmt.Errorf("kernels: cuda event: %w", err)
+		}
+		return nil
+	}
 	enqueue := func() error {
 		for i := range k {
 			if cold {
+				if err := record(c.events[3*i]); err != nil {
+					return err
+				}
 				c.fill++
 				if err := cu.MemsetD32Async(c.flush, uint(c.fill), c.flushBytes/4, c.stream); err != nil {
 					return fmt.Errorf("kernels: cuda flush: %w", err)
 				}
 			}
-			if err := c.events[2*i].Record(c.stream); err != nil {
-				return fmt.Errorf("kernels: cuda event: %w", err)
-			}
-			if err := l.enqueue(c.stream); err != nil {
+			if err := record(c.events[3*i+1]); err != nil {
 				return err
 			}
-			if err := c.events[2*i+1].Record(c.stream); err != nil {
-				return fmt.Errorf("kernels: cuda event: %w", err)
+			for range rep {
+				if err := l.enqueue(c.stream); err != nil {
+					return err
+				}
+			}
+			if err := record(c.events[3*i+2]); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -822,16 +888,23 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k int, cold bool) ([]float64, error) {
 			// The release never overtook the gate (the two streams did not run side by side): time without it.
 			fmt.Fprintln(os.Stderr, "kernels: cuda: the timing gate timed out; timing without it from now on")
 			c.noGate = true
-			return c.timeBatch(l, k, cold)
+			return c.timeBatch(l, k, rep, cold, false)
 		}
 	}
 	ns := make([]float64, k)
 	for i := range ns {
-		ms, err := c.events[2*i].Elapsed(c.events[2*i+1])
+		ms, err := c.events[3*i+1].Elapsed(c.events[3*i+2])
 		if err != nil {
 			return nil, fmt.Errorf("kernels: cuda elapsed time: %w", err)
 		}
-		ns[i] = ms * 1e6
+		ns[i] = ms * 1e6 / float64(rep)
+		if cold {
+			fms, err := c.events[3*i].Elapsed(c.events[3*i+1])
+			if err != nil {
+				return nil, fmt.Errorf("kernels: cuda elapsed time: %w", err)
+			}
+			c.flushTime += time.Duration(fms * 1e6)
+		}
 	}
 	return ns, nil
 }

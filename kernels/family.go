@@ -3,10 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"runtime"
 	"strings"
-	"sync"
 )
 
 // Impl names one implementation of a kernel family.
@@ -40,8 +37,8 @@ type Operand struct {
 	Name  string
 	DType DType // 0: the case's storage dtype
 	Len   func(c Case) int
-	// Gen fills an input's host data with fresh random values (before rounding to the dtype). Outputs have none.
-	Gen func(r *rand.Rand, c Case, dst []float32)
+	// Gen is the distribution an input is drawn from (before rounding to the dtype). Outputs have none.
+	Gen Dist
 }
 
 // Type is the operand's dtype in case c.
@@ -170,39 +167,6 @@ var Families = []*Family{CopyFamily, RMSNormFamily, LayerNormFamily, SoftmaxFami
 func matrixLen(c Case) int { return c.Rows * c.Cols }
 func colsLen(c Case) int   { return c.Cols }
 func rowsLen(c Case) int   { return c.Rows }
-
-// normal returns a generator of N(mean, sd²) values. Large tensors (the GPU grid has up to 2^28 elements) are
-// filled in parallel, in chunks with their own generators seeded from r, so the data stay a pure function of r.
-func normal(mean, sd float64) func(*rand.Rand, Case, []float32) {
-	fill := func(r *rand.Rand, dst []float32) {
-		for i := range dst {
-			dst[i] = float32(mean + sd*r.NormFloat64())
-		}
-	}
-	return func(r *rand.Rand, _ Case, dst []float32) {
-		const chunk = 1 << 20
-		if len(dst) <= chunk {
-			fill(r, dst)
-			return
-		}
-		n := (len(dst) + chunk - 1) / chunk
-		seeds := make([]uint64, n)
-		for i := range seeds {
-			seeds[i] = r.Uint64()
-		}
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		for i := range n {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				fill(rand.New(rand.NewPCG(seeds[i], uint64(i))), dst[i*chunk:min((i+1)*chunk, len(dst))])
-			}()
-		}
-		wg.Wait()
-	}
-}
 
 // CheckBuffers reports whether in and out match the family's operands for case c in number, dtype and length;
 // backends call it from Prepare.

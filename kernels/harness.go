@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"flag"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -10,15 +11,33 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"golang.org/x/perf/benchmath"
 )
 
 // Policy is how a run measures: every benchmark of a device kind is timed the same way, and nothing about
 // timing is decided anywhere else.
 type Policy struct {
-	// Warmup is how long a case's launch runs untimed before its first sample (at least 3 launches).
-	Warmup time.Duration
+	// Warm-up, before a case's first sample in a process: launches in groups of WarmupGroup until a group's
+	// median is within WarmupSteady (relative) of the group before it — at least two groups — or WarmupMax has
+	// passed.
+	WarmupGroup  int
+	WarmupSteady float64
+	WarmupMax    time.Duration
 	// Timing is the cache treatment of each timed launch.
 	Timing Timing
+	// Adaptive sampling (see PolicyFor): when Adaptive and -benchtime is 1x, a sample takes launches until
+	// the median's confidence interval (Confidence, order statistics) has a relative half-width of at most
+	// TargetCI, with at least MinLaunches launches and MinTimed of summed launch time, and at most
+	// MaxLaunches launches or MaxTime of wall time. Otherwise a sample is exactly b.N launches.
+	Adaptive                 bool
+	TargetCI, Confidence     float64
+	MinLaunches, MaxLaunches int
+	MinTimed, MaxTime        time.Duration
+	// Hot figure: a case whose cold median is under HotBelow is also timed hot, as HotSamples batches of
+	// HotRepeat back-to-back launches between one event pair, and reports their median as hot-ns.
+	HotBelow              time.Duration
+	HotSamples, HotRepeat int
 	// CopyBytes is the size of the buffer the copy-bandwidth reference (copy-gbps) is measured on, CopySamples
 	// how many timed copies its median is taken over.
 	CopyBytes   int64
@@ -30,23 +49,41 @@ type Policy struct {
 
 // PolicyFor returns the measurement policy of a device.
 //
-// GPU (design §7): cold L2 for every launch — a flush of max(2 × L2, 128 MiB) — and 200 ms of warm-up; copy
-// measured on 1 GiB.
+// GPU (design §7): cold L2 for every timed launch — a flush of max(2 × L2, 128 MiB) — each launch timed by
+// its own pair of events, launches queued in batches and released together so that no host latency falls
+// inside a sample. One result line is one sample, and its iteration count is the number of launches its
+// median (ns/op) was taken over:
 //
-// CPU: hot, back-to-back launches and 20 ms of warm-up per case. The CPU grid is sized so the whole suite runs
-// in under a minute, so its tensors (1–8 MiB) live in L2/L3 and a flush would cost more than the launch it
-// precedes; the CPU numbers compare implementations, not DRAM. copy-gbps is still measured out of cache, on
-// 256 MiB, so pct-copy above 100 on the CPU means "faster than a DRAM-bound copy", which cached data can be.
+//   - warm-up: groups of 3 launches until two consecutive group medians agree within 2%, at most 200 ms —
+//     what the first launches pay (first touch of fresh buffers, module code, clocks) is over after one or
+//     two groups;
+//   - adaptive sampling, in the spirit of nvbench's stopping criterion: at least 10 launches and 2 ms of
+//     launch time, then more (the count doubling) until the 95% confidence interval of the median, from order
+//     statistics (benchmath's AssumeNothing), is within ±0.5% of it; at most 2000 launches or 250 ms. A
+//     kernel that stops at the cap is noisier than 0.5%, and its line says how many launches it took. With
+//     -benchtime Nx (N > 1) a sample is exactly N launches instead, as go test means it;
+//   - kernels under 20 µs (decode shapes: launch-bound, a few percent apart between processes when cold)
+//     also get hot-ns: the median over 21 batches of the mean of 50 back-to-back launches (no flush);
+//     benchmarks.yaml gates them on whichever figure is steadier;
+//   - copy measured on 1 GiB, 20 copies.
+//
+// CPU: hot, back-to-back launches, b.N of them (go test's -benchtime decides), and warm-up until steady as
+// above, at most 20 ms per case. The CPU grid is sized so the whole suite runs in under a minute, so its
+// tensors (1–8 MiB) live in L2/L3 and a flush would cost more than the launch it precedes; the CPU numbers
+// compare implementations, not DRAM. copy-gbps is still measured out of cache, on 256 MiB, so pct-copy above
+// 100 on the CPU means "faster than a DRAM-bound copy", which cached data can be.
 func PolicyFor(d Device) Policy {
 	if d.Kind == "cpu" {
-		return Policy{Warmup: 20 * time.Millisecond, CopyBytes: 256 << 20, CopySamples: 7, HealthTolerance: 0.03}
+		return Policy{WarmupGroup: 3, WarmupSteady: 0.02, WarmupMax: 20 * time.Millisecond,
+			CopyBytes: 256 << 20, CopySamples: 7, HealthTolerance: 0.03}
 	}
 	return Policy{
-		Warmup:          200 * time.Millisecond,
-		Timing:          Timing{FlushBytes: max(2*d.CacheBytes, 128<<20)},
-		CopyBytes:       1 << 30,
-		CopySamples:     20,
-		HealthTolerance: 0.03,
+		WarmupGroup: 3, WarmupSteady: 0.02, WarmupMax: 200 * time.Millisecond,
+		Timing:   Timing{FlushBytes: max(2*d.CacheBytes, 128<<20)},
+		Adaptive: true, TargetCI: 0.005, Confidence: 0.95,
+		MinLaunches: 10, MaxLaunches: 2000, MinTimed: 2 * time.Millisecond, MaxTime: 250 * time.Millisecond,
+		HotBelow: 20 * time.Microsecond, HotSamples: 21, HotRepeat: 50,
+		CopyBytes: 1 << 30, CopySamples: 20, HealthTolerance: 0.03,
 	}
 }
 
@@ -60,6 +97,8 @@ type Suite struct {
 	Grid     []Shape
 	CopyGBps float64 // measured by Start
 	Out      io.Writer
+	// Costs is where the run's time went, printed by Finish as the costs line (see Costs).
+	Costs Costs
 
 	copy *caseState // the copy-bandwidth buffers, from the first MeasureCopy to Finish
 }
@@ -76,6 +115,7 @@ var unitLines = []string{
 	"Unit pct-copy better=higher",
 	"Unit p99-ns better=lower",
 	"Unit scratch-B better=lower assume=exact",
+	"Unit hot-ns better=lower",
 }
 
 // Start measures the copy bandwidth and prints the run's config and Unit lines; call it before any benchmark.
@@ -111,6 +151,7 @@ func (s *Suite) Finish() error {
 	}
 	fmt.Fprintf(s.Out, "copy-gbps-end: %.1f\n", gbps)
 	fmt.Fprintf(s.Out, "run-health: %s\n", RunHealth(s.CopyGBps, gbps, s.Policy.HealthTolerance))
+	fmt.Fprintln(s.Out, s.Costs.Line(s.Backend))
 	return nil
 }
 
@@ -144,6 +185,7 @@ func RunHealth(start, end, tol float64) string {
 // median bandwidth in GB/s, counting the bytes read and written. The buffers are allocated on the first call
 // and kept until Finish, so that every measurement of a run copies the same, already-mapped memory.
 func (s *Suite) MeasureCopy() (float64, error) {
+	defer s.Costs.charge(&s.Costs.Copy, time.Now())
 	if s.copy == nil {
 		const cols = 4096
 		c := Case{DType: FP32, Shape: Shape{Rows: int(max(1, s.Policy.CopyBytes/4/cols)), Cols: cols}}
@@ -189,6 +231,14 @@ func (s *Suite) Bench(b *testing.B, f *Family) {
 	if err := s.checkHealth(); err != nil {
 		b.Fatal(err)
 	}
+	if ml, ok := s.Backend.(moduleLoader); ok {
+		start := time.Now()
+		err := ml.Load(f)
+		s.Costs.charge(&s.Costs.Modules, start)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 	for _, c := range f.Cases(s.Grid) {
 		var st *caseState
 		for _, impl := range Impls {
@@ -218,25 +268,45 @@ func (s *Suite) Bench(b *testing.B, f *Family) {
 	}
 }
 
-// measure warms l up (unless this case and impl already ran in this process), takes b.N samples and reports
-// the metrics: ns/op (median), p99-ns, GB/s (MinBytes / median), pct-copy and scratch-B.
+// adaptive reports whether this run samples adaptively: the policy says so and go test asked for one
+// iteration (-benchtime 1x), which on such a device means "one sample, as many launches as it needs".
+func (s *Suite) adaptive() bool {
+	if !s.Policy.Adaptive {
+		return false
+	}
+	bt := flag.Lookup("test.benchtime")
+	return bt != nil && bt.Value.String() == "1x"
+}
+
+// measure warms l up (unless this case and impl already ran in this process), takes one sample — adaptively
+// (Policy) or of exactly b.N launches — and reports the metrics: ns/op (the median launch), p99-ns, GB/s
+// (MinBytes / median), pct-copy, scratch-B and, for kernels under Policy.HotBelow, hot-ns. An adaptive
+// sample sets b.N to its launch count, which go test prints as the iteration count.
 func (s *Suite) measure(b *testing.B, f *Family, c Case, l Launch, warm bool) error {
+	b.StopTimer()
 	if !warm {
-		start := time.Now()
-		for n := 3; ; n *= 2 {
-			if _, err := s.Backend.Time(l, n, s.Policy.Timing); err != nil {
-				return err
-			}
-			if time.Since(start) >= s.Policy.Warmup {
-				break
-			}
+		if err := s.warmUp(l); err != nil {
+			return err
 		}
 	}
 	b.ResetTimer()
-	ns, err := s.Backend.Time(l, b.N, s.Policy.Timing)
+	b.StartTimer()
+	start, flush0 := time.Now(), s.flushTime()
+	var ns []float64
+	var err error
+	if s.adaptive() {
+		ns, err = s.sample(l)
+	} else {
+		ns, err = s.timed(l, b.N, s.Policy.Timing)
+	}
 	b.StopTimer()
+	s.Costs.charge(&s.Costs.Sampling, start)
+	s.Costs.Flush += s.flushTime() - flush0
 	if err != nil {
 		return err
+	}
+	if s.adaptive() {
+		b.N = len(ns)
 	}
 	med := median(ns)
 	gbps := float64(f.MinBytes(c)) / med
@@ -245,7 +315,95 @@ func (s *Suite) measure(b *testing.B, f *Family, c Case, l Launch, warm bool) er
 	b.ReportMetric(gbps, "GB/s")
 	b.ReportMetric(100*gbps/s.CopyGBps, "pct-copy")
 	b.ReportMetric(float64(l.ScratchBytes()), "scratch-B")
+	if s.Policy.HotBelow > 0 && med < float64(s.Policy.HotBelow.Nanoseconds()) {
+		start := time.Now()
+		hot, err := s.timed(l, s.Policy.HotSamples, Timing{Repeat: s.Policy.HotRepeat})
+		s.Costs.charge(&s.Costs.Sampling, start)
+		if err != nil {
+			return err
+		}
+		b.ReportMetric(median(hot), "hot-ns")
+	}
 	return nil
+}
+
+// flushTime is the backend's cache-flush time so far (0 when it does not measure it).
+func (s *Suite) flushTime() time.Duration {
+	if ft, ok := s.Backend.(flushTimer); ok {
+		return ft.FlushTime()
+	}
+	return 0
+}
+
+// timed is Backend.Time, with the launch time it measured added to Costs.Timed.
+func (s *Suite) timed(l Launch, n int, t Timing) ([]float64, error) {
+	ns, err := s.Backend.Time(l, n, t)
+	for _, v := range ns {
+		s.Costs.Timed += time.Duration(v * float64(max(t.Repeat, 1)))
+	}
+	return ns, err
+}
+
+// warmUp runs l untimed-for-results until its launch times are steady (Policy.WarmupGroup, WarmupSteady,
+// WarmupMax).
+func (s *Suite) warmUp(l Launch) error {
+	defer s.Costs.charge(&s.Costs.Warmup, time.Now())
+	p := s.Policy
+	deadline := time.Now().Add(p.WarmupMax)
+	prev := math.NaN()
+	for groups := 1; ; groups++ {
+		ns, err := s.Backend.Time(l, max(p.WarmupGroup, 1), p.Timing)
+		if err != nil {
+			return err
+		}
+		m := median(ns)
+		if groups >= 2 && math.Abs(m-prev) <= p.WarmupSteady*prev || !time.Now().Before(deadline) {
+			return nil
+		}
+		prev = m
+	}
+}
+
+// sample takes one adaptive sample of l (Policy): batches of launches, the count doubling, until the median's
+// confidence interval is narrow enough or a cap is reached.
+func (s *Suite) sample(l Launch) ([]float64, error) {
+	p := s.Policy
+	deadline := time.Now().Add(p.MaxTime)
+	var ns []float64
+	var timed float64
+	batch := p.MinLaunches
+	for {
+		got, err := s.timed(l, batch, p.Timing)
+		if err != nil {
+			return nil, err
+		}
+		ns = append(ns, got...)
+		for _, v := range got {
+			timed += v
+		}
+		if len(ns) >= p.MaxLaunches || !time.Now().Before(deadline) {
+			return ns, nil
+		}
+		if len(ns) >= p.MinLaunches && timed >= float64(p.MinTimed.Nanoseconds()) && medianCIWithin(ns, p.Confidence, p.TargetCI) {
+			return ns, nil
+		}
+		batch = len(ns) // double
+		if need := float64(p.MinTimed.Nanoseconds()) - timed; need > 0 {
+			// Far below the minimum launch time (short kernels): jump there in one batch.
+			batch = max(batch, int(need/(timed/float64(len(ns))))+1)
+		}
+		batch = min(batch, p.MaxLaunches-len(ns))
+	}
+}
+
+// medianCIWithin reports whether the order-statistic confidence interval of the median of ns (benchmath's
+// AssumeNothing summary) lies within ±rel of the median.
+func medianCIWithin(ns []float64, confidence, rel float64) bool {
+	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(ns), &benchmath.DefaultThresholds), confidence)
+	if math.IsInf(sum.Lo, 0) || math.IsInf(sum.Hi, 0) || !(sum.Center > 0) {
+		return false
+	}
+	return (sum.Hi-sum.Lo)/2 <= rel*sum.Center
 }
 
 // caseState is one case's buffers on the device and a launch per impl.
@@ -258,19 +416,29 @@ type caseState struct {
 	warm     map[Impl]bool
 }
 
-// prepare allocates and fills a case's inputs (with gen for every input when non-nil, else each operand's own
-// generator, seeded from the case so that runs see the same data) and allocates its outputs.
+// prepare allocates a case's buffers and fills its inputs, so that runs see the same data: with gen for every
+// input when non-nil (host values, uploaded), else from each operand's distribution — filled in place by the
+// backend (Backend.Fill, no host copy) from a seed that is a function of the case and operand, or for a
+// distribution that cannot be filled in place sampled on the host from a generator seeded the same way.
 func (s *Suite) prepare(f *Family, c Case, gen func(*rand.Rand, Case, []float32)) (*caseState, error) {
+	defer s.Costs.charge(&s.Costs.Inputs, time.Now())
 	h := fnv.New64a()
 	fmt.Fprint(h, f.Name, f.BenchName(c, ""))
-	rng := rand.New(rand.NewPCG(h.Sum64(), 0x6b65726e656c73))
+	base := h.Sum64()
+	k := 0
 	return s.alloc(f, c, func(o Operand, buf Buffer) error {
-		host := make([]float32, buf.Len())
-		g := gen
-		if g == nil {
-			g = o.Gen
+		seed := mix64(base + uint64(k))
+		k++
+		if gen == nil && o.Gen.InPlace() {
+			return s.Backend.Fill(buf, o.Gen, c, seed)
 		}
-		g(rng, c, host)
+		host := make([]float32, buf.Len())
+		rng := rand.New(rand.NewPCG(seed, 0x6b65726e656c73))
+		if gen != nil {
+			gen(rng, c, host)
+		} else {
+			o.Gen.Sample(rng, c, host)
+		}
 		return s.Backend.Upload(buf, host)
 	})
 }
@@ -305,6 +473,7 @@ func (st *caseState) launch(impl Impl) (Launch, error) {
 	if l, ok := st.launches[impl]; ok {
 		return l, nil
 	}
+	defer st.s.Costs.charge(&st.s.Costs.Inputs, time.Now())
 	l, err := st.s.Backend.Prepare(st.f, impl, st.c, st.in, st.out)
 	if err != nil {
 		return nil, err

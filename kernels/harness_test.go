@@ -130,7 +130,7 @@ func TestHarnessMetrics(t *testing.T) {
 	defer be.Close()
 	s := NewSuite(be, io.Discard)
 	s.CopyGBps = 10
-	s.Policy.Warmup = 0
+	s.Policy.WarmupMax = 0
 	c := Case{DType: FP32, Shape: Shape{4, 256}}
 	// x² [4×256], mean [4], mean+ε [4], rsqrt [4], x·r [4×256], all fp32; fp32 needs no upcast.
 	const wantScratch = 4 * (1024 + 4 + 4 + 4 + 1024)

@@ -38,11 +38,11 @@ func checkCase(be Backend, f *Family, c Case, impl Impl, seed uint64, gens map[s
 	}()
 	for _, o := range f.Inputs {
 		host := make([]float32, o.Len(c))
-		gen := o.Gen
 		if g, ok := gens[o.Name]; ok {
-			gen = g
+			g(rng, c, host)
+		} else {
+			o.Gen.Sample(rng, c, host)
 		}
-		gen(rng, c, host)
 		buf, err := be.Alloc(o.Type(c), len(host))
 		if err != nil {
 			return res, err

@@ -44,6 +44,7 @@ func run(m *testing.M) int {
 	if testSeed == 0 {
 		testSeed = uint64(time.Now().UnixNano())
 	}
+	start := time.Now()
 	for _, name := range BackendNames() {
 		be, err := OpenBackend(name)
 		if err != nil {
@@ -66,6 +67,7 @@ func run(m *testing.M) int {
 		}
 	}
 	suite = NewSuite(be, os.Stdout)
+	suite.Costs.Start, suite.Costs.Open = start, time.Since(start)
 	bench := flag.Lookup("test.bench").Value.String() != ""
 	if bench {
 		if err := suite.Start(); err != nil {

@@ -2,8 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
 )
 
 // ropeHeadDim is the head dimension of the RoPE family.
@@ -19,8 +17,8 @@ var RoPEFamily = &Family{
 	Inputs: []Operand{
 		{Name: "q", Len: matrixLen, Gen: normal(0, 1)},
 		{Name: "k", Len: matrixLen, Gen: normal(0, 1)},
-		{Name: "cos", DType: FP32, Len: ropeTableLen, Gen: ropeTable(math.Cos)},
-		{Name: "sin", DType: FP32, Len: ropeTableLen, Gen: ropeTable(math.Sin)},
+		{Name: "cos", DType: FP32, Len: ropeTableLen, Gen: Dist{Kind: RoPECos}},
+		{Name: "sin", DType: FP32, Len: ropeTableLen, Gen: Dist{Kind: RoPESin}},
 	},
 	Outputs:   []Operand{{Name: "q_out", Len: matrixLen}, {Name: "k_out", Len: matrixLen}},
 	Reference: ropeRef,
@@ -29,22 +27,6 @@ var RoPEFamily = &Family{
 func init() { registerCPU(RoPEFamily, ropeFused, ropeNaive) }
 
 func ropeTableLen(c Case) int { return c.Rows * ropeHeadDim / 2 }
-
-// ropeTable fills a [tokens, 64] table with f(position · 10000^(−2i/128)), positions from a random start.
-// The start is drawn the same way for the cos and the sin table, which are generated one after the other
-// from the same source, so both get fresh but independent positions; the kernels do not rely on cos²+sin²=1.
-func ropeTable(f func(float64) float64) func(*rand.Rand, Case, []float32) {
-	return func(r *rand.Rand, c Case, dst []float32) {
-		start := r.IntN(4096)
-		const half = ropeHeadDim / 2
-		for t := range c.Rows {
-			for i := range half {
-				theta := math.Pow(10000, -2*float64(i)/ropeHeadDim)
-				dst[t*half+i] = float32(f(float64(start+t) * theta))
-			}
-		}
-	}
-}
 
 func ropeRef(c Case, in [][]float64) [][]float64 {
 	const half = ropeHeadDim / 2
