@@ -71,6 +71,9 @@ func Text(w io.Writer, r *report.Report) error {
 	for _, m := range r.Warnings {
 		b.WriteString("warning: " + clean(m) + "\n")
 	}
+	if l := CostsLine(r.Costs); l != "" {
+		b.WriteString("time: " + l + "\n")
+	}
 	b.WriteString(headline(r) + " (" + clean(settings(r)) + ")\n")
 	_, err := io.WriteString(w, b.String())
 	return err

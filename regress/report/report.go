@@ -78,6 +78,24 @@ type Report struct {
 	Comparisons []Comparison `json:"comparisons"`
 	Counts      Counts       `json:"counts"`
 	Warnings    []string     `json:"warnings"`
+	// Costs, from regress check and run, says where the command's time went.
+	Costs *Costs `json:"costs,omitempty"`
+}
+
+// Costs is where a command's wall time went: WallSeconds is the whole
+// command's, Phases what each part took (building, each phase of the test
+// binary processes as they account for themselves, regress's own work), in
+// seconds; with parallel lanes (--gpus) the processes' phases are summed
+// over the lanes and so may add up to more than the wall time.
+type Costs struct {
+	WallSeconds float64 `json:"wall_s"`
+	Phases      []Phase `json:"phases"`
+}
+
+// Phase is one named part of Costs.
+type Phase struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
 }
 
 // Settings records the statistical settings the verdicts were reached under.

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // scan reads the standard output of one test binary invocation line by line
@@ -21,6 +22,11 @@ type scan struct {
 	partial  string // an unterminated "BenchmarkX-N \t" line at the end
 	top      string // top-level benchmark of the latest result
 	onResult func(top string)
+	// costs is the invocation's costs line (costsOK: it printed one), and
+	// total the process's own total time from it.
+	costs   Costs
+	total   time.Duration
+	costsOK bool
 }
 
 type failLine struct {
@@ -60,6 +66,10 @@ func (s *scan) line(l string) {
 		s.top = top
 		if s.onResult != nil {
 			s.onResult(top)
+		}
+	case configKey(l) == CostsKey:
+		if total, c, err := parseCosts(l); err == nil {
+			s.total, s.costs, s.costsOK = total, c, true
 		}
 	case strings.HasPrefix(l, "Unit ") || isConfigLine(l):
 		s.out.WriteString(l)

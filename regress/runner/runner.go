@@ -127,6 +127,8 @@ type Result struct {
 	// of a run's time is regress's own overhead.
 	Invocations    int
 	InvocationTime time.Duration
+	// Costs says where the invocations' time went (summed over lanes).
+	Costs Costs
 }
 
 // List returns the top-level benchmarks (BenchmarkX) of bin that filter
@@ -215,6 +217,7 @@ type laneState struct {
 	jobs    []*job
 	out     []bytes.Buffer // per side
 	elapsed time.Duration  // summed wall time of its invocations
+	costs   Costs          // where its invocations' time went
 }
 
 // Run runs the sides (one or two) as plan says and returns their output. On
@@ -372,6 +375,7 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 	res.Invocations = inv.count
 	for _, st := range states {
 		res.InvocationTime = max(res.InvocationTime, st.elapsed)
+		res.Costs.Merge(st.costs)
 	}
 	return res, nil
 }
@@ -491,6 +495,7 @@ func runJob(ctx context.Context, j *job, plan Plan, round int, st *laneState, in
 			return err
 		}
 		st.elapsed += sc.elapsed
+		st.costs.add(sc.elapsed, sc.total, sc.costs, sc.costsOK)
 		out.Write(sc.out.Bytes())
 		for _, f := range deepest(sc.fails) {
 			msg := f.msg
