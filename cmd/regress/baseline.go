@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kernelwatch/kernelwatch/regress/config"
 	"github.com/kernelwatch/kernelwatch/regress/gitref"
 	"github.com/kernelwatch/kernelwatch/regress/parse"
 	"github.com/kernelwatch/kernelwatch/regress/runner"
@@ -24,7 +25,9 @@ baselines/<class>.bench in the repository (regress check --mode stored reads
 them as committed at the baseline ref).
 
 save runs the suite like regress run (same flags) and stores the result, or
-stores FILE when given. The file replaces the old one atomically, with its
+stores FILE when given. It refuses results with fewer samples of a gated
+benchmark than its min_samples (benchmarks.yaml): every stored-mode
+comparison against them would be inconclusive. --force stores them anyway. The file replaces the old one atomically, with its
 configuration lines (commit, class, go, ...) intact. The class is the one the
 results name; --class names it when they name none.
 
@@ -73,7 +76,9 @@ func runBaselineSave(e *env, args []string) int {
 	var s suiteFlags
 	s.register(fs, true)
 	var class string
+	var force bool
 	fs.StringVar(&class, "class", "", "hardware class to store the results under (default: the class the results name)")
+	fs.BoolVar(&force, "force", false, "store results with fewer samples per benchmark than min_samples (their comparisons will be inconclusive)")
 	fail := func(err error) int {
 		fmt.Fprintf(e.stderr, "%s baseline save: %v\n", programName, interrupted(err))
 		if errors.Is(err, errUsage) {
@@ -151,6 +156,15 @@ func runBaselineSave(e *env, args []string) int {
 	}
 	if !classPattern.MatchString(class) {
 		return fail(fmt.Errorf("class %q cannot name a file", class))
+	}
+	if !force {
+		cfg, err := loadConfig(e, s.config)
+		if err != nil {
+			return fail(err)
+		}
+		if err := enoughSamples(data, class, cfg); err != nil {
+			return fail(err)
+		}
 	}
 	dir := baselineDir(e)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -301,4 +315,58 @@ func relPath(e *env, path string) string {
 		return rel
 	}
 	return path
+}
+
+// enoughSamples fails when a gated (benchmark, unit) of data has fewer
+// samples than the min_samples cfg gives it on class: a stored-mode
+// comparison against it could never reach significance. It names the
+// benchmark with the fewest samples, the count and min_samples.
+func enoughSamples(data []byte, class string, cfg *config.Config) error {
+	f, err := os.CreateTemp("", "kernelwatch-baseline-*.bench")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	side, err := parse.NewReader(nil).ReadSide([]string{f.Name()})
+	if err != nil {
+		return err
+	}
+	type key struct{ name, unit string }
+	counts := map[key]int{}
+	var order []key
+	for i := range side.Results {
+		r := &side.Results[i]
+		for _, v := range side.Values(r) {
+			k := key{r.Name, v.Unit}
+			if counts[k] == 0 {
+				order = append(order, k)
+			}
+			counts[k]++
+		}
+	}
+	short, worst := 0, key{}
+	need := 0
+	for _, k := range order {
+		p := cfg.Resolve(k.name, class, k.unit)
+		if p.Gate == config.GateOff || counts[k] >= p.MinSamples {
+			continue
+		}
+		if short == 0 || counts[k] < counts[worst] {
+			worst, need = k, p.MinSamples
+		}
+		short++
+	}
+	if short == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s has %d samples of %s, below min_samples %d (%d gated benchmark units short): "+
+		"comparisons against it would be inconclusive; record with --count %d or more, or store it anyway with --force",
+		worst.name, counts[worst], worst.unit, need, short, need)
 }

@@ -255,3 +255,46 @@ func TestOutFileIsWrittenAtomically(t *testing.T) {
 		t.Errorf("unwritable --out: exit %d stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestBaselineSaveNeedsMinSamples stores files given on the command line: a 5-sample file is refused (exit 2,
+// naming the benchmark, its count and min_samples) and nothing is written; --force stores it; a 6-sample file
+// is stored without it. A gate: off unit with fewer samples does not count.
+func TestBaselineSaveNeedsMinSamples(t *testing.T) {
+	dir := t.TempDir()
+	const head = "class: gpu-test-card\nUnit hot-ns better=lower\n"
+	five := write(t, dir, "five.bench", head+samples("RMSNorm/rows=8", 5, 1000, " 900 hot-ns")+samples("GELU/rows=8", 7, 500, ""))
+	six := write(t, dir, "six.bench", head+samples("RMSNorm/rows=8", 6, 1000, ""))
+	stored := filepath.Join(dir, "baselines", "gpu-test-card.bench")
+
+	res := invoke(t, dir, "", "baseline", "save", five)
+	if res.code != 2 {
+		t.Fatalf("5 samples: exit %d, want 2\n%s", res.code, res.stderr)
+	}
+	for _, want := range []string{"RMSNorm/rows=8 has 5 samples of sec/op", "below min_samples 6", "--force"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("message lacks %q: %s", want, res.stderr)
+		}
+	}
+	if _, err := os.Stat(stored); !os.IsNotExist(err) {
+		t.Fatalf("a refused baseline was written (%v)", err)
+	}
+
+	if res := invoke(t, dir, "", "baseline", "save", "--force", five); res.code != 0 {
+		t.Fatalf("--force: exit %d\n%s", res.code, res.stderr)
+	}
+	if data, err := os.ReadFile(stored); err != nil || !strings.Contains(string(data), "RMSNorm/rows=8") {
+		t.Fatalf("--force did not store the file: %v", err)
+	}
+
+	if res := invoke(t, dir, "", "baseline", "save", six); res.code != 0 {
+		t.Fatalf("6 samples: exit %d\n%s", res.code, res.stderr)
+	}
+
+	// With hot-ns gated off, a short hot-ns series does not block a 6-sample file.
+	write(t, dir, "benchmarks.yaml", "version: 1\nunits:\n  hot-ns: {better: lower, gate: off}\n")
+	mixed := write(t, dir, "mixed.bench", head+samples("RMSNorm/rows=8", 6, 1000, "")+
+		"BenchmarkRMSNorm/rows=8-8\t1000\t1000 ns/op\t900 hot-ns\n")
+	if res := invoke(t, dir, "", "baseline", "save", "--config", "benchmarks.yaml", mixed); res.code != 0 {
+		t.Fatalf("gate-off unit short: exit %d\n%s", res.code, res.stderr)
+	}
+}
