@@ -12,6 +12,7 @@ import (
 
 	"github.com/kernelwatch/kernelwatch/regress"
 	"github.com/kernelwatch/kernelwatch/regress/gitref"
+	"github.com/kernelwatch/kernelwatch/regress/render"
 	"github.com/kernelwatch/kernelwatch/regress/report"
 	"github.com/kernelwatch/kernelwatch/regress/runner"
 	"github.com/kernelwatch/kernelwatch/regress/verdict"
@@ -32,7 +33,10 @@ drift of the machine lands on both sides alike. The JSON report records the
 round of every sample.
 
 --mode stored: the baseline is baselines/<class>.bench as committed at the
-baseline ref (written by regress baseline save); only the current side runs.
+baseline ref (written by regress baseline save); only the current side runs,
+--count processes of one sample each, as the stored file was recorded.
+--baseline-file F reads it from F instead, for a host without git (with
+--current-bin).
 
 --baseline REF is resolved to its merge base with --current, so a pull
 request is charged only for its own changes (--baseline-tip: use the tip).
@@ -55,6 +59,7 @@ type checkFlags struct {
 	baselineBin, currentBin string
 	class                   string
 	results                 string
+	baselineFile            string
 }
 
 func runCheck(e *env, args []string) int {
@@ -71,6 +76,7 @@ func runCheck(e *env, args []string) int {
 	fs.StringVar(&c.baselineBin, "baseline-bin", "", "prebuilt baseline test binary (with --current-bin: no git, no build)")
 	fs.StringVar(&c.currentBin, "current-bin", "", "prebuilt current test binary")
 	fs.StringVar(&c.class, "class", "", "stored mode: hardware class of the stored baseline (default: this machine's)")
+	fs.StringVar(&c.baselineFile, "baseline-file", "", "stored mode: read the stored baseline from this file instead of baselines/<class>.bench at --baseline (no git needed)")
 	fs.StringVar(&c.results, "results", "", "also write each side's result file (baseline.bench, current.bench) into this directory")
 	fail := func(err error) int {
 		fmt.Fprintf(e.stderr, "%s check: %v\n", programName, interrupted(err))
@@ -99,6 +105,10 @@ func runCheck(e *env, args []string) int {
 		return fail(errors.New("--baseline-bin and --current-bin go together in relative mode"))
 	case c.mode == "stored" && c.baselineBin != "":
 		return fail(errors.New("--baseline-bin: stored mode reads the baseline from baselines/<class>.bench"))
+	case c.mode != "stored" && c.baselineFile != "":
+		return fail(errors.New("--baseline-file goes with --mode stored"))
+	case c.baselineFile != "" && c.currentBin == "":
+		return fail(errors.New("--baseline-file needs --current-bin (without git there is no ref to build)"))
 	}
 	opt, err := j.options(e)
 	if err != nil {
@@ -207,7 +217,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		res, err = runner.Run(ctx, []runner.Side{{Name: "baseline", Binaries: base.bins}, {Name: "current", Binaries: cur.bins}}, m.plan(m.suite.Count, 1))
 	} else {
 		ck.info("stored %s vs %s: %d samples per benchmark", base.label, cur.label, m.suite.Count)
-		res, err = runner.Run(ctx, []runner.Side{{Name: "current", Binaries: cur.bins}}, m.plan(1, m.suite.Count))
+		res, err = runner.Run(ctx, []runner.Side{{Name: "current", Binaries: cur.bins}}, m.plan(m.suite.Count, 1))
 	}
 	if err != nil {
 		return nil, err
@@ -271,7 +281,14 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		opt.BaseFiles, opt.CurFiles = []string{files["baseline"]}, []string{files["current"]}
 	}
 	opt.Failed = failed
-	return regress.Compare(regress.Input{Baseline: []string{files["baseline"]}, Current: []string{files["current"]}}, opt)
+	r, err := regress.Compare(regress.Input{Baseline: []string{files["baseline"]}, Current: []string{files["current"]}}, opt)
+	if r != nil {
+		r.Costs = commandCosts(time.Since(ck.start), ck.buildTime, res)
+		if res.Costs.Reported > 0 {
+			ck.info("time: %s", render.CostsLine(r.Costs))
+		}
+	}
+	return r, err
 }
 
 // prebuilt is a side made of one prebuilt test binary, run in the working
@@ -449,6 +466,14 @@ func (e *noBaselineError) Error() string {
 // storedBaseline reads the stored baseline at the baseline ref and builds
 // (or takes) the current side.
 func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur *side, err error) {
+	if f := ck.c.baselineFile; f != "" {
+		data, err := os.ReadFile(absPath(ck.e, f))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("--baseline-file %s: %w", f, err)
+		}
+		cur, err = ck.prebuilt("current", ck.c.currentBin)
+		return data, &side{name: "baseline", label: "stored " + filepath.Base(f)}, cur, err
+	}
 	class := ck.c.class
 	if class == "" {
 		class = ck.m.class

@@ -504,6 +504,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"check", "--mode", "fast"}, "--mode \"fast\""},
 		{[]string{"check", "--baseline-bin", "x"}, "--baseline-bin and --current-bin go together"},
 		{[]string{"check", "extra"}, "unexpected argument \"extra\""},
+		{[]string{"check", "--baseline-file", "b.bench"}, "--baseline-file goes with --mode stored"},
+		{[]string{"check", "--mode", "stored", "--baseline-file", "b.bench"}, "--baseline-file needs --current-bin"},
 		{[]string{"--count", "-1", "--config", "none"}, "--count -1"},
 		{[]string{"baseline"}, "usage: regress baseline"},
 		{[]string{"baseline", "drop"}, "unknown action \"drop\""},
@@ -589,6 +591,23 @@ func TestPrebuiltBinariesOnGPUs(t *testing.T) {
 	rep := decodeReport(t, res.stdout)
 	if len(rep.Comparisons) != 4 || rep.Baseline.Label != "baseline (gpus.test)" {
 		t.Errorf("%d comparisons, baseline %q", len(rep.Comparisons), rep.Baseline.Label)
+	}
+	// Stored mode without git: the baseline read from a file, the current side run from the binary.
+	stored := filepath.Join(run, "stored.bench")
+	if res := invoke(t, run, "", "run", "--bin", bin, "--config", "none", "--count", "6", "--benchtime", "5ms", "--out", stored); res.code != 0 {
+		t.Fatalf("run --bin: exit %d\n%s", res.code, res.stderr)
+	}
+	sres := invoke(t, run, "", "check", "--mode", "stored", "--baseline-file", stored, "--current-bin", bin,
+		"--config", "none", "--count", "6", "--benchtime", "5ms", "--format", "json")
+	if sres.code != 0 {
+		t.Fatalf("stored --baseline-file: exit %d\n%s\n%s", sres.code, sres.stdout, sres.stderr)
+	}
+	if rep := decodeReport(t, sres.stdout); len(rep.Comparisons) != 4 || rep.Baseline.Label != "stored stored.bench" {
+		t.Errorf("stored --baseline-file: %d comparisons, baseline %q", len(rep.Comparisons), rep.Baseline.Label)
+	}
+	if res := invoke(t, run, "", "check", "--mode", "stored", "--baseline-file", "nosuch.bench", "--current-bin", bin,
+		"--config", "none"); res.code != 2 || !strings.Contains(res.stderr, "--baseline-file nosuch.bench") {
+		t.Errorf("missing --baseline-file: exit %d, %q", res.code, res.stderr)
 	}
 	for _, side := range []string{"baseline", "current"} {
 		data, err := os.ReadFile(filepath.Join(run, "results", side+".bench"))

@@ -11,16 +11,21 @@ import (
 	"time"
 
 	"github.com/kernelwatch/kernelwatch/regress/gitref"
+	"github.com/kernelwatch/kernelwatch/regress/render"
 	"github.com/kernelwatch/kernelwatch/regress/runner"
 )
 
 const runSynopsis = "[flags] [packages] [-- go test flags]"
 
-const runHelp = `Runs the benchmark suite once and writes one result file: go test -run '^$'
--bench RE -count N -benchtime D over suite.packages (or the packages given),
-with suite.tags, from test binaries built with go test -c. The file starts
-with commit, branch, class, go, regress-version and date lines, then holds
-what the suite prints. Progress goes to standard error.
+const runHelp = `Runs the benchmark suite and writes one result file: go test -run '^$'
+-bench RE -benchtime D over suite.packages (or the packages given), with
+suite.tags, from test binaries built with go test -c, N times (--count): one
+process per sample, as regress check's rounds, so that what differs between
+processes (a GPU's memory placement and clocks, a CPU's caches) is in the
+samples and a stored baseline does not look steadier than a check. The file
+starts with commit, branch, class, go, regress-version and date lines, then
+holds what the suite prints, each process after a "round: k" line. Progress
+goes to standard error.
 
 --list prints the selected top-level benchmarks without running anything.
 Sub-benchmarks exist only once their parent runs, so they are not listed;
@@ -69,11 +74,13 @@ func runRun(e *env, args []string) int {
 	}
 	ctx, stop := notifyContext()
 	defer stop()
+	start := time.Now()
 	m, err := s.resolve(e, ctx, nil, pass, false)
 	if err != nil {
 		return fail(err)
 	}
 	var bins []runner.Binary
+	var build time.Duration
 	if bin != "" {
 		if len(pkgs) > 0 {
 			return fail(fmt.Errorf("--bin runs one prebuilt binary: packages %v are not built: %w", pkgs, errUsage))
@@ -98,6 +105,7 @@ func runRun(e *env, args []string) int {
 			}
 			return fail(err)
 		}
+		build = time.Since(start)
 	}
 	if list {
 		return listBenchmarks(ctx, e, m, bins)
@@ -105,6 +113,9 @@ func runRun(e *env, args []string) int {
 	rf, err := runSuite(ctx, e, m, bins)
 	if err != nil {
 		return fail(err)
+	}
+	if !s.quiet && rf.res.Costs.Reported > 0 {
+		fmt.Fprintf(e.stderr, "%s run: time: %s\n", programName, render.CostsLine(commandCosts(time.Since(start), build, rf.res)))
 	}
 	if rf.benchmarks == 0 && m.shard.N == 0 {
 		fmt.Fprintf(e.stderr, "%s run: no benchmark matches --bench %q in %d package(s) with test files\n", programName, m.filter, len(bins))
@@ -132,12 +143,11 @@ type resultFile struct {
 	res        *runner.Result
 }
 
-// runSuite runs bins once with --count samples per benchmark (one
-// invocation per package) and returns the result file, with a header for the
+// runSuite runs bins --count times (one process per package and sample) and returns the result file, with a header for the
 // commit checked out in the working directory.
 func runSuite(ctx context.Context, e *env, m *measure, bins []runner.Binary) (*resultFile, error) {
 	start := time.Now()
-	res, err := runner.Run(ctx, []runner.Side{{Name: "current", Binaries: bins}}, m.plan(1, m.suite.Count))
+	res, err := runner.Run(ctx, []runner.Side{{Name: "current", Binaries: bins}}, m.plan(m.suite.Count, 1))
 	if err != nil {
 		return nil, err
 	}
