@@ -98,8 +98,8 @@ func ropeTable(kind DistKind, start int, c Case, dst []float32) {
 //
 // SplitMix64 is counter-based by construction (each output is a bijective mix of seed + counter), passes
 // BigCrush, and costs a few integer multiplies, so a fill runs at memory speed on either backend.
-// Normal values use Box–Muller on two 24-bit uniforms of h: u1 = (h>>40 + ½)/2²⁴ ∈ (0, 1), u2 = (h>>16 mod
-// 2²⁴)/2²⁴, z = √(−2 ln u1) · cos(2π u2), so |z| ≤ 5.9. Labels: IgnoreIndex when h>>61 is 0 (1 in 8), else
+// Normal values use Box–Muller on two 24-bit uniforms of h: u1 = (h>>40 + 1)/2²⁴ ∈ (0, 1] (exact in float32,
+// so both sides take the same logarithm), u2 = (h>>16 mod 2²⁴)/2²⁴, z = √(−2 ln u1) · cos(2π u2), so |z| ≤ 5.8. Labels: IgnoreIndex when h>>61 is 0 (1 in 8), else
 // (h mod 2³²) mod cols. RoPE tables take their start position, mix64(seed) mod 4096, and compute in float64.
 const fillGamma = 0x9E3779B97F4A7C15
 
@@ -115,7 +115,7 @@ func fillHash(seed uint64, i int) uint64 { return mix64(seed + uint64(i+1)*fillG
 // fillNormal is element i of a Normal fill, as float32 arithmetic on the device computes it up to rounding.
 func fillNormal(seed uint64, i int, mean, sd float64) float32 {
 	h := fillHash(seed, i)
-	u1 := (float64(h>>40) + 0.5) / (1 << 24)
+	u1 := (float64(h>>40) + 1) / (1 << 24)
 	u2 := float64((h>>16)&0xFFFFFF) / (1 << 24)
 	z := math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
 	return float32(mean + sd*z)

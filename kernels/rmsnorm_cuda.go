@@ -4,6 +4,7 @@ package kernels
 
 //go:generate nvcc -ptx -arch=compute_75 -o cuda/ptx/rmsnorm.ptx cuda/rmsnorm.cu
 //go:generate nvcc -ptx -arch=compute_90 -o cuda/ptx/rmsnorm_sm90.ptx cuda/rmsnorm.cu
+//go:generate nvcc -ptx -arch=compute_75 -DKW_SLOWDOWN -o cuda/ptx/rmsnorm_slow.ptx cuda/rmsnorm.cu
 
 import "fmt"
 

@@ -9,13 +9,16 @@ package kernels
 // it is the ordinary suite, except that each case named in KW_SLOWDOWN also runs its kernel a second time over
 // its first rows, inside the same timed launch: real extra work, as a careless refactor would add, not a sleep.
 //
-// KW_SLOWDOWN is a ';'-separated list of NAME@ROWS or NAME@copy:ROWS, where NAME is a sub-benchmark's name
+// KW_SLOWDOWN is a ';'-separated list of NAME@ROWS, NAME@copy:ROWS or NAME@spin:CYCLES, where NAME is a sub-benchmark's name
 // without "Benchmark" (RMSNorm/dtype=fp32/rows=4096/cols=65536/impl=fused). NAME@ROWS runs the case's kernel a
 // second time over its first ROWS rows; only families whose operands are row-major (each operand either scales
 // with the rows or does not depend on them) can be slowed this way. Its cost has a floor: one more launch
 // that lasts as long as one row takes. NAME@copy:ROWS instead first copies ROWS rows of the case's first input
 // into its first output (which the kernel then overwrites) with the suite's copy kernel: an extra pass whose
-// cost grows from a smaller floor in finer steps.
+// cost grows from a smaller floor in finer steps. NAME@spin:CYCLES runs the case's kernels from the family's
+// <module>_slow.ptx instead (the same source compiled with -DKW_SLOWDOWN: KW_SLOWDOWN_BEGIN/END in common.cuh),
+// where every block ends by waiting for its thread 0 to spin CYCLES clock cycles: a slowdown of a few percent for a
+// launch-bound decode kernel, which any extra launch would slow by tens of percent. One spin count per module.
 //
 // TestSlowdownCalibrate measures, in one process, what a given extra pass costs: KW_CALIBRATE lists
 // NAME@PASS,PASS,… entries (PASS: ROWS or copy:ROWS); for each it times the plain launch and each slowed one, interleaved, under the GPU
@@ -27,6 +30,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"gorgonia.org/cu"
 )
 
 func init() {
@@ -44,10 +50,12 @@ func init() {
 	}
 }
 
-// extraPass is one case's slowdown: Rows rows, by rerunning the kernel or (Copy) by the copy kernel.
+// extraPass is one case's slowdown: Rows rows, by rerunning the kernel or (Copy) by the copy kernel, or Spin
+// cycles in every block (the _slow module).
 type extraPass struct {
 	Rows int
 	Copy bool
+	Spin int64
 }
 
 // parseSlowdown reads NAME@[copy:]ROWS;…
@@ -60,7 +68,7 @@ func parseSlowdown(s string) (map[string]extraPass, error) {
 		name, pass, ok := strings.Cut(e, "@")
 		p, err := parsePass(pass)
 		if !ok || name == "" || err != nil {
-			return nil, fmt.Errorf("%q: want NAME@ROWS or NAME@copy:ROWS with ROWS ≥ 1", e)
+			return nil, fmt.Errorf("%q: want NAME@ROWS, NAME@copy:ROWS or NAME@spin:CYCLES with ROWS, CYCLES ≥ 1", e)
 		}
 		out[name] = p
 	}
@@ -68,6 +76,13 @@ func parseSlowdown(s string) (map[string]extraPass, error) {
 }
 
 func parsePass(s string) (extraPass, error) {
+	if c, ok := strings.CutPrefix(s, "spin:"); ok {
+		n, err := strconv.ParseInt(c, 10, 64)
+		if err != nil || n < 1 {
+			return extraPass{}, fmt.Errorf("bad cycle count %q", s)
+		}
+		return extraPass{Spin: n}, nil
+	}
 	rows, copy := strings.CutPrefix(s, "copy:")
 	n, err := strconv.Atoi(rows)
 	if err != nil || n < 1 {
@@ -91,9 +106,12 @@ func (s *slowCUDA) Prepare(f *Family, impl Impl, c Case, in, out []Buffer) (Laun
 	if !ok {
 		return l, nil
 	}
-	if p.Copy {
+	switch {
+	case p.Spin > 0:
+		err = s.addSpin(l.(*cudaLaunch), p.Spin)
+	case p.Copy:
 		err = s.addCopy(l.(*cudaLaunch), c, in[0], out[0], p.Rows)
-	} else {
+	default:
 		err = s.addPass(l.(*cudaLaunch), f, impl, c, in, out, p.Rows)
 	}
 	if err != nil {
@@ -101,6 +119,46 @@ func (s *slowCUDA) Prepare(f *Family, impl Impl, c Case, in, out []Buffer) (Laun
 		return nil, err
 	}
 	return l, nil
+}
+
+// addSpin points l's kernels of its family's module at the same kernels of <module>_slow and sets that
+// module's kw_spin_cycles.
+func (s *slowCUDA) addSpin(l *cudaLaunch, cycles int64) error {
+	slow := l.module + "_slow"
+	err := s.CUDA.do(func() error {
+		swapped := 0
+		for i := range l.steps {
+			st := &l.steps[i]
+			if own, err := s.CUDA.function(l.module, st.name); err != nil || own != st.fn {
+				continue // a kernel of another module (eager ops, _sm90)
+			}
+			fn, err := s.CUDA.function(slow, st.name)
+			if err != nil {
+				return fmt.Errorf("kernels: slowdown: %w", err)
+			}
+			st.fn = fn
+			swapped++
+		}
+		if swapped == 0 {
+			return fmt.Errorf("kernels: slowdown: no kernel of module %s in this launch", l.module)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return setSpin(s.CUDA, slow, cycles)
+}
+
+// setSpin sets kw_spin_cycles of module (a _slow module, loaded): what every slowed launch of it spins.
+func setSpin(c *CUDA, module string, cycles int64) error {
+	return c.do(func() error {
+		ptr, size, err := c.modules[module].Global("kw_spin_cycles")
+		if err != nil || size != 8 {
+			return fmt.Errorf("kernels: slowdown: kw_spin_cycles in %s: %v (%d bytes)", module, err, size)
+		}
+		return cu.MemcpyHtoD(ptr, unsafe.Pointer(&cycles), 8)
+	})
 }
 
 // addCopy puts before l's launches a copy of the first k rows of src into dst, which l then overwrites.
@@ -158,12 +216,12 @@ func (s *slowCUDA) addPass(l *cudaLaunch, f *Family, impl Impl, c Case, in, out 
 }
 
 func TestSlowdownSpec(t *testing.T) {
-	got, err := parseSlowdown(" RMSNorm/dtype=fp32/rows=8/cols=4096/impl=fused@3; GELU/x@copy:12;")
-	if err != nil || len(got) != 2 || got["RMSNorm/dtype=fp32/rows=8/cols=4096/impl=fused"] != (extraPass{Rows: 3}) ||
-		got["GELU/x"] != (extraPass{Rows: 12, Copy: true}) {
+	got, err := parseSlowdown(" RMSNorm/dtype=fp32/rows=8/cols=4096/impl=fused@3; GELU/x@copy:12;RMSNorm/y@spin:300")
+	if err != nil || len(got) != 3 || got["RMSNorm/dtype=fp32/rows=8/cols=4096/impl=fused"] != (extraPass{Rows: 3}) ||
+		got["GELU/x"] != (extraPass{Rows: 12, Copy: true}) || got["RMSNorm/y"] != (extraPass{Spin: 300}) {
 		t.Errorf("parseSlowdown = %v, %v", got, err)
 	}
-	for _, bad := range []string{"RMSNorm", "RMSNorm@", "RMSNorm@0", "@3", "RMSNorm@x", "RMSNorm@copy:", "RMSNorm@copy:0"} {
+	for _, bad := range []string{"RMSNorm", "RMSNorm@", "RMSNorm@0", "@3", "RMSNorm@x", "RMSNorm@copy:", "RMSNorm@copy:0", "RMSNorm@spin:0", "RMSNorm@spin:x"} {
 		if _, err := parseSlowdown(bad); err == nil {
 			t.Errorf("parseSlowdown(%q) = nil error", bad)
 		}
@@ -186,6 +244,25 @@ func TestSlowdownOutput(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestSlowdownSpinOutput checks the spin pass on the decode RMSNorm case (its kernels have a _slow twin): the
+// answer stays right, and a module without a _slow twin is refused by name.
+func TestSlowdownSpinOutput(t *testing.T) {
+	be, ok := testBackends["cuda"].(*CUDA)
+	if !ok {
+		t.Skip("no cuda backend")
+	}
+	for _, dt := range StorageDTypes {
+		c := Case{DType: dt, Shape: Shape{Rows: 32, Cols: 4096}}
+		s := &slowCUDA{CUDA: be, rows: map[string]extraPass{"RMSNorm/" + RMSNormFamily.BenchName(c, Fused): {Spin: 1000}}}
+		check(t, s, RMSNormFamily, c, Fused, nil)
+	}
+	c := Case{DType: FP32, Shape: Shape{Rows: 32, Cols: 4096}}
+	s := &slowCUDA{CUDA: be, rows: map[string]extraPass{"GELU/" + GELUFamily.BenchName(c, Fused): {Spin: 1000}}}
+	if _, err := checkCase(s, GELUFamily, c, Fused, 1, nil); err == nil || !strings.Contains(err.Error(), "gelu_slow") {
+		t.Errorf("GELU has no _slow module; got %v", err)
 	}
 }
 
@@ -214,6 +291,7 @@ func TestSlowdownCalibrate(t *testing.T) {
 		}
 		ls := []Launch{}
 		labels := []string{"0"}
+		spins := []int64{0}
 		base, err := be.Prepare(f, impl, c, st.in, st.out)
 		if err != nil {
 			t.Fatal(err)
@@ -231,9 +309,12 @@ func TestSlowdownCalibrate(t *testing.T) {
 			}
 			ls = append(ls, l)
 			labels = append(labels, r)
+			spins = append(spins, p.Spin)
 		}
-		// Warm every launch up, then take interleaved rounds of 20 samples each and compare the medians of all.
-		samples := make([][]float64, len(ls))
+		// Warm every launch up, then take interleaved rounds of 20 samples each, cold (the policy's timing) and
+		// hot (its hot batches), and compare the medians of all.
+		hot := Timing{Repeat: s.Policy.HotRepeat}
+		samples, hots := make([][]float64, len(ls)), make([][]float64, len(ls))
 		for _, l := range ls {
 			if _, err := be.Time(l, 20, s.Policy.Timing); err != nil {
 				t.Fatal(err)
@@ -241,17 +322,26 @@ func TestSlowdownCalibrate(t *testing.T) {
 		}
 		for round := 0; round < 15; round++ {
 			for i, l := range ls {
+				if spins[i] > 0 { // one spin count per module: set it for this launch's turn
+					if err := setSpin(be, l.(*cudaLaunch).module+"_slow", spins[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
 				ns, err := be.Time(l, 20, s.Policy.Timing)
 				if err != nil {
 					t.Fatal(err)
 				}
 				samples[i] = append(samples[i], ns...)
+				if ns, err = be.Time(l, 3, hot); err != nil {
+					t.Fatal(err)
+				}
+				hots[i] = append(hots[i], ns...)
 			}
 		}
-		m0 := median(samples[0])
+		m0, h0 := median(samples[0]), median(hots[0])
 		for i := range ls {
-			m := median(samples[i])
-			fmt.Printf("calibrate %s extra=%s median=%.0fns ratio=%.4f\n", name, labels[i], m, m/m0)
+			m, h := median(samples[i]), median(hots[i])
+			fmt.Printf("calibrate %s extra=%s median=%.0fns ratio=%.4f hot=%.0fns hot-ratio=%.4f\n", name, labels[i], m, m/m0, h, h/h0)
 			ls[i].Release()
 		}
 		st.release()

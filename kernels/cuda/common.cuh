@@ -133,6 +133,32 @@ __device__ __forceinline__ float block_max(float v, float* red) {
     return warp_max(lane < warps ? red[lane] : -__int_as_float(0x7f800000));
 }
 
+// KW_SLOWDOWN_BEGIN() and KW_SLOWDOWN_END() are where the kwslowdown variant (slowdown_cuda_test.go) slows a
+// kernel by tens of cycles — finer than any extra launch, which is what a launch-bound decode kernel needs.
+// Entry points put BEGIN first and END last. Compiled normally they are nothing; in a module compiled with
+// -DKW_SLOWDOWN (cuda/ptx/<family>_slow.ptx) BEGIN reads kw_spin_cycles (its memory latency hidden behind the
+// kernel's own loads: the barriers of the body keep the load before them) and at END thread 0 of each block
+// spins that many clock cycles, which the block's end waits for.
+#ifdef KW_SLOWDOWN
+__device__ long long kw_spin_cycles;
+#define KW_SLOWDOWN_BEGIN() const long long kw_spin_n = kw_spin_cycles
+#define KW_SLOWDOWN_END()                                                   \
+    do {                                                                    \
+        if (threadIdx.x == 0 && kw_spin_n > 0) {                            \
+            const long long t0 = clock64();                                 \
+            while (clock64() - t0 < kw_spin_n) {                            \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+#else
+#define KW_SLOWDOWN_BEGIN() \
+    do {                \
+    } while (0)
+#define KW_SLOWDOWN_END() \
+    do {              \
+    } while (0)
+#endif
+
 // globaltimer reads the GPU's nanosecond clock.
 __device__ __forceinline__ unsigned long long globaltimer() {
     unsigned long long t;

@@ -20,7 +20,7 @@ extern "C" __global__ void fill_normal(void* dst, long long n, long long dtype, 
     const float m = (float)mean, s = (float)sd;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         const unsigned long long h = fill_hash(seed, i);
-        const float u1 = ((float)(h >> 40) + 0.5f) * (1.0f / 16777216.0f);
+        const float u1 = ((float)(h >> 40) + 1.0f) * (1.0f / 16777216.0f);
         const float u2 = (float)((h >> 16) & 0xFFFFFFull) * (1.0f / 16777216.0f);
         const float v = m + s * (sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
         if (dtype == KW_BF16) {

@@ -200,13 +200,17 @@ RMSNORM_CLUSTER(BF16, bf16, 8, 8)
 #define RMSNORM_WARP(S, NAME, V, VN, NV, R)                                                                      \
     extern "C" __global__ void __launch_bounds__(256) rmsnorm_warp_##NAME##_##VN##NV##r##R(                      \
         const S::T* x, const S::T* w, S::T* y, long long rows, long long cols, double eps) {                     \
+        KW_SLOWDOWN_BEGIN();                                                                                     \
         rmsnorm_warp<S, V, NV, R>(x, w, y, rows, cols, (float)eps);                                              \
+        KW_SLOWDOWN_END();                                                                                       \
     }
 #define RMSNORM_TEAM(S, NAME, V, VN, NV)                                                                         \
     extern "C" __global__ void __launch_bounds__(1024, 1) rmsnorm_team_##NAME##_##VN##NV(                        \
         const S::T* x, const S::T* w, S::T* y, long long rows, long long cols, double eps, long long team,       \
         float* partials, unsigned* count, unsigned* gen) {                                                       \
+        KW_SLOWDOWN_BEGIN();                                                                                     \
         rmsnorm_team<S, V, NV>(x, w, y, rows, cols, (float)eps, (int)team, partials, count, gen);               \
+        KW_SLOWDOWN_END();                                                                                       \
     }
 #define RMSNORM_DTYPE(S, NAME)                                                                                   \
     RMSNORM_WARP(S, NAME, true, v, 1, 8)                                                                         \
