@@ -8,7 +8,7 @@ import (
 
 func TestCostsLine(t *testing.T) {
 	c := &report.Costs{WallSeconds: 432, Phases: []report.Phase{
-		{"build", 12}, {"warm-up", 60}, {"timed launches", 300}, {"L2 flushes", 58}, {"other", 1}, {"regress itself", 1},
+		{Name: "build", Seconds: 12}, {Name: "warm-up", Seconds: 60}, {Name: "timed launches", Seconds: 300}, {Name: "L2 flushes", Seconds: 58}, {Name: "other", Seconds: 1}, {Name: "regress itself", Seconds: 1},
 	}}
 	want := "timed launches 69% of 7m12s (warm-up 14%, L2 flushes 13%, build 3%)"
 	if got := CostsLine(c); got != want {
@@ -17,7 +17,7 @@ func TestCostsLine(t *testing.T) {
 	if got := CostsLine(nil); got != "" {
 		t.Errorf("CostsLine(nil) = %q", got)
 	}
-	if got := CostsLine(&report.Costs{Phases: []report.Phase{{"timed launches", 0}}}); got != "" {
+	if got := CostsLine(&report.Costs{Phases: []report.Phase{{Name: "timed launches", Seconds: 0}}}); got != "" {
 		t.Errorf("CostsLine of nothing = %q", got)
 	}
 }
