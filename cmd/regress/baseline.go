@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -79,6 +78,8 @@ func runBaselineSave(e *env, args []string) int {
 	var force bool
 	fs.StringVar(&class, "class", "", "hardware class to store the results under (default: the class the results name)")
 	fs.BoolVar(&force, "force", false, "store results with fewer samples per benchmark than min_samples (their comparisons will be inconclusive)")
+	var store storeFlags
+	store.register(fs)
 	fail := func(err error) int {
 		fmt.Fprintf(e.stderr, "%s baseline save: %v\n", programName, interrupted(err))
 		if errors.Is(err, errUsage) {
@@ -166,17 +167,18 @@ func runBaselineSave(e *env, args []string) int {
 			return fail(err)
 		}
 	}
-	dir := baselineDir(e)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fail(err)
-	}
-	path := filepath.Join(dir, class+".bench")
-	if err := writeAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
-		return fail(err)
-	}
 	info := describeBaseline(data)
-	fmt.Fprintf(e.stderr, "%s baseline save: stored %s (%s); commit it to make it main's baseline\n",
-		programName, relPath(e, path), info.summary())
+	path := filepath.Join("baselines", class+".bench")
+	ctx, stop := notifyContext()
+	defer stop()
+	where, err := store.store(ctx, e, map[string][]byte{path: data}, "baselines: store "+class+" ("+info.summary()+")")
+	if err != nil {
+		return fail(err)
+	}
+	if store.ref == "" {
+		path = relPath(e, filepath.Join(baselineDir(e), class+".bench"))
+	}
+	fmt.Fprintf(e.stderr, "%s baseline save: stored %s (%s); %s baseline\n", programName, path, info.summary(), where)
 	return reportFailures(e, "baseline save", failures)
 }
 
@@ -186,6 +188,8 @@ func runBaselineShow(e *env, args []string) int {
 	s.register(fs, true)
 	var class string
 	fs.StringVar(&class, "class", "", "hardware class to show (default: this machine's)")
+	var ref string
+	fs.StringVar(&ref, "baselines-ref", "", "show what is stored on this branch instead of the working tree")
 	fail := func(err error) int {
 		fmt.Fprintf(e.stderr, "%s baseline show: %v\n", programName, err)
 		if errors.Is(err, errUsage) {
@@ -219,6 +223,9 @@ func runBaselineShow(e *env, args []string) int {
 	if !classPattern.MatchString(class) {
 		return fail(fmt.Errorf("--class %q: want a class such as cpu-amd64-amd-epyc", class))
 	}
+	if ref != "" {
+		return showStored(e, ref, class)
+	}
 	dir := baselineDir(e)
 	path := filepath.Join(dir, class+".bench")
 	data, err := os.ReadFile(path)
@@ -245,9 +252,15 @@ func runBaselineShow(e *env, args []string) int {
 	if _, err := parse.NewReader(nil).ReadSide([]string{path}); err != nil {
 		return fail(relErr(err, e.dir))
 	}
+	printBaseline(e, relPath(e, path), data)
+	return exitPass
+}
+
+// printBaseline prints what a stored baseline says about itself.
+func printBaseline(e *env, where string, data []byte) {
 	info := describeBaseline(data)
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s\n", relPath(e, path))
+	fmt.Fprintf(&b, "%s\n", where)
 	for _, k := range []string{"class", "commit", "branch", "date", "go", "regress-version", "cpu", "gpu", "gpu-driver"} {
 		if v := info.config[k]; v != "" {
 			fmt.Fprintf(&b, "  %-16s %s\n", k, v)
@@ -255,7 +268,6 @@ func runBaselineShow(e *env, args []string) int {
 	}
 	fmt.Fprintf(&b, "  %-16s %s\n", "benchmarks", info.counts())
 	e.stdout.Write(b.Bytes())
-	return exitPass
 }
 
 // baselineInfo is what a stored result file says about itself.

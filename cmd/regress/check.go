@@ -60,6 +60,7 @@ type checkFlags struct {
 	class                   string
 	results                 string
 	baselineFile            string
+	baselinesRef            string
 }
 
 func runCheck(e *env, args []string) int {
@@ -77,6 +78,7 @@ func runCheck(e *env, args []string) int {
 	fs.StringVar(&c.currentBin, "current-bin", "", "prebuilt current test binary")
 	fs.StringVar(&c.class, "class", "", "stored mode: hardware class of the stored baseline (default: this machine's)")
 	fs.StringVar(&c.baselineFile, "baseline-file", "", "stored mode: read the stored baseline from this file instead of baselines/<class>.bench at --baseline (no git needed)")
+	fs.StringVar(&c.baselinesRef, "baselines-ref", "", "stored mode: read baselines/<class>.bench at the tip of this branch (e.g. kernelwatch-baselines) instead of at the baseline ref")
 	fs.StringVar(&c.results, "results", "", "also write each side's result file (baseline.bench, current.bench) into this directory")
 	fail := func(err error) int {
 		fmt.Fprintf(e.stderr, "%s check: %v\n", programName, interrupted(err))
@@ -103,6 +105,8 @@ func runCheck(e *env, args []string) int {
 		return fail(fmt.Errorf("--mode %q: want relative or stored", c.mode))
 	case c.mode == "relative" && (c.baselineBin == "") != (c.currentBin == ""):
 		return fail(errors.New("--baseline-bin and --current-bin go together in relative mode"))
+	case c.mode != "stored" && c.baselinesRef != "":
+		return fail(fmt.Errorf("--baselines-ref goes with --mode stored: %w", errUsage))
 	case c.mode == "stored" && c.baselineBin != "":
 		return fail(errors.New("--baseline-bin: stored mode reads the baseline from baselines/<class>.bench"))
 	case c.mode != "stored" && c.baselineFile != "":
@@ -504,6 +508,10 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 	}
 	path := filepath.Join("baselines", class+".bench")
 	data, ok, err := repo.Show(ctx, bc, path)
+	if ck.c.baselinesRef != "" {
+		// A branch kept off main: its tip, not a merge base.
+		data, bc, ok, err = readStored(ctx, ck.e, ck.c.baselinesRef, path)
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
