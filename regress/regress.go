@@ -2,6 +2,9 @@
 //
 //	parse (result files) → group (pair the sides) → stats (benchmath) → verdict → report
 //
+// with the calibrated noise of the class (package noise) read, when the
+// caller says where, once the sides have named their hardware class.
+//
 // Each step is its own package with one job; rendering (package render) and
 // publishing come after the report and import nothing from before it but the
 // report model. Compare is the library entry point used by the regress
@@ -13,6 +16,7 @@ import (
 	"io"
 
 	"github.com/kernelwatch/kernelwatch/regress/group"
+	"github.com/kernelwatch/kernelwatch/regress/noise"
 	"github.com/kernelwatch/kernelwatch/regress/parse"
 	"github.com/kernelwatch/kernelwatch/regress/report"
 	"github.com/kernelwatch/kernelwatch/regress/verdict"
@@ -26,6 +30,9 @@ type Input struct {
 	// Ignore names configuration keys that must never split comparisons,
 	// on top of group.RunKeys.
 	Ignore []string
+	// NoiseFor, when set, returns the calibrated noise of the results'
+	// hardware class and the name of its file (nil when there is none).
+	NoiseFor func(class string) (f *noise.File, name string, err error)
 }
 
 // Compare reads both sides and judges them. An error means bad input (a
@@ -42,6 +49,15 @@ func Compare(in Input, opt verdict.Options) (*report.Report, error) {
 		return nil, fmt.Errorf("current: %w", err)
 	}
 	g := group.Pair(base, cur, in.Ignore...)
+	if in.NoiseFor != nil {
+		class := g.CurConfig[group.ClassKey]
+		if class == "" {
+			class = g.BaseConfig[group.ClassKey]
+		}
+		if opt.Noise, opt.NoiseFile, err = in.NoiseFor(class); err != nil {
+			return nil, err
+		}
+	}
 	opt.Units = rd.Units()
 	if opt.BaseFiles == nil {
 		opt.BaseFiles = base.Files

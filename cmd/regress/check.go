@@ -12,6 +12,7 @@ import (
 
 	"github.com/kernelwatch/kernelwatch/regress"
 	"github.com/kernelwatch/kernelwatch/regress/gitref"
+	"github.com/kernelwatch/kernelwatch/regress/noise"
 	"github.com/kernelwatch/kernelwatch/regress/render"
 	"github.com/kernelwatch/kernelwatch/regress/report"
 	"github.com/kernelwatch/kernelwatch/regress/runner"
@@ -125,7 +126,8 @@ func runCheck(e *env, args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	ck := &checker{e: e, m: m, c: &c, quiet: s.quiet, start: time.Now()}
+	j.noiseRef = c.baselinesRef
+	ck := &checker{e: e, m: m, c: &c, quiet: s.quiet, start: time.Now(), noiseFor: j.noiseFor(e)}
 	defer ck.cleanup()
 	r, err := ck.run(ctx, opt)
 	if err != nil {
@@ -158,6 +160,7 @@ type checker struct {
 	worktrees []*gitref.Worktree
 	building  string // the side being built, for messages
 	buildTime time.Duration
+	noiseFor  func(class string) (*noise.File, string, error)
 }
 
 func (ck *checker) cleanup() {
@@ -285,7 +288,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		opt.BaseFiles, opt.CurFiles = []string{files["baseline"]}, []string{files["current"]}
 	}
 	opt.Failed = failed
-	r, err := regress.Compare(regress.Input{Baseline: []string{files["baseline"]}, Current: []string{files["current"]}}, opt)
+	r, err := regress.Compare(regress.Input{Baseline: []string{files["baseline"]}, Current: []string{files["current"]}, NoiseFor: ck.noiseFor}, opt)
 	if r != nil {
 		r.Costs = commandCosts(time.Since(ck.start), ck.buildTime, res)
 		if res.Costs.Reported > 0 {

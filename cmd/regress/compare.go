@@ -62,7 +62,7 @@ func runCompare(e *env, args []string) int {
 	}
 	opt.BaseLabel, opt.CurLabel = strings.Join(olds, ","), strings.Join(news, ",")
 	opt.BaseFiles, opt.CurFiles = olds, news
-	r, err := regress.Compare(regress.Input{Baseline: abs(olds), Current: abs(news), Stdin: e.stdin, Ignore: j.ignore}, opt)
+	r, err := regress.Compare(regress.Input{Baseline: abs(olds), Current: abs(news), Stdin: e.stdin, Ignore: j.ignore, NoiseFor: j.noiseFor(e)}, opt)
 	if err != nil {
 		return fail(relErr(err, e.dir))
 	}

@@ -27,6 +27,8 @@ type judgeFlags struct {
 	forceClass bool
 	ignore     listFlag
 	github     bool
+	noise      string
+	noiseRef   string // check --baselines-ref: read the noise file there
 }
 
 func (j *judgeFlags) register(fs *flag.FlagSet) {
@@ -39,6 +41,7 @@ func (j *judgeFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&j.minSamples, "min-samples", 0, "samples per side needed for a verdict (default 6)")
 	fs.StringVar(&j.correction, "correction", "", "multiple-comparison correction: floor-holm (default), holm, bh, none")
 	fs.BoolVar(&j.forceClass, "force-class", false, "compare results of different hardware classes")
+	fs.StringVar(&j.noise, "noise", "", "calibrated noise file (regress calibrate) whose floors raise the thresholds (default: baselines/<class>.noise.json if present; \"none\" to ignore it)")
 	fs.Var(&j.ignore, "ignore", "configuration keys that never split comparisons (comma-separated, repeatable)")
 }
 

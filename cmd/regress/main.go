@@ -51,6 +51,7 @@ var verbs = []verb{
 	{"run", "run the benchmark suite and write one result file", runRun},
 	{"merge", "combine result files of shards", runMerge},
 	{"baseline", "save or show the stored baseline of a hardware class", runBaseline},
+	{"calibrate", "measure each benchmark's noise in an A/A run and store baselines/<class>.noise.json", runCalibrate},
 	{"history", "time series and steps of the stored baselines along main (or of a directory of runs)", runHistory},
 	{"comment", "publish a JSON report on GitHub: sticky PR comment, job summary, outputs, status", runComment},
 }

@@ -74,6 +74,11 @@ type Config struct {
 	Confidence float64               // confidence level of reported intervals
 	Units      map[string]UnitPolicy // keyed by tidied unit
 	Rules      []Rule
+
+	// Unstable is the gate of benchmarks whose calibrated noise floor
+	// exceeds the unstable limit (baselines/<class>.noise.json); "" means
+	// warn: they are reported but do not fail the report.
+	Unstable Gate
 }
 
 // Suite says which benchmarks to run and how.

@@ -34,7 +34,7 @@ var (
 	topKeys      = []string{"version", "suite", "defaults", "units", "rules"}
 	suiteKeys    = []string{"packages", "tags", "count", "benchtime", "bench", "classes"}
 	classKeys    = []string{"class", "bench", "count", "benchtime"}
-	defaultsKeys = []string{"threshold", "alpha", "gate", "min_samples", "tolerance", "correction", "confidence"}
+	defaultsKeys = []string{"threshold", "alpha", "gate", "min_samples", "tolerance", "correction", "confidence", "unstable"}
 	unitKeys     = []string{"better", "assume", "gate"}
 	ruleKeys     = []string{"match", "class", "unit", "threshold", "alpha", "gate", "min_samples", "tolerance", "budget"}
 	corrections  = []string{"holm", "bh", "floor-holm", "none"}
@@ -274,6 +274,8 @@ func (p *parser) top(n *yaml.Node, cfg *Config) {
 					cfg.Correction = p.choice(v, "correction", corrections...)
 				case "confidence":
 					cfg.Confidence = p.probability(v, "confidence")
+				case "unstable":
+					cfg.Unstable = Gate(p.choice(v, "unstable", "fail", "warn", "off"))
 				default:
 					p.policyField(&r, k.Value, v)
 				}

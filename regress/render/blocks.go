@@ -83,6 +83,9 @@ func (t *MarkdownTable) Row(c *report.Comparison) string {
 	if bud := budget(c); bud != "" {
 		verdict += " (" + bud + ")"
 	}
+	if d := detects(c); d != "" {
+		verdict += " " + d
+	}
 	switch {
 	case c.Fails():
 		verdict = "❌ " + verdict

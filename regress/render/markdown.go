@@ -38,7 +38,11 @@ func Markdown(w io.Writer, r *report.Report) error {
 	b.WriteString("### " + icon + " " + mdEscape(headline(r)) + "\n\n")
 	s := r.Settings
 	b.WriteString("alpha " + formatG(s.Alpha) + " · threshold " + percent(s.Threshold) + " · " +
-		CorrectionWords(s.Correction) + "\n\n")
+		CorrectionWords(s.Correction))
+	if n := noiseNote(r); n != "" {
+		b.WriteString(" · " + mdEscape(n))
+	}
+	b.WriteString("\n\n")
 	b.WriteString("**baseline** " + mdEscape(orMissing(r.Baseline.Label)) +
 		" → **current** " + mdEscape(orMissing(r.Current.Label)) + "\n")
 	var changed []string

@@ -195,6 +195,9 @@ func headline(r *report.Report) string {
 		parts = append(parts, fmt.Sprintf("%d %s", n, noun))
 	}
 	list := strings.Join(parts, ", ")
+	if b := blindNote(r); b != "" {
+		list += " — " + b
+	}
 	switch r.Verdict {
 	case report.Fail:
 		return "FAIL: " + list
@@ -211,8 +214,35 @@ func headline(r *report.Report) string {
 // "alpha 0.05, threshold 5%, correction floor-holm".
 func settings(r *report.Report) string {
 	s := r.Settings
-	return fmt.Sprintf("alpha %s, threshold %s, correction %s",
+	out := fmt.Sprintf("alpha %s, threshold %s, correction %s",
 		formatG(s.Alpha), percent(s.Threshold), s.Correction)
+	if n := noiseNote(r); n != "" {
+		out += ", " + n
+	}
+	return out
+}
+
+// noiseNote says which thresholds the calibrated noise floor raised:
+// "noise floor 0.5 × p99 of baselines/x.noise.json raised 3 thresholds,
+// 1 unstable"; "" without a noise file.
+func noiseNote(r *report.Report) string {
+	if r.Settings.NoiseFile == "" {
+		return ""
+	}
+	raised, unstable := 0, 0
+	for i := range r.Comparisons {
+		if r.Comparisons[i].ThresholdFrom == "noise" {
+			raised++
+		}
+		if r.Comparisons[i].Unstable {
+			unstable++
+		}
+	}
+	out := fmt.Sprintf("noise floor %s × p99 of %s raised %d thresholds", formatG(r.Settings.NoiseK), r.Settings.NoiseFile, raised)
+	if unstable > 0 {
+		out += fmt.Sprintf(", %d unstable", unstable)
+	}
+	return out
 }
 
 // configName appends the distinguishing configuration of c to its name:
@@ -328,4 +358,44 @@ func clean(s string) string {
 func unsafeRune(r rune) bool {
 	return r < 0x20 || (r >= 0x7f && r < 0xa0) || (r >= 0x202a && r <= 0x202e) ||
 		(r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c || r == 0xfeff
+}
+
+// blindNote says how many gated comparisons could not have detected a
+// change of their threshold's size: "but 31 of 200 gated comparisons could
+// not detect 5%"; "" when all could, or when the report does not say.
+func blindNote(r *report.Report) string {
+	gated, blind := 0, 0
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range r.Comparisons {
+		c := &r.Comparisons[i]
+		if c.Gate != report.GateFail || c.Detectable == nil {
+			continue
+		}
+		gated++
+		if c.Blind() {
+			blind++
+			lo, hi = math.Min(lo, c.Threshold), math.Max(hi, c.Threshold)
+		}
+	}
+	if blind == 0 {
+		return ""
+	}
+	what := percent(lo)
+	if hi > lo {
+		what = "their thresholds (" + percent(lo) + "–" + percent(hi) + ")"
+	}
+	return fmt.Sprintf("but %d of %d gated comparisons could not detect %s", blind, gated, what)
+}
+
+// detects is the verdict-cell note of a comparison that could not have
+// detected its threshold: "(detects ≥ 26%)", or "(detects nothing)" when no
+// change could reach significance.
+func detects(c *report.Comparison) string {
+	if !c.Blind() {
+		return ""
+	}
+	if !c.Detectable.Valid() {
+		return "(detects nothing)"
+	}
+	return fmt.Sprintf("(detects ≥ %.0f%%)", 100*float64(*c.Detectable))
 }

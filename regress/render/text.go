@@ -47,6 +47,9 @@ func Text(w io.Writer, r *report.Report) error {
 			if b := budget(c); b != "" {
 				verdict += " (" + b + ")"
 			}
+			if d := detects(c); d != "" {
+				verdict += " " + d
+			}
 			if marked {
 				verdict = mark(c) + " " + verdict
 			}

@@ -107,6 +107,10 @@ type Settings struct {
 	Threshold  float64 `json:"threshold"`
 	Correction string  `json:"correction"`
 	MinSamples int     `json:"min_samples"`
+	// NoiseFile is the calibrated noise file the thresholds were raised
+	// from, and NoiseK the multiplier of its 99th percentiles.
+	NoiseFile string  `json:"noise_file,omitempty"`
+	NoiseK    float64 `json:"noise_k,omitempty"`
 }
 
 // Side describes one side of the comparison.
@@ -153,6 +157,28 @@ type Comparison struct {
 	Budget *float64 `json:"budget,omitempty"`
 	// Warnings are problems that did not stop this comparison.
 	Warnings []string `json:"warnings,omitempty"`
+	// ThresholdFrom says which threshold applied when a noise file was
+	// read: "config" (benchmarks.yaml or the flags) or "noise" (the
+	// calibrated noise floor K × NoiseP99 was larger); empty without one.
+	ThresholdFrom string `json:"threshold_from,omitempty"`
+	// ConfiguredThreshold is the threshold the configuration asked for,
+	// when the noise floor replaced it.
+	ConfiguredThreshold *float64 `json:"configured_threshold,omitempty"`
+	// NoiseP99 is the calibrated 99th percentile of |Δ| between A/A rounds.
+	NoiseP99 *float64 `json:"noise_p99,omitempty"`
+	// Unstable marks a benchmark whose noise floor exceeds the unstable
+	// limit; its gate is the configuration's unstable gate.
+	Unstable bool `json:"unstable,omitempty"`
+	// Detectable is the smallest relative change the test could have
+	// detected (power 0.8) given the samples' spread and count, at the
+	// gate's alpha and correction; null when it could detect none.
+	Detectable *Number `json:"detectable,omitempty"`
+}
+
+// Blind reports whether c is gated and could not have detected a change
+// of its threshold's size.
+func (c *Comparison) Blind() bool {
+	return c.Gate == GateFail && c.Detectable != nil && !(float64(*c.Detectable) <= c.Threshold)
 }
 
 // Summary summarizes the samples of one side.

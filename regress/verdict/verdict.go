@@ -43,6 +43,8 @@ import (
 
 	"github.com/kernelwatch/kernelwatch/regress/config"
 	"github.com/kernelwatch/kernelwatch/regress/group"
+	"github.com/kernelwatch/kernelwatch/regress/noise"
+	"github.com/kernelwatch/kernelwatch/regress/power"
 	"github.com/kernelwatch/kernelwatch/regress/report"
 	"github.com/kernelwatch/kernelwatch/regress/stats"
 	"golang.org/x/perf/benchfmt"
@@ -67,6 +69,10 @@ type Options struct {
 	// Failed lists the benchmarks that failed or panicked while the sides
 	// were run.
 	Failed []Failure
+	// Noise is the calibrated noise of the class (nil: none); NoiseFile
+	// names it in the report.
+	Noise     *noise.File
+	NoiseFile string
 }
 
 // Failure is a benchmark that failed or panicked on one side of a run.
@@ -160,6 +166,7 @@ func Judge(g *group.Grouping, opt Options) *report.Report {
 	covered := make([]bool, len(opt.Failed))
 	for _, s := range g.Series {
 		it := prepare(s, cfg, opt.Units, class, conf)
+		applyNoise(it, opt.Noise, cfg.Unstable)
 		if it.c.Better == report.Unknown && !unknown[s.Unit] {
 			unknown[s.Unit] = true
 			warn("unit %s has no known direction (better=higher or lower): reported, not gated; declare it with a \"Unit %s better=...\" line or in benchmarks.yaml units", s.Unit, s.Unit)
@@ -175,6 +182,10 @@ func Judge(g *group.Grouping, opt Options) *report.Report {
 	}
 	items = append(items, uncovered(opt.Failed, covered, cfg, class)...)
 	correct(items, corr)
+	detectable(items, corr)
+	if opt.Noise != nil {
+		r.Settings.NoiseFile, r.Settings.NoiseK = opt.NoiseFile, noise.K
+	}
 	compared, failed := false, false
 	for _, it := range items {
 		decide(it)
@@ -560,4 +571,70 @@ func samplesFor(alpha, factor float64) int {
 		}
 	}
 	return 1000
+}
+
+// applyNoise raises the comparison's threshold to the calibrated noise
+// floor (noise.K × the 99th percentile of A/A round differences) where that
+// is larger, and marks unstable benchmarks, whose gate becomes the
+// configuration's unstable gate (warn unless set).
+func applyNoise(it *item, nf *noise.File, unstableGate config.Gate) {
+	e, ok := nf.Lookup(it.c.Name, it.c.Unit)
+	if !ok || it.exact {
+		return
+	}
+	p99 := e.P99
+	it.c.NoiseP99 = &p99
+	it.c.ThresholdFrom = "config"
+	if f := e.Floor(); f > it.c.Threshold {
+		configured := it.c.Threshold
+		it.c.ConfiguredThreshold = &configured
+		it.c.Threshold = f
+		it.c.ThresholdFrom = "noise"
+	}
+	if !e.Unstable() {
+		return
+	}
+	it.c.Unstable = true
+	if unstableGate == "" {
+		unstableGate = config.GateWarn
+	}
+	if it.c.Gate == report.GateFail && unstableGate != config.GateFail {
+		it.c.Gate = string(unstableGate)
+		it.inFam = it.inFam && it.c.Gate != report.GateOff
+		it.c.Warnings = append(it.c.Warnings, fmt.Sprintf("unstable: its noise floor %.1f%% exceeds %.0f%%, so it is gated %s (benchmarks.yaml defaults.unstable)",
+			100*e.Floor(), 100*noise.UnstableLimit, it.c.Gate))
+	}
+}
+
+// detectable fills each two-sided comparison's smallest detectable change
+// (package power) at the alpha its test faces after the correction: alpha
+// divided by the size of the corrected family, counting the comparison
+// itself (under floor-holm a change of threshold size would join it).
+func detectable(items []*item, method string) {
+	fam := 0
+	for _, it := range items {
+		if it.c.PAdjusted.Valid() {
+			fam++
+		}
+	}
+	for _, it := range items {
+		if it.base == nil || it.cur == nil || it.exact || it.failed != nil {
+			continue
+		}
+		m := 1
+		switch method {
+		case report.Holm, report.BH:
+			m = max(fam, 1)
+		case report.FloorHolm:
+			m = fam
+			if !it.c.PAdjusted.Valid() {
+				m++
+			}
+		}
+		d := report.Number(power.Detectable(it.base.Values, it.cur.Values, it.policy.Alpha/float64(m)))
+		if math.IsNaN(float64(d)) {
+			continue
+		}
+		it.c.Detectable = &d
+	}
 }
