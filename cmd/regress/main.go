@@ -53,6 +53,7 @@ var verbs = []verb{
 	{"baseline", "save or show the stored baseline of a hardware class", runBaseline},
 	{"calibrate", "measure each benchmark's noise in an A/A run and store baselines/<class>.noise.json", runCalibrate},
 	{"history", "time series and steps of the stored baselines along main (or of a directory of runs)", runHistory},
+	{"report", "render a history and/or a JSON report as one self-contained HTML page (--html OUT.html)", runReport},
 	{"comment", "publish a JSON report on GitHub: sticky PR comment, job summary, outputs, status", runComment},
 }
 
