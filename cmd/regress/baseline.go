@@ -116,16 +116,8 @@ func runBaselineSave(e *env, args []string) int {
 	} else {
 		ctx, stop := notifyContext()
 		defer stop()
-		m, err := s.resolve(e, ctx, nil, pass, false)
-		if err != nil {
-			return fail(err)
-		}
-		tmp, err := tempDir("baseline")
-		if err != nil {
-			return fail(err)
-		}
-		defer os.RemoveAll(tmp)
-		bins, err := runner.Build(ctx, e.dir, m.suite.Packages, m.suite.Tags, tmp)
+		m, bins, cleanup, err := buildSuite(ctx, e, &s, pass, "baseline")
+		defer cleanup()
 		if err != nil {
 			if code := printBuildError(e, "baseline save", "", err); code >= 0 {
 				return code

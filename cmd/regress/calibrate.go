@@ -69,16 +69,8 @@ func runCalibrate(e *env, args []string) int {
 	}
 	ctx, stop := notifyContext()
 	defer stop()
-	m, err := s.resolve(e, ctx, nil, pass, false)
-	if err != nil {
-		return fail(err)
-	}
-	tmp, err := tempDir("calibrate")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.RemoveAll(tmp)
-	bins, err := runner.Build(ctx, e.dir, m.suite.Packages, m.suite.Tags, filepath.Join(tmp, "bin"))
+	m, bins, cleanup, err := buildSuite(ctx, e, &s, pass, "calibrate")
+	defer cleanup()
 	if err != nil {
 		if code := printBuildError(e, "calibrate", "", err); code >= 0 {
 			return code
@@ -101,7 +93,7 @@ func runCalibrate(e *env, args []string) int {
 			return exitNoData
 		}
 		h.Class = runner.ResultClass(out.Results, m.class)
-		path := filepath.Join(tmp, out.Side+".bench")
+		path := filepath.Join(filepath.Dir(bins[0].Path), out.Side+".bench")
 		if err := os.WriteFile(path, append(h.Lines(), out.Results...), 0o644); err != nil {
 			return fail(err)
 		}

@@ -347,6 +347,38 @@ func TestCheckIntegration(t *testing.T) {
 		}
 	})
 
+	t.Run("calibrate and a stored check on a baselines branch", func(t *testing.T) {
+		mainSHA := r.git("rev-parse", "main")
+		ref := "kernelwatch-baselines"
+		res := invoke(t, r.dir, "", "calibrate", "--config", "none", "--rounds", "6", "--benchtime", "20ms", "--quiet", "--baselines-ref", ref)
+		if res.code != 0 || !strings.Contains(res.stdout, "noise of "+runner.CPUClass()+": 2 series over 6 rounds") {
+			t.Fatalf("calibrate: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+		}
+		res = invoke(t, r.dir, "", append([]string{"baseline", "save", "--baselines-ref", ref}, quick...)...)
+		if res.code != 0 {
+			t.Fatalf("baseline save: exit %d\n%s", res.code, res.stderr)
+		}
+		if got := r.git("rev-parse", "main"); got != mainSHA || r.git("status", "--porcelain") != "" {
+			t.Errorf("main or the working tree changed: %s → %s, status %q", mainSHA, got, r.git("status", "--porcelain"))
+		}
+		if got := r.git("ls-tree", "--name-only", ref, "baselines/"); got != "baselines/"+runner.CPUClass()+".bench\nbaselines/"+runner.CPUClass()+".noise.json" {
+			t.Errorf("%s holds %q", ref, got)
+		}
+		res = invoke(t, r.dir, "", append([]string{"check", "--mode", "stored", "--baselines-ref", ref, "--current", "same", "--format", "json"}, append(quick, "--threshold", "500%")...)...)
+		if res.code != 0 {
+			t.Fatalf("stored check: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+		}
+		rep := decodeReport(t, res.stdout)
+		if !strings.HasPrefix(rep.Baseline.Label, "stored "+ref+"@") || !strings.HasSuffix(rep.Settings.NoiseFile, ".noise.json") {
+			t.Errorf("baseline %q, noise file %q", rep.Baseline.Label, rep.Settings.NoiseFile)
+		}
+		for _, c := range rep.Comparisons {
+			if c.ThresholdFrom == "" || c.NoiseP99 == nil || c.Detectable == nil {
+				t.Errorf("%s: threshold from %q, noise %v, detectable %v", c.Name, c.ThresholdFrom, c.NoiseP99, c.Detectable)
+			}
+		}
+	})
+
 	if n := r.worktrees(); n != 1 {
 		t.Errorf("%d worktrees left:\n%s", n, r.git("worktree", "list"))
 	}

@@ -10,8 +10,8 @@ import (
 
 // noiseFor returns the loader of the calibrated noise file that --noise
 // names: none, a file, or by default baselines/<class>.noise.json in the
-// working tree (at the tip of check's --baselines-ref when given), used
-// only when present.
+// working tree, or at the tip of check's --baselines-ref when it is there,
+// used only when present.
 func (j *judgeFlags) noiseFor(e *env) func(class string) (*noise.File, string, error) {
 	if j.noise == "none" {
 		return nil
@@ -33,11 +33,15 @@ func (j *judgeFlags) noiseFor(e *env) func(class string) (*noise.File, string, e
 			defer stop()
 			name = noise.Path(class)
 			data, at, ok, rerr := readStored(ctx, e, j.noiseRef, name)
-			if rerr != nil || !ok {
+			if rerr != nil {
 				return nil, "", rerr
 			}
-			name = at.Short() + ":" + name
-			f, err = noise.Read(bytes.NewReader(data), name)
+			if ok {
+				name = at.Short() + ":" + name
+				f, err = noise.Read(bytes.NewReader(data), name)
+				break
+			}
+			fallthrough // not on the branch: the working tree's, if any
 		default:
 			path := filepath.Join(baselineDir(e), class+".noise.json")
 			name = relPath(e, path)

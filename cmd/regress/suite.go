@@ -292,3 +292,21 @@ func goVersion(bins []runner.Binary) string {
 	}
 	return ""
 }
+
+// buildSuite resolves the suite flags and builds the suite's test binaries
+// of the working tree in a new temporary directory, which cleanup removes
+// (also after an error). A failed build comes back as a *runner.BuildError
+// for printBuildError.
+func buildSuite(ctx context.Context, e *env, s *suiteFlags, pass []string, verb string) (m *measure, bins []runner.Binary, cleanup func(), err error) {
+	cleanup = func() {}
+	if m, err = s.resolve(e, ctx, nil, pass, false); err != nil {
+		return nil, nil, cleanup, err
+	}
+	tmp, err := tempDir(verb)
+	if err != nil {
+		return nil, nil, cleanup, err
+	}
+	cleanup = func() { os.RemoveAll(tmp) }
+	bins, err = runner.Build(ctx, e.dir, m.suite.Packages, m.suite.Tags, filepath.Join(tmp, "bin"))
+	return m, bins, cleanup, err
+}
