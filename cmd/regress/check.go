@@ -463,9 +463,14 @@ func (e *noBenchmarksError) Error() string {
 type noBaselineError struct {
 	class, path string
 	at          gitref.Commit
+	ref         string // --baselines-ref, if given
 }
 
 func (e *noBaselineError) Error() string {
+	if e.ref != "" {
+		return fmt.Sprintf("no stored baseline for class %s on %s (%s); store one with: %s baseline save --class %s --baselines-ref %s",
+			e.class, e.at.Label(), e.path, programName, e.class, e.ref)
+	}
 	return fmt.Sprintf("no stored baseline for class %s at %s (%s); store one from %s with: %s baseline save --class %s, then commit %s",
 		e.class, e.at.Label(), e.path, e.at.Ref, programName, e.class, e.path)
 }
@@ -519,7 +524,7 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 		return nil, nil, nil, err
 	}
 	if !ok {
-		return nil, nil, nil, &noBaselineError{class: class, path: path, at: bc}
+		return nil, nil, nil, &noBaselineError{class: class, path: path, at: bc, ref: ck.c.baselinesRef}
 	}
 	base = &side{name: "baseline", label: "stored " + bc.Label()}
 	if ck.c.currentBin != "" {
