@@ -142,7 +142,7 @@ func TestBaselinesRef(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "run.bench")
 	for i, fnv := range []float64{1, 1, 1.2} {
 		os.WriteFile(in, []byte(benchFile(rng, fmt.Sprintf("c%d", i), fnv)), 0o644)
-		res := invoke(t, r.dir, "", "baseline", "save", "--config", "none", "--baselines-ref", "kernelwatch-baselines", in)
+		res := invoke(t, r.dir, "", "baseline", "save", "--force", "--config", "none", "--baselines-ref", "kernelwatch-baselines", in)
 		if res.code != 0 || !strings.Contains(res.stderr, "committed to kernelwatch-baselines@") {
 			t.Fatalf("save %d: exit %d\n%s", i, res.code, res.stderr)
 		}
@@ -169,17 +169,17 @@ func TestBaselinesRef(t *testing.T) {
 		t.Errorf("history: exit %d, %d snapshots\n%s", hist.code, len(h.Snapshots), hist.stderr)
 	}
 	// Storing the same file again commits nothing.
-	res := invoke(t, r.dir, "", "baseline", "save", "--config", "none", "--baselines-ref", "kernelwatch-baselines", in)
+	res := invoke(t, r.dir, "", "baseline", "save", "--force", "--config", "none", "--baselines-ref", "kernelwatch-baselines", in)
 	if res.code != 0 || !strings.Contains(res.stderr, "unchanged on kernelwatch-baselines@") {
 		t.Errorf("save again: exit %d\n%s", res.code, res.stderr)
 	}
 	// The branch checked out here is refused.
-	res = invoke(t, r.dir, "", "baseline", "save", "--config", "none", "--baselines-ref", "main", in)
+	res = invoke(t, r.dir, "", "baseline", "save", "--force", "--config", "none", "--baselines-ref", "main", in)
 	if res.code != 2 || !strings.Contains(res.stderr, "main is the branch checked out here") {
 		t.Errorf("save to main: exit %d\n%s", res.code, res.stderr)
 	}
 	// --commit without a ref commits only the baseline on this branch.
-	res = invoke(t, r.dir, "", "baseline", "save", "--config", "none", "--commit", in)
+	res = invoke(t, r.dir, "", "baseline", "save", "--force", "--config", "none", "--commit", in)
 	if res.code != 0 || !strings.Contains(res.stderr, "committed as HEAD@") {
 		t.Fatalf("--commit: exit %d\n%s", res.code, res.stderr)
 	}
