@@ -56,22 +56,12 @@ func parseCosts(line string) (total time.Duration, c Costs, err error) {
 // add adds one invocation: its wall time and, when it printed one, its
 // costs line (total and phases; ok false when it printed none).
 func (c *Costs) add(wall, total time.Duration, p Costs, ok bool) {
-	c.Processes++
 	if !ok {
-		c.Process += wall
+		c.Merge(Costs{Processes: 1, Process: wall})
 		return
 	}
-	c.Reported++
-	c.Process += max(wall-total, 0)
-	c.Open += p.Open
-	c.Modules += p.Modules
-	c.Copy += p.Copy
-	c.Inputs += p.Inputs
-	c.Warmup += p.Warmup
-	c.Sampling += p.Sampling
-	c.Timed += p.Timed
-	c.Flush += p.Flush
-	c.Other += p.Other
+	p.Processes, p.Reported, p.Process = 1, 1, max(wall-total, 0)
+	c.Merge(p)
 }
 
 // Merge adds o's invocations to c.
