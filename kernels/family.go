@@ -30,6 +30,9 @@ type Case struct {
 	DType DType // storage dtype of the activations
 	Shape
 	Variant string // value of the family's VariantKey ("row", "block128"); "" when it has none
+	// Dims is one of the family's own shapes (Family.Grid), sizes in the order of its DimKeys; nil for a
+	// rows × cols family.
+	Dims []int
 }
 
 // Operand declares one input or output buffer of a family.
@@ -58,7 +61,12 @@ type Family struct {
 	// Labels returns name keys derived from the shape, placed after cols ("heads=32"); nil for none.
 	Labels func(Shape) []string
 	// Supports reports whether the family can run a shape (RoPE needs cols divisible by its head dim); nil: all.
-	Supports        func(Shape) bool
+	Supports func(Shape) bool
+	// Grid, when set, holds the family's own shapes per device kind ("cpu", "cuda"; "test": the correctness
+	// tests'), swept instead of the suite's rows × cols grid: sizes named by DimKeys in benchmark names
+	// (batch=256/t=1024/…, no rows or cols) and handed to the code as Case.Dims. Sequence families declare one.
+	Grid            map[string][][]int
+	DimKeys         []string
 	Inputs, Outputs []Operand
 	// Reference computes the outputs in float64 from the inputs as stored (already rounded to their dtypes).
 	Reference func(c Case, in [][]float64) [][]float64
@@ -78,29 +86,59 @@ func DefaultTolerance(dt DType) float64 {
 
 // Cases lists the family's sweep over a grid: dtype, then shape, then variant, in declaration order.
 func (f *Family) Cases(grid []Shape) []Case {
+	var points []Case
+	for _, s := range grid {
+		if f.Supports == nil || f.Supports(s) {
+			points = append(points, Case{Shape: s})
+		}
+	}
+	return f.sweep(points)
+}
+
+// CasesOn lists the family's sweep on device kind: over its own shapes (Grid[kind]) when it declares a Grid,
+// else over grid as Cases does.
+func (f *Family) CasesOn(kind string, grid []Shape) []Case {
+	if f.Grid == nil {
+		return f.Cases(grid)
+	}
+	var points []Case
+	for _, d := range f.Grid[kind] {
+		points = append(points, Case{Dims: d})
+	}
+	return f.sweep(points)
+}
+
+// sweep crosses shapes (cases with only a shape set) with the storage dtypes and the variants.
+func (f *Family) sweep(shapes []Case) []Case {
 	variants := f.Variants
 	if len(variants) == 0 {
 		variants = []string{""}
 	}
 	var cs []Case
 	for _, dt := range StorageDTypes {
-		for _, s := range grid {
-			if f.Supports != nil && !f.Supports(s) {
-				continue
-			}
+		for _, s := range shapes {
 			for _, v := range variants {
-				cs = append(cs, Case{DType: dt, Shape: s, Variant: v})
+				s.DType, s.Variant = dt, v
+				cs = append(cs, s)
 			}
 		}
 	}
 	return cs
 }
 
-// BenchName is the sub-benchmark name of (c, impl): dtype=…/rows=…/cols=…[/labels][/variant]/impl=… (design §2).
+// BenchName is the sub-benchmark name of (c, impl): dtype=…/rows=…/cols=…[/labels][/variant]/impl=… (design §2),
+// or for a family with its own shapes dtype=…/<dim key>=…/…[/variant]/impl=….
 func (f *Family) BenchName(c Case, impl Impl) string {
-	parts := []string{"dtype=" + c.DType.String(), fmt.Sprintf("rows=%d", c.Rows), fmt.Sprintf("cols=%d", c.Cols)}
-	if f.Labels != nil {
-		parts = append(parts, f.Labels(c.Shape)...)
+	parts := []string{"dtype=" + c.DType.String()}
+	if c.Dims != nil {
+		for i, d := range c.Dims {
+			parts = append(parts, fmt.Sprintf("%s=%d", f.DimKeys[i], d))
+		}
+	} else {
+		parts = append(parts, fmt.Sprintf("rows=%d", c.Rows), fmt.Sprintf("cols=%d", c.Cols))
+		if f.Labels != nil {
+			parts = append(parts, f.Labels(c.Shape)...)
+		}
 	}
 	if f.VariantKey != "" {
 		parts = append(parts, f.VariantKey+"="+c.Variant)

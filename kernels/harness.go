@@ -223,9 +223,9 @@ func (s *Suite) MeasureCopy() (float64, error) {
 	return float64(CopyFamily.MinBytes(s.copy.c)) / median(ns), nil
 }
 
-// Bench prints the run-health config line (checkHealth), then sweeps family f over the suite's grid: one
-// sub-benchmark per case and impl, named as in design §2. A case's buffers are set up once, on its first
-// selected sub-benchmark, shared by its impls, and freed after.
+// Bench prints the run-health config line (checkHealth), then sweeps family f over the suite's grid (or its
+// own, Family.Grid): one sub-benchmark per case and impl, named as in design §2. A case's buffers are set up
+// once, on its first selected sub-benchmark, shared by its impls, and freed after.
 func (s *Suite) Bench(b *testing.B, f *Family) {
 	if s == nil || s.CopyGBps == 0 {
 		b.Fatal("kernels: no suite: TestMain did not Start one")
@@ -244,7 +244,7 @@ func (s *Suite) Bench(b *testing.B, f *Family) {
 			b.Fatal(err)
 		}
 	}
-	for _, c := range f.Cases(s.Grid) {
+	for _, c := range f.CasesOn(s.Device.Kind, s.Grid) {
 		var st *caseState
 		for _, impl := range Impls {
 			b.Run(f.BenchName(c, impl), func(b *testing.B) {

@@ -49,11 +49,11 @@ func TestMedianPercentile(t *testing.T) {
 
 // TestBenchNames checks the sub-benchmark names of both grids against design §2 and that none repeats.
 func TestBenchNames(t *testing.T) {
-	re := regexp.MustCompile(`^dtype=(fp32|bf16)/rows=[1-9][0-9]*/cols=[1-9][0-9]*(/[a-z0-9]+=[a-z0-9.]+)*/impl=(fused|naive)$`)
+	re := regexp.MustCompile(`^dtype=(fp32|bf16)/(rows|[a-z]+)=[1-9][0-9]*/(cols|[a-z]+)=[1-9][0-9]*(/[a-z0-9]+=[a-z0-9.]+)*/impl=(fused|naive)$`)
 	for kind, grid := range Grids {
 		for _, f := range Families {
 			seen := map[string]bool{}
-			for _, c := range f.Cases(grid) {
+			for _, c := range f.CasesOn(kind, grid) {
 				for _, impl := range Impls {
 					name := f.BenchName(c, impl)
 					if !re.MatchString(name) || seen[name] {
@@ -70,8 +70,33 @@ func TestBenchNames(t *testing.T) {
 	if got := RoPEFamily.BenchName(Case{DType: BF16, Shape: Shape{8, 4096}}, Naive); got != "dtype=bf16/rows=8/cols=4096/heads=32/impl=naive" {
 		t.Errorf("RoPE name %s", got)
 	}
+	seq := &Family{Name: "Seq", DimKeys: []string{"batch", "t"}, Grid: map[string][][]int{"cuda": {{2, 7}}}}
+	cs := seq.CasesOn("cuda", Grids["cuda"])
+	if len(cs) != 2 || seq.BenchName(cs[1], Fused) != "dtype=bf16/batch=2/t=7/impl=fused" || len(seq.CasesOn("cpu", Grids["cpu"])) != 0 {
+		t.Errorf("a family with its own shapes: cases %v", cs)
+	}
 	if got := FP8QuantFamily.BenchName(Case{DType: FP32, Shape: Shape{2, 256}, Variant: "block128"}, Fused); got != "dtype=fp32/rows=2/cols=256/scale=block128/impl=fused" {
 		t.Errorf("FP8 name %s", got)
+	}
+}
+
+// TestFamilyGrids checks the families that declare their own shapes: for each device kind and the tests, one
+// size per name key.
+func TestFamilyGrids(t *testing.T) {
+	for _, f := range Families {
+		if f.Grid == nil {
+			continue
+		}
+		for _, kind := range []string{"cpu", "cuda", "test"} {
+			if len(f.Grid[kind]) == 0 {
+				t.Errorf("%s: no %s shapes", f.Name, kind)
+			}
+			for _, d := range f.Grid[kind] {
+				if len(d) != len(f.DimKeys) {
+					t.Errorf("%s: %s shape %v for keys %v", f.Name, kind, d, f.DimKeys)
+				}
+			}
+		}
 	}
 }
 

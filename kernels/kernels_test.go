@@ -136,12 +136,13 @@ func caseSeed(t *testing.T) uint64 {
 	return testSeed ^ h.Sum64()
 }
 
-// forEachCase runs fn as a subtest for every backend × family × case over shapes × impl.
+// forEachCase runs fn as a subtest for every backend × family × case over shapes × impl (a family with its own
+// shapes: over its "test" grid).
 func forEachCase(t *testing.T, families []*Family, shapes []Shape, fn func(t *testing.T, be Backend, f *Family, c Case, impl Impl)) {
 	for _, name := range BackendNames() {
 		be := testBackends[name]
 		for _, f := range families {
-			for _, c := range f.Cases(shapes) {
+			for _, c := range f.CasesOn("test", shapes) {
 				for _, impl := range Impls {
 					t.Run(name+"/"+f.Name+"/"+f.BenchName(c, impl), func(t *testing.T) { fn(t, be, f, c, impl) })
 				}
