@@ -72,6 +72,10 @@ type Family struct {
 	Reference func(c Case, in [][]float64) [][]float64
 	// Tolerance is the largest relative L2 error allowed on output i; nil: DefaultTolerance of its dtype.
 	Tolerance func(c Case, out int) float64
+	// Skip, when set, says why the benchmarks leave (c, impl) out ("" when they run it): a naive form that
+	// launches once per timestep, at lengths where its runs would cost more than the suite's time budget. The
+	// correctness tests run every pair.
+	Skip func(c Case, impl Impl) string
 	// Check replaces the relative-L2 comparison for families whose error bound is per element (FP8); nil: relL2.
 	Check func(c Case, in, got, want [][]float64) error
 }

@@ -251,6 +251,11 @@ func (s *Suite) Bench(b *testing.B, f *Family) {
 				if !s.Backend.Implements(f, impl) {
 					b.Skipf("kernels: %s %s: %s", f.Name, impl, ErrNotImplemented)
 				}
+				if f.Skip != nil {
+					if why := f.Skip(c, impl); why != "" {
+						b.Skipf("kernels: %s %s: %s", f.Name, impl, why)
+					}
+				}
 				if st == nil {
 					var err error
 					if st, err = s.prepare(f, c, nil); err != nil {

@@ -214,3 +214,44 @@ func TestCPUTime(t *testing.T) {
 		}
 	}
 }
+
+// preparing records the impls a backend prepares.
+type preparing struct {
+	Backend
+	impls []Impl
+}
+
+func (p *preparing) Prepare(f *Family, impl Impl, c Case, in, out []Buffer) (Launch, error) {
+	p.impls = append(p.impls, impl)
+	return p.Backend.Prepare(f, impl, c, in, out)
+}
+
+// TestBenchSkip: the harness prepares and measures no (case, impl) that the family's Skip names.
+func TestBenchSkip(t *testing.T) {
+	bt := flag.Lookup("test.benchtime")
+	old := bt.Value.String()
+	if err := bt.Value.Set("1x"); err != nil {
+		t.Fatal(err)
+	}
+	defer bt.Value.Set(old)
+	cpu := NewCPU(1)
+	defer cpu.Close()
+	be := &preparing{Backend: cpu}
+	s := NewSuite(be, io.Discard)
+	s.Grid, s.Policy.CopyBytes, s.Policy.WarmupMax = []Shape{{2, 64}}, 1<<16, 0
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f := *CopyFamily
+	f.Skip = func(c Case, impl Impl) string {
+		if impl == Naive && c.DType == BF16 {
+			return "not this one"
+		}
+		return ""
+	}
+	testing.Benchmark(func(b *testing.B) { s.Bench(b, &f) })
+	// The copy reference (Start), then fp32 fused and naive, then bf16 fused alone.
+	if want := []Impl{Fused, Fused, Naive, Fused}; !slices.Equal(be.impls, want) {
+		t.Errorf("prepared %v, want %v", be.impls, want)
+	}
+}
