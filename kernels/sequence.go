@@ -1,0 +1,76 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// The sequence families (SelectiveScan, LSTM, SLSTM, MLSTM) run a recurrence over time for each batch row with
+// per-timestep resets: a reset at (b, t) zeroes every state of row b (hidden, cell, normalizer, stabilizer)
+// before step t, as at an episode boundary in reinforcement learning. Step 0 starts from zero state, as after a
+// reset. Their shapes are their own (Family.Grid: batch, time and widths), and their naive forms launch once or a
+// few times per timestep, so the benchmarks leave those out past seqNaiveMaxT steps (seqSkipNaive). The helpers
+// they share are here; each family's declaration, CPU code and reference are in its own file.
+
+// seqResetRate is the probability of a reset at each (b, t) of benchmark and random test inputs.
+const seqResetRate = 1.0 / 16
+
+// seqResets declares the (batch, time) reset flags: 1 where the row's state is zeroed before the step, else 0,
+// stored in the case's dtype (exact in bf16). A Custom distribution: the flags are a small table (B·T ≤ 2^18 in
+// the grids), drawn on the host and uploaded.
+func seqResets(bt func(Case) int) Operand {
+	return Operand{Name: "resets", Len: bt, Gen: Dist{Host: func(r *rand.Rand, _ Case, dst []float32) {
+		for i := range dst {
+			dst[i] = 0
+			if r.Float64() < seqResetRate {
+				dst[i] = 1
+			}
+		}
+	}}}
+}
+
+// seqNaiveMaxT is the longest sequence the benchmarks run a naive form at: one launch (or a few) per step costs
+// about 3 µs of launch latency a launch on a GPU, ≈ 12 ms a run at 1024 steps, and the whole-suite check runs
+// every benchmark in 20 processes.
+const seqNaiveMaxT = 1024
+
+// seqSkipNaive is a Family.Skip that leaves the naive form out past seqNaiveMaxT steps; t is the index of the
+// time dimension in Case.Dims.
+func seqSkipNaive(t int) func(Case, Impl) string {
+	return func(c Case, impl Impl) string {
+		if impl == Naive && c.Dims[t] > seqNaiveMaxT {
+			return fmt.Sprintf("a naive run of %d steps takes too long for the suite's budget (at most %d steps)", c.Dims[t], seqNaiveMaxT)
+		}
+		return ""
+	}
+}
+
+// set stores v at element i, rounded to the tensor's dtype.
+func (a act) set(i int, v float32) {
+	if a.b16 != nil {
+		a.b16[i] = BF16FromF32(v)
+	} else {
+		a.f32[i] = v
+	}
+}
+
+// Gate functions in float64 (references) and float32 (CPU implementations, with mathf.go's exp32).
+
+func sigmoid64(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// logSigmoid64 is log σ(x) = min(x, 0) − log(1 + e^−|x|), exact for large |x|.
+func logSigmoid64(x float64) float64 { return min(x, 0) - math.Log1p(math.Exp(-math.Abs(x))) }
+
+// softplus64 is log(1 + e^x) = max(x, 0) + log(1 + e^−|x|).
+func softplus64(x float64) float64 { return max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
+
+func logSigmoid32(x float32) float32 {
+	return min(x, 0) - float32(math.Log1p(float64(exp32(-abs32(x)))))
+}
+
+func softplus32(x float32) float32 {
+	return max(x, 0) + float32(math.Log1p(float64(exp32(-abs32(x)))))
+}
+
+func tanh32(x float32) float32 { return float32(math.Tanh(float64(x))) }

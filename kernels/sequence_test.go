@@ -1,0 +1,121 @@
+package kernels
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// sequenceFamilies are the families with per-timestep resets.
+var sequenceFamilies = []*Family{SelectiveScanFamily}
+
+// resetPattern sets row b's reset flags (t steps) to one of five patterns, by b mod 5: none; at t = 0 only;
+// three consecutive steps in the middle; the last step only; every step with probability 1/4.
+func resetPattern(r *rand.Rand, b int, flags []float32) {
+	clear(flags)
+	nt := len(flags)
+	switch b % 5 {
+	case 1:
+		flags[0] = 1
+	case 2:
+		for t := nt / 3; t < min(nt/3+3, nt); t++ {
+			flags[t] = 1
+		}
+	case 3:
+		flags[nt-1] = 1
+	case 4:
+		for t := range flags {
+			if r.IntN(4) == 0 {
+				flags[t] = 1
+			}
+		}
+	}
+}
+
+// seqResetPatterns generates a [batch, t] reset operand with resetPattern per row; t is the index of the time
+// dimension in Case.Dims.
+func seqResetPatterns(t int) generator {
+	return func(r *rand.Rand, c Case, dst []float32) {
+		nt := c.Dims[t]
+		for b := 0; b*nt < len(dst); b++ {
+			resetPattern(r, b, dst[b*nt:(b+1)*nt])
+		}
+	}
+}
+
+// seqParams are the sequence families' operands that have no batch or time axis (weights).
+var seqParams = map[string]bool{"a_log": true, "dskip": true}
+
+// seqTimeDim is the index of the time dimension of each sequence family's Dims.
+var seqTimeDim = map[string]int{"SelectiveScan": 1}
+
+// TestSequenceResets checks every sequence family on every backend with the reset patterns of resetPattern —
+// none, at the first step, consecutive, at the last step, random — over lengths that are not multiples of
+// the kernels' time chunks (the families' "test" grids).
+func TestSequenceResets(t *testing.T) {
+	forEachCase(t, sequenceFamilies, nil, func(t *testing.T, be Backend, f *Family, c Case, impl Impl) {
+		check(t, be, f, c, impl, map[string]generator{"resets": seqResetPatterns(seqTimeDim[f.Name])})
+	})
+}
+
+// TestSequenceResetsMatter checks the references themselves: a reset makes a row's outputs from that step on
+// independent of everything before it, and without it they depend on it. Two rows get the same inputs from
+// step r on and different ones before; with a reset at r (in both rows) their outputs from r on must be
+// equal, and without one they must differ.
+func TestSequenceResetsMatter(t *testing.T) {
+	for _, f := range sequenceFamilies {
+		c := Case{DType: FP32, Dims: f.Grid["test"][0]}
+		tDim := seqTimeDim[f.Name]
+		nb, nt := c.Dims[0], c.Dims[tDim]
+		const rr = 5
+		for _, reset := range []bool{true, false} {
+			rng := rand.New(rand.NewPCG(caseSeed(t), 0))
+			in := make([][]float64, len(f.Inputs))
+			for i, o := range f.Inputs {
+				host := make([]float32, o.Len(c))
+				o.Gen.Sample(rng, c, host)
+				if o.Name == "resets" {
+					clear(host)
+					if reset {
+						host[rr], host[nt+rr] = 1, 1
+					}
+				}
+				in[i] = make([]float64, len(host))
+				for j, v := range host {
+					in[i][j] = float64(v)
+				}
+				// Copy row 0 into row 1 from step rr on, in every operand laid out by (batch, …, t, …).
+				if !seqParams[o.Name] && o.Name != "resets" {
+					seqCopyFrom(in[i], c, tDim, len(in[i])/(nb*nt), rr)
+				}
+			}
+			out := f.Reference(c, in)[0]
+			per := len(out) / (nb * nt)
+			same := true
+			seqEach(c, tDim, per, rr, func(i0, i1 int) { same = same && out[i0] == out[i1] })
+			if same != reset {
+				t.Errorf("%s: reset %v: outputs of rows 0 and 1 after step %d equal: %v", f.Name, reset, rr, same)
+			}
+		}
+	}
+}
+
+// seqEach calls fn(i0, i1) for the element indices of rows 0 and 1 at steps ≥ from, in a tensor laid out as
+// Dims up to the time dimension (batch, heads, …, t), then per elements a step.
+func seqEach(c Case, tDim, per, from int, fn func(i0, i1 int)) {
+	inner := 1 // elements of one row (batch index) of the tensor
+	for _, d := range c.Dims[1 : tDim+1] {
+		inner *= d
+	}
+	inner *= per
+	nt := c.Dims[tDim]
+	for i := 0; i < inner; i++ {
+		if (i/per)%nt >= from {
+			fn(i, inner+i)
+		}
+	}
+}
+
+// seqCopyFrom copies row 0 of x into row 1 at steps ≥ from (see seqEach).
+func seqCopyFrom(x []float64, c Case, tDim, per, from int) {
+	seqEach(c, tDim, per, from, func(i0, i1 int) { x[i1] = x[i0] })
+}
