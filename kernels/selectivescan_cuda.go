@@ -1,0 +1,66 @@
+//go:build cuda
+
+package kernels
+
+//go:generate nvcc -ptx -arch=compute_75 -o cuda/ptx/selectivescan.ptx cuda/selectivescan.cu
+
+import "fmt"
+
+func init() { registerCUDA(SelectiveScanFamily, "selectivescan", scanFusedCUDA, scanNaiveCUDA) }
+
+// scanBlock is the fused kernel's block size (SCAN_BLOCK in cuda/selectivescan.cu).
+const scanBlock = 128
+
+// scanLanesFor picks how many threads share a channel's 16 states in the fused kernel (1, 2 or 4); the tests
+// swap it.
+var scanLanesFor = scanChooseLanes
+
+// scanChooseLanes gives each channel as few threads as keep the GPU busy: the fewest lanes with at least three
+// blocks a multiprocessor (12 warps), else 4. One lane holds 16 states and issues 16 exponentials a step with
+// no dependence between them; more lanes a channel only add warps (and a shuffle per step) where there are too
+// few channels: at (256, 1024, 128) that is 2 lanes (512 blocks on 132 multiprocessors), at (8, 4096, 1536) 4.
+func scanChooseLanes(c Case, sms int) int {
+	nb, _, nd := scanDims(c)
+	for _, lanes := range []int{1, 2} {
+		if nb*ceilDiv(nd, scanBlock/lanes) >= 3*sms {
+			return lanes
+		}
+	}
+	return 4
+}
+
+func scanFusedCUDA(l *cudaLaunch) {
+	nb, nt, nd := scanDims(l.Case)
+	lanes := scanLanesFor(l.Case, l.sms())
+	name := fmt.Sprintf("scan_fused_%s_l%d", seqDType(l.DType), lanes)
+	l.kernel(name, nb*ceilDiv(nd, scanBlock/lanes), scanBlock, l.in[0], l.in[1], l.in[2], l.in[3], l.in[4], l.in[5],
+		l.in[6], l.out[0], nb, nt, nd)
+}
+
+// scanNaiveCUDA is the CPU's chain (scanNaive), op for op: own kernels for softplus, the expansion and each
+// step's einsum, eager.cu's for the rest.
+func scanNaiveCUDA(l *cudaLaunch) {
+	nb, nt, nd := scanDims(l.Case)
+	bt, dn, dt := nb*nt, nd*scanN, seqDType(l.DType)
+	x, resets := l.in[0], l.in[6]
+	delta := l.tmpF32(bt * nd)
+	l.seqKernel("scan_softplus_"+dt, bt*nd, l.in[1], delta.ptr, bt*nd)
+	a := l.un(opExp, l.in[2].dense(dn), 1, dn)
+	a = l.bin(opMul, a, devScalar(-1), 1, dn)
+	dA, dBx := l.tmpF32(bt*dn), l.tmpF32(bt*dn)
+	l.seqKernel("scan_expand_"+dt, bt*dn, delta.ptr, x, a.t.ptr, l.in[3], dA.ptr, dBx.ptr, bt, nd)
+	keep := l.bin(opSub, devScalar(1), resets.dense(1), bt, 1)
+	// h starts at zero: cleared here, and multiplied by 0 at the start of each run like the CPU's.
+	h := devDense(devTensor{l.alloc(4*int64(nb*dn), true), FP32}, dn)
+	ys := l.tmpF32(bt * nd)
+	l.binary(opMul, h, h, devScalar(0), nb, dn)
+	for t := range nt {
+		step := func(v devTensor) devView { return devView{t: v, off: t * dn, rowStride: nt * dn, rowDiv: 1, colDiv: 1} }
+		l.binary(opMul, h, h, devView{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, dn)
+		l.binary(opMul, h, h, step(dA), nb, dn)
+		l.binary(opAdd, h, h, step(dBx), nb, dn)
+		l.seqKernel("scan_contract_"+dt, nb*nd, h.t.ptr, l.in[4], ys.ptr, t, nb, nt, nd)
+	}
+	xd := l.bin(opMul, l.upcast(x.dense(nd), bt, nd), devPerCol(l.in[5].tensor()), bt, nd)
+	l.binary(opAdd, l.out[0].dense(nd), devDense(ys, nd), xd, bt, nd)
+}
