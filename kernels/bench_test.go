@@ -15,3 +15,6 @@ func BenchmarkRoPE(b *testing.B)          { suite.Bench(b, RoPEFamily) }
 func BenchmarkCrossEntropy(b *testing.B)  { suite.Bench(b, CrossEntropyFamily) }
 func BenchmarkFP8Quant(b *testing.B)      { suite.Bench(b, FP8QuantFamily) }
 func BenchmarkSelectiveScan(b *testing.B) { suite.Bench(b, SelectiveScanFamily) }
+func BenchmarkLSTM(b *testing.B)          { suite.Bench(b, LSTMFamily) }
+func BenchmarkSLSTM(b *testing.B)         { suite.Bench(b, SLSTMFamily) }
+func BenchmarkMLSTM(b *testing.B)         { suite.Bench(b, MLSTMFamily) }

@@ -74,3 +74,39 @@ func softplus32(x float32) float32 {
 }
 
 func tanh32(x float32) float32 { return float32(math.Tanh(float64(x))) }
+
+// seqGEMM is a batch of z products out = a·wᵀ (+ bias): out[z, m, n] = Σ_k a[z, m, k]·w[z, n, k] + bias[z, n] in
+// float32, for the input projection and the recurrent steps of the LSTM and sLSTM (the CPU twin of
+// cuda/rnn.cuh's rnn_gemm). Each operand is addressed as base + z·zStride + row·ld + col.
+type seqGEMM struct {
+	a              act
+	aOff, aZ, lda  int
+	w              act
+	wZ, ldw        int
+	bias           []float32 // nil: none
+	biasZ          int
+	out            []float32
+	oOff, oZ, ldo  int
+	m, n, k, batch int
+}
+
+func (l *cpuLaunch) gemm(g seqGEMM) {
+	l.rows(g.batch*g.m, func(r0, r1 int) {
+		var ta, tw [tile]float32
+		for r := r0; r < r1; r++ {
+			z, m := r/g.m, r%g.m
+			a := g.a.load(g.aOff+z*g.aZ+m*g.lda, g.k, &ta)
+			for n := range g.n {
+				var acc float32
+				if g.bias != nil {
+					acc = g.bias[z*g.biasZ+n]
+				}
+				w := g.w.load(z*g.wZ+n*g.ldw, g.k, &tw)
+				for k, v := range a {
+					acc += v * w[k]
+				}
+				g.out[g.oOff+z*g.oZ+m*g.ldo+n] = acc
+			}
+		}
+	})
+}

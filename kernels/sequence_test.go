@@ -6,7 +6,7 @@ import (
 )
 
 // sequenceFamilies are the families with per-timestep resets.
-var sequenceFamilies = []*Family{SelectiveScanFamily}
+var sequenceFamilies = []*Family{SelectiveScanFamily, LSTMFamily, SLSTMFamily, MLSTMFamily}
 
 // resetPattern sets row b's reset flags (t steps) to one of five patterns, by b mod 5: none; at t = 0 only;
 // three consecutive steps in the middle; the last step only; every step with probability 1/4.
@@ -43,10 +43,10 @@ func seqResetPatterns(t int) generator {
 }
 
 // seqParams are the sequence families' operands that have no batch or time axis (weights).
-var seqParams = map[string]bool{"a_log": true, "dskip": true}
+var seqParams = map[string]bool{"a_log": true, "dskip": true, "w_ih": true, "w_hh": true, "bias": true, "r": true}
 
 // seqTimeDim is the index of the time dimension of each sequence family's Dims.
-var seqTimeDim = map[string]int{"SelectiveScan": 1}
+var seqTimeDim = map[string]int{"SelectiveScan": 1, "LSTM": 1, "SLSTM": 2, "MLSTM": 2}
 
 // TestSequenceResets checks every sequence family on every backend with the reset patterns of resetPattern —
 // none, at the first step, consecutive, at the last step, random — over lengths that are not multiples of
@@ -57,6 +57,10 @@ func TestSequenceResets(t *testing.T) {
 	})
 }
 
+// seqHeadsFirst names the sequence families whose tensors put the heads before time ([batch, heads, t, …]);
+// the others are [batch, t, …].
+var seqHeadsFirst = map[string]bool{"MLSTM": true}
+
 // TestSequenceResetsMatter checks the references themselves: a reset makes a row's outputs from that step on
 // independent of everything before it, and without it they depend on it. Two rows get the same inputs from
 // step r on and different ones before; with a reset at r (in both rows) their outputs from r on must be
@@ -64,8 +68,11 @@ func TestSequenceResets(t *testing.T) {
 func TestSequenceResetsMatter(t *testing.T) {
 	for _, f := range sequenceFamilies {
 		c := Case{DType: FP32, Dims: f.Grid["test"][0]}
-		tDim := seqTimeDim[f.Name]
-		nb, nt := c.Dims[0], c.Dims[tDim]
+		nb, nt := c.Dims[0], c.Dims[seqTimeDim[f.Name]]
+		outer := 1
+		if seqHeadsFirst[f.Name] {
+			outer = c.Dims[1]
+		}
 		const rr = 5
 		for _, reset := range []bool{true, false} {
 			rng := rand.New(rand.NewPCG(caseSeed(t), 0))
@@ -83,15 +90,14 @@ func TestSequenceResetsMatter(t *testing.T) {
 				for j, v := range host {
 					in[i][j] = float64(v)
 				}
-				// Copy row 0 into row 1 from step rr on, in every operand laid out by (batch, …, t, …).
+				// Copy row 0 into row 1 from step rr on, in every operand with batch and time axes.
 				if !seqParams[o.Name] && o.Name != "resets" {
-					seqCopyFrom(in[i], c, tDim, len(in[i])/(nb*nt), rr)
+					seqEach(in[i], nb, nt, outer, rr, func(i0, i1 int) { in[i][i1] = in[i][i0] })
 				}
 			}
 			out := f.Reference(c, in)[0]
-			per := len(out) / (nb * nt)
 			same := true
-			seqEach(c, tDim, per, rr, func(i0, i1 int) { same = same && out[i0] == out[i1] })
+			seqEach(out, nb, nt, outer, rr, func(i0, i1 int) { same = same && out[i0] == out[i1] })
 			if same != reset {
 				t.Errorf("%s: reset %v: outputs of rows 0 and 1 after step %d equal: %v", f.Name, reset, rr, same)
 			}
@@ -99,23 +105,14 @@ func TestSequenceResetsMatter(t *testing.T) {
 	}
 }
 
-// seqEach calls fn(i0, i1) for the element indices of rows 0 and 1 at steps ≥ from, in a tensor laid out as
-// Dims up to the time dimension (batch, heads, …, t), then per elements a step.
-func seqEach(c Case, tDim, per, from int, fn func(i0, i1 int)) {
-	inner := 1 // elements of one row (batch index) of the tensor
-	for _, d := range c.Dims[1 : tDim+1] {
-		inner *= d
-	}
-	inner *= per
-	nt := c.Dims[tDim]
-	for i := 0; i < inner; i++ {
+// seqEach calls fn(i0, i1) for the indices of the elements of rows 0 and 1 at steps ≥ from in x, a tensor of nb
+// rows, each of outer blocks of nt steps.
+func seqEach(x []float64, nb, nt, outer, from int, fn func(i0, i1 int)) {
+	row := len(x) / nb
+	per := row / (outer * nt) // elements a step
+	for i := range row {
 		if (i/per)%nt >= from {
-			fn(i, inner+i)
+			fn(i, row+i)
 		}
 	}
-}
-
-// seqCopyFrom copies row 0 of x into row 1 at steps ≥ from (see seqEach).
-func seqCopyFrom(x []float64, c Case, tDim, per, from int) {
-	seqEach(c, tDim, per, from, func(i0, i1 int) { x[i1] = x[i0] })
 }

@@ -1,0 +1,154 @@
+package kernels
+
+import "math"
+
+// LSTMFamily is an LSTM layer's forward pass with resets, over x [batch, t, hidden] (input size = hidden), in
+// PyTorch's gate order (i, f, g, o):
+//
+//	z_t = W_ih x_t + bias + W_hh h_{t−1}                 (W_ih, W_hh [4·hidden, hidden]; bias fp32)
+//	c_t = σ(z_f) ⊙ c_{t−1} + σ(z_i) ⊙ tanh(z_g),  h_t = σ(z_o) ⊙ tanh(c_t)
+//
+// with h and c zero at a reset and at t = 0; the output is every h_t. Both forms first compute the input
+// projection G = x·W_ihᵀ + bias for the whole sequence as one GEMM launch (it does not depend on the state).
+// The fused form then runs one persistent kernel over the sequence with W_hh in registers: each block holds
+// the weights of a set of hidden units and a few batch rows, and the blocks that share a row exchange h through
+// global memory with one barrier a step when W_hh is too large for one multiprocessor (hidden 128, 256). The
+// naive form is an eager LSTM cell loop: per step the masking of the state by the reset flags, the recurrent
+// GEMM and the cell's pointwise kernel (PyTorch's fused LSTM cell), three launches.
+var LSTMFamily = &Family{
+	Name:    "LSTM",
+	DimKeys: []string{"batch", "t", "hidden"},
+	Grid: map[string][][]int{
+		// Every hidden size the CUDA kernels are built for (16 … 256), batch tails, lengths of 1 and odd.
+		"test": {{5, 37, 16}, {3, 20, 32}, {6, 9, 64}, {5, 7, 128}, {5, 6, 256}, {1, 1, 64}},
+		"cpu":  {{16, 128, 64}},
+		// An RL batch at 1024 steps and at hidden 256, and one game frame's sequence at batch 1 (benchmarks.yaml
+		// gives it the 16.67 ms budget of a 60 FPS frame; its naive form is left out, seqSkipNaive).
+		"cuda": {{256, 1024, 64}, {256, 128, 256}, {1, 2048, 256}},
+	},
+	Inputs: []Operand{
+		{Name: "x", Len: lstmBTH, Gen: normal(0, 1)},
+		{Name: "w_ih", Len: lstmWeights, Gen: normal(0, 0.1)},
+		{Name: "w_hh", Len: lstmWeights, Gen: normal(0, 0.1)},
+		{Name: "bias", DType: FP32, Len: func(c Case) int { return 4 * c.Dims[2] }, Gen: normal(0, 0.1)},
+		seqResets(func(c Case) int { return c.Dims[0] * c.Dims[1] }),
+	},
+	Outputs:   []Operand{{Name: "y", Len: lstmBTH}},
+	Reference: lstmRef,
+	Skip:      seqSkipNaive(1),
+}
+
+func init() { registerCPU(LSTMFamily, lstmFused, lstmNaive) }
+
+// lstmDims are a case's batch, time and hidden sizes.
+func lstmDims(c Case) (nb, nt, nh int) { return c.Dims[0], c.Dims[1], c.Dims[2] }
+
+func lstmBTH(c Case) int     { nb, nt, nh := lstmDims(c); return nb * nt * nh }
+func lstmWeights(c Case) int { _, _, nh := lstmDims(c); return 4 * nh * nh }
+
+// lstmRef is the sequential recurrence in float64.
+func lstmRef(c Case, in [][]float64) [][]float64 {
+	x, wih, whh, bias, resets := in[0], in[1], in[2], in[3], in[4]
+	nb, nt, nh := lstmDims(c)
+	y := make([]float64, len(x))
+	h, cell, z := make([]float64, nh), make([]float64, nh), make([]float64, 4*nh)
+	for b := range nb {
+		clear(h)
+		clear(cell)
+		for t := range nt {
+			if resets[b*nt+t] != 0 {
+				clear(h)
+				clear(cell)
+			}
+			xt := x[(b*nt+t)*nh : (b*nt+t+1)*nh]
+			for r := range z {
+				acc := bias[r]
+				for k := range nh {
+					acc += wih[r*nh+k]*xt[k] + whh[r*nh+k]*h[k]
+				}
+				z[r] = acc
+			}
+			for u := range nh {
+				cell[u] = sigmoid64(z[nh+u])*cell[u] + sigmoid64(z[u])*math.Tanh(z[2*nh+u])
+				h[u] = sigmoid64(z[3*nh+u]) * math.Tanh(cell[u])
+				y[(b*nt+t)*nh+u] = h[u]
+			}
+		}
+	}
+	return [][]float64{y}
+}
+
+// lstmCell is the cell update of one unit from its four pre-activations (i, f, g, o): it returns h and updates
+// *c.
+func lstmCell(zi, zf, zg, zo float32, c *float32) float32 {
+	*c = sigmoid32(zf)**c + sigmoid32(zi)*tanh32(zg)
+	return sigmoid32(zo) * tanh32(*c)
+}
+
+// lstmInput is the input projection G = x·W_ihᵀ + bias [batch·t, 4·hidden], both forms' first launch.
+func lstmInput(l *cpuLaunch) []float32 {
+	nb, nt, nh := lstmDims(l.Case)
+	g := l.scratch.f32(nb * nt * 4 * nh)
+	l.gemm(seqGEMM{a: l.in[0].act(), lda: nh, w: l.in[1].act(), ldw: nh, bias: l.in[3].f32, out: g, ldo: 4 * nh,
+		m: nb * nt, n: 4 * nh, k: nh, batch: 1})
+	return g
+}
+
+// lstmFused runs each batch row through time with its state in local arrays, after the input projection.
+func lstmFused(l *cpuLaunch) {
+	nb, nt, nh := lstmDims(l.Case)
+	g := lstmInput(l)
+	whh, resets, y := l.in[2].act(), l.in[4].act(), l.out[0].act()
+	l.rows(nb, func(b0, b1 int) {
+		h, c, z := make([]float32, nh), make([]float32, nh), make([]float32, 4*nh)
+		var tw [tile]float32
+		for b := b0; b < b1; b++ {
+			clear(h)
+			clear(c)
+			for t := range nt {
+				if resets.at(b*nt+t) != 0 {
+					clear(h)
+					clear(c)
+				}
+				gt := g[(b*nt+t)*4*nh : (b*nt+t+1)*4*nh]
+				for r := range z {
+					w := whh.load(r*nh, nh, &tw)
+					acc := gt[r]
+					for k, v := range h {
+						acc += w[k] * v
+					}
+					z[r] = acc
+				}
+				for u := range nh {
+					h[u] = lstmCell(z[u], z[nh+u], z[2*nh+u], z[3*nh+u], &c[u])
+					y.set((b*nt+t)*nh+u, h[u])
+				}
+			}
+		}
+	})
+}
+
+// lstmNaive is the eager cell loop: state [batch, h | c] masked by the reset flags (eager ops), then per step
+// the recurrent GEMM into the gates and the cell's pointwise pass.
+func lstmNaive(l *cpuLaunch) {
+	nb, nt, nh := lstmDims(l.Case)
+	g := lstmInput(l)
+	keep := l.bin(opSub, scalar(1), dense(l.in[4].act(), 1), nb*nt, 1)
+	st := l.tmp(nb, 2*nh)
+	gates := l.scratch.f32(nb * 4 * nh)
+	y := l.out[0].act()
+	l.binary(opMul, st, st, scalar(0), nb, 2*nh) // state = zeros
+	for t := range nt {
+		l.binary(opMul, st, st, view{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, 2*nh)
+		l.gemm(seqGEMM{a: st.t, lda: 2 * nh, w: l.in[2].act(), ldw: nh, out: gates, ldo: 4 * nh, m: nb, n: 4 * nh, k: nh, batch: 1})
+		l.rows(nb, func(b0, b1 int) {
+			for b := b0; b < b1; b++ {
+				z, gt, s := gates[b*4*nh:(b+1)*4*nh], g[(b*nt+t)*4*nh:], st.t.f32[b*2*nh:(b+1)*2*nh]
+				for u := range nh {
+					s[u] = lstmCell(gt[u]+z[u], gt[nh+u]+z[nh+u], gt[2*nh+u]+z[2*nh+u], gt[3*nh+u]+z[3*nh+u], &s[nh+u])
+					y.set((b*nt+t)*nh+u, s[u])
+				}
+			}
+		})
+	}
+}
