@@ -2,6 +2,12 @@
 
 package kernels
 
+import (
+	"fmt"
+
+	"gorgonia.org/cu"
+)
+
 // seqDType is the kernel-name suffix of a storage dtype in the sequence families' modules.
 func seqDType(dt DType) string { return map[DType]string{FP32: "f32", BF16: "bf16"}[dt] }
 
@@ -10,4 +16,51 @@ func seqDType(dt DType) string { return map[DType]string{FP32: "f32", BF16: "bf1
 func (l *cudaLaunch) seqKernel(name string, n int, args ...any) {
 	const block = 256
 	l.kernel(name, max(1, min(ceilDiv(n, block), 8*l.sms())), block, args...)
+}
+
+// devGEMM is a batch of products out = a·wᵀ (+ bias) for rnn.cuh's rnn_gemm, addressed like seqGEMM (the CPU
+// twin): element (z, row, col) of an operand at base + z·zStride + row·ld + col.
+type devGEMM struct {
+	a              devTensor
+	aOff, aZ, lda  int
+	w              devTensor
+	wZ, ldw        int
+	bias           cu.DevicePtr // 0: none; fp32
+	biasZ          int
+	out            devTensor
+	oOff, oZ, ldo  int
+	m, n, k, batch int
+}
+
+// gemm records a launch of the module's <module>_gemm_<a>_<w>_<tile>: 128 × 128 tiles when they make at least
+// two blocks a multiprocessor, else 64 × 64.
+func (l *cudaLaunch) gemm(g devGEMM) {
+	tiles := func(t int) int { return g.batch * ceilDiv(g.m, t) * ceilDiv(g.n, t) }
+	tile := 128
+	if tiles(128) < 2*l.sms() {
+		tile = 64
+	}
+	name := fmt.Sprintf("%s_gemm_%s_%s_%d", l.module, seqDType(g.a.dt), seqDType(g.w.dt), tile)
+	l.kernel(name, tiles(tile), 256, g.a.ptr+cuPtr(g.aOff*g.a.dt.Size()), g.lda, g.aZ, g.w.ptr, g.ldw, g.wZ, g.bias,
+		g.biasZ, g.out.ptr+cuPtr(g.oOff*4), g.ldo, g.oZ, g.m, g.n, g.k)
+}
+
+// rnnBatchFor picks BB, the batch rows a block of a persistent recurrent kernel (rnn.cuh) takes, among
+// 1, 2, 4 … maxBB; kernel(bb) is its name, blocks(bb) its grid. The tests swap it.
+var rnnBatchFor = rnnChooseBatch
+
+// rnnChooseBatch takes the fewest rows a block that let the whole grid be resident at once, so that the
+// sequence is walked once, by as many multiprocessors as there are blocks: with fewer, each step's
+// matrix-vector products are spread over more of them. When blocks of a batch row wait for each other (split),
+// the grid must be resident; otherwise the largest BB is the fallback.
+func rnnChooseBatch(l *cudaLaunch, kernel func(bb int) string, blocks func(bb int) int, threads, maxBB int, split bool) int {
+	for bb := 1; bb <= maxBB; bb *= 2 {
+		if blocks(bb) <= l.residentBlocks(kernel(bb), threads) {
+			return bb
+		}
+	}
+	if split {
+		l.fail(fmt.Errorf("%s: %d blocks do not fit on the GPU at once", kernel(maxBB), blocks(maxBB)))
+	}
+	return maxBB
 }

@@ -1,0 +1,235 @@
+// rnn.cuh: what the LSTM (lstm.cu) and sLSTM (slstm.cu) kernels share: a batched GEMM (the LSTM's input
+// projection and both naive forms' per-step recurrent products) and the persistent recurrent kernel, which the
+// two cells instantiate with their own gate math.
+#pragma once
+#include "sequence.cuh"
+
+// ---------------------------------------------------------------------------------------------------------------
+// rnn_gemm: out[z, m, n] = Σ_k A[z, m, k]·W[z, n, k] (+ bias[z, n]) for z < batch, fp32 accumulation and output,
+// A and W in storage SA, SW; element (m, k) of A is a[z·az + m·lda + k] (W and out likewise). 256 threads a
+// block compute a BM × BN tile (BM = 16·RM, BN = 16·RN), each thread RM × RN outputs from float4 reads of the
+// tile's A and W columns staged in shared memory, K in steps of 8 with the next step's loads in flight.
+// grid = batch · ⌈M/BM⌉ · ⌈N/BN⌉.
+#define RNN_GEMM_BK 8
+
+template <class SA, class SW, int RM, int RN>
+__device__ __forceinline__ void rnn_gemm(const typename SA::T* __restrict__ a, long long lda, long long az,
+                                         const typename SW::T* __restrict__ w, long long ldw, long long wz,
+                                         const float* __restrict__ bias, long long bz, float* __restrict__ out,
+                                         long long ldo, long long oz, long long M, long long N, long long K) {
+    constexpr int BM = 16 * RM, BN = 16 * RN, BK = RNN_GEMM_BK;
+    constexpr int LA = BM * BK / 256, LW = BN * BK / 256;  // elements of a K step each thread loads
+    __shared__ __align__(16) float as[BK][BM + 4];
+    __shared__ __align__(16) float ws[BK][BN + 4];
+    const long long tm = (M + BM - 1) / BM, tn = (N + BN - 1) / BN;
+    const long long z = blockIdx.x / (tm * tn), tile = blockIdx.x % (tm * tn);
+    const long long m0 = tile / tn * BM, n0 = tile % tn * BN;
+    a += z * az;
+    w += z * wz;
+    out += z * oz;
+    const int tid = threadIdx.x, ty = tid / 16, tx = tid % 16;
+    float acc[RM][RN];
+#pragma unroll
+    for (int i = 0; i < RM; i++)
+#pragma unroll
+        for (int j = 0; j < RN; j++) acc[i][j] = 0.0f;
+    float ra[LA], rw[LW];
+    auto fetch = [&](long long k0) {
+#pragma unroll
+        for (int q = 0; q < LA; q++) {
+            const int e = tid + 256 * q;
+            const long long m = m0 + e / BK, k = k0 + e % BK;
+            ra[q] = m < M && k < K ? SA::get(a[m * lda + k]) : 0.0f;
+        }
+#pragma unroll
+        for (int q = 0; q < LW; q++) {
+            const int e = tid + 256 * q;
+            const long long n = n0 + e / BK, k = k0 + e % BK;
+            rw[q] = n < N && k < K ? SW::get(w[n * ldw + k]) : 0.0f;
+        }
+    };
+    fetch(0);
+    for (long long k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+        for (int q = 0; q < LA; q++) as[(tid + 256 * q) % BK][(tid + 256 * q) / BK] = ra[q];
+#pragma unroll
+        for (int q = 0; q < LW; q++) ws[(tid + 256 * q) % BK][(tid + 256 * q) / BK] = rw[q];
+        __syncthreads();
+        if (k0 + BK < K) fetch(k0 + BK);
+#pragma unroll
+        for (int k = 0; k < BK; k++) {
+            float av[RM], wv[RN];
+#pragma unroll
+            for (int i = 0; i < RM / 4; i++) {
+                const float4 v = *reinterpret_cast<const float4*>(&as[k][ty * 4 + 64 * i]);
+                av[4 * i] = v.x, av[4 * i + 1] = v.y, av[4 * i + 2] = v.z, av[4 * i + 3] = v.w;
+            }
+#pragma unroll
+            for (int j = 0; j < RN / 4; j++) {
+                const float4 v = *reinterpret_cast<const float4*>(&ws[k][tx * 4 + 64 * j]);
+                wv[4 * j] = v.x, wv[4 * j + 1] = v.y, wv[4 * j + 2] = v.z, wv[4 * j + 3] = v.w;
+            }
+#pragma unroll
+            for (int i = 0; i < RM; i++)
+#pragma unroll
+                for (int j = 0; j < RN; j++) acc[i][j] = fmaf(av[i], wv[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < RM; i++) {
+        const long long m = m0 + ty * 4 + 64 * (i / 4) + i % 4;
+#pragma unroll
+        for (int j = 0; j < RN; j++) {
+            const long long n = n0 + tx * 4 + 64 * (j / 4) + j % 4;
+            if (m < M && n < N) out[m * ldo + n] = acc[i][j] + (bias != nullptr ? bias[z * bz + n] : 0.0f);
+        }
+    }
+}
+
+// RNN_GEMM(PREFIX, SA, A, SW, W, R) defines PREFIX_gemm_A_W_{16·R}: rnn_gemm with R × R outputs a thread.
+#define RNN_GEMM(PREFIX, SA, A, SW, W, R)                                                                        \
+    extern "C" __global__ void __launch_bounds__(256) PREFIX##_gemm_##A##_##W##_##R(                              \
+        const SA::T* a, long long lda, long long az, const SW::T* w, long long ldw, long long wz,                \
+        const float* bias, long long bz, float* out, long long ldo, long long oz, long long m, long long n,      \
+        long long k) {                                                                                            \
+        rnn_gemm<SA, SW, R / 16, R / 16>(a, lda, az, w, ldw, wz, bias, bz, out, ldo, oz, m, n, k);               \
+    }
+
+// ---------------------------------------------------------------------------------------------------------------
+// rnn_group_barrier waits until all `parts` blocks of a group have called it (bar: the group's arrival count
+// and generation, zero before the first launch; the last to arrive resets the count, so no reset between
+// launches is needed). Everything the block wrote before it is visible to the group's blocks after it
+// (through L2: read it with __ldcg). A block that waits more than 2 s traps rather than hang the GPU.
+__device__ __forceinline__ void rnn_group_barrier(unsigned* bar, int parts) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile unsigned* gen = bar + 1;
+        const unsigned g0 = *gen;
+        __threadfence();
+        if (atomicAdd(bar, 1u) == (unsigned)parts - 1) {
+            *(volatile unsigned*)bar = 0;
+            __threadfence();
+            atomicAdd(bar + 1, 1u);
+        } else {
+            const unsigned long long t0 = globaltimer();
+            while (*gen == g0) {
+                __nanosleep(32);
+                if (globaltimer() - t0 > 2000000000ull) __trap();
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// rnn_persistent runs a recurrent layer over the whole sequence in one launch. A head's layer has a state vector
+// of H units, four gate rows a unit, recurrent weights W [4H, H] (row g·H + u: gate g of unit u) and gate
+// pre-activations from its input (in, per (b, t, head): 4H values in storage SI, plus bias when not null);
+// Cell is the per-unit update from the unit's four pre-activations:
+//
+//   z = in_t + bias + (reset at t ? 0 : W h_{t−1}),  h_t = Cell(z, first = t = 0 or reset at t).
+//
+// A block owns U of the H units (all four gates of each) for BB batch rows of one head: blocks
+// (tile, head, s) for s < H/U share a (tile, head) and exchange their parts of h through hx (fp32
+// [2, batch, H], by step parity) with one rnn_group_barrier a step; for U = H there is no exchange. Its
+// 4U·KS threads each hold 1/KS of one gate row of W in registers (float4 chunks q, q+KS, … so that the KS
+// lanes of a row read adjacent words of h), dot it with each batch row's h_{t−1} from shared memory and add
+// their partial sums with shuffles; then threads (row in tile, unit) < BB·U add the inputs (prefetched a step
+// ahead) and run the cell, whose state stays in their registers, and write h_t to y and to the next step's h.
+// Layouts: in [batch, t, heads, 4H]; W [heads, 4H, H]; bias [heads, 4H]; y [batch, t, heads, H];
+// resets [batch, t]. grid = ⌈batch/BB⌉ · heads · H/U, all resident when H/U > 1.
+template <class Cell, class S, class SI, int H, int U, int KS, int BB>
+__device__ __forceinline__ void rnn_persistent(const typename SI::T* __restrict__ in, const float* __restrict__ bias,
+                                               const typename S::T* __restrict__ w,
+                                               const typename S::T* __restrict__ resets, typename S::T* __restrict__ y,
+                                               float* hx, unsigned* bar, long long nb, long long nt, long long heads) {
+    constexpr int SPLIT = H / U, ROWS = 4 * U, NT = ROWS * KS, NW = H / (4 * KS);
+    static_assert(H % U == 0 && H % (4 * KS) == 0 && BB * U <= NT, "rnn_persistent: bad shape");
+    __shared__ __align__(16) float hs[BB][H];
+    __shared__ float gs[BB][ROWS];
+    __shared__ float sflag[2][BB];
+    const int tid = threadIdx.x;
+    const long long grp = blockIdx.x / SPLIT, head = grp % heads, b0 = grp / heads * BB;
+    const int s = blockIdx.x % SPLIT;
+
+    // Matvec role: gate row r of this block (gate r / U of unit s·U + r % U), lane q of its KS.
+    const int r = tid / KS, q = tid % KS;
+    float4 wv[NW];
+    {
+        const typename S::T* wrow = w + (head * 4 * H + (r / U) * H + s * U + r % U) * H;
+#pragma unroll
+        for (int j = 0; j < NW; j++) {
+            const int k = 4 * (q + KS * j);
+            wv[j] = make_float4(S::get(wrow[k]), S::get(wrow[k + 1]), S::get(wrow[k + 2]), S::get(wrow[k + 3]));
+        }
+    }
+    // Cell role: batch row cb of the tile, unit s·U + cu.
+    const bool cell = tid < BB * U;
+    const int cb = tid / U, cu = tid % U;
+    const long long bb = b0 + cb, unit = s * U + cu;
+    const bool live = cell && bb < nb;
+    float cbias[4], nin[4];
+#pragma unroll
+    for (int g = 0; g < 4; g++) cbias[g] = live && bias != nullptr ? bias[head * 4 * H + g * H + unit] : 0.0f;
+    auto fetch = [&](long long t) {
+#pragma unroll
+        for (int g = 0; g < 4; g++) nin[g] = live ? SI::get(in[((bb * nt + t) * heads + head) * 4 * H + g * H + unit]) : 0.0f;
+    };
+    Cell st;
+    for (int i = tid; i < BB * H; i += NT) hs[i / H][i % H] = 0.0f;
+    if (tid < BB) sflag[0][tid] = b0 + tid < nb ? S::get(resets[(b0 + tid) * nt]) : 0.0f;
+    fetch(0);
+    __syncthreads();
+    for (long long t = 0; t < nt; t++) {
+        const int par = (int)(t & 1);
+        float cur[4], nflag = 0.0f;
+#pragma unroll
+        for (int g = 0; g < 4; g++) cur[g] = nin[g];
+        if (t + 1 < nt) {
+            fetch(t + 1);
+            if (tid < BB) nflag = b0 + tid < nb ? S::get(resets[(b0 + tid) * nt + t + 1]) : 0.0f;
+        }
+        float acc[BB];
+#pragma unroll
+        for (int i = 0; i < BB; i++) acc[i] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < NW; j++) {
+#pragma unroll
+            for (int i = 0; i < BB; i++) {
+                const float4 h4 = *reinterpret_cast<const float4*>(&hs[i][4 * (q + KS * j)]);
+                acc[i] = fmaf(wv[j].x, h4.x, fmaf(wv[j].y, h4.y, fmaf(wv[j].z, h4.z, fmaf(wv[j].w, h4.w, acc[i]))));
+            }
+        }
+#pragma unroll
+        for (int o = 1; o < KS; o <<= 1)
+#pragma unroll
+            for (int i = 0; i < BB; i++) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], o);
+        if (q == 0) {
+#pragma unroll
+            for (int i = 0; i < BB; i++) gs[i][r] = sflag[par][i] != 0.0f ? 0.0f : acc[i];
+        }
+        __syncthreads();
+        if (cell) {
+            float z[4];
+#pragma unroll
+            for (int g = 0; g < 4; g++) z[g] = gs[cb][g * U + cu] + cur[g] + cbias[g];
+            const float hv = st.step(z, t == 0 || sflag[par][cb] != 0.0f);
+            if (live) y[((bb * nt + t) * heads + head) * H + unit] = S::put(hv);
+            if (SPLIT == 1) {
+                hs[cb][cu] = hv;
+            } else if (live) {
+                hx[(par * nb + bb) * H + unit] = hv;
+            }
+        }
+        if (tid < BB && t + 1 < nt) sflag[par ^ 1][tid] = nflag;
+        if (SPLIT > 1) {
+            rnn_group_barrier(bar + 2 * grp, SPLIT);
+            for (int i = tid; i < BB * H; i += NT) {
+                const long long b = b0 + i / H;
+                hs[i / H][i % H] = b < nb ? __ldcg(&hx[(par * nb + b) * H + i % H]) : 0.0f;
+            }
+        }
+        __syncthreads();
+    }
+}

@@ -1,0 +1,59 @@
+//go:build cuda
+
+package kernels
+
+//go:generate nvcc -ptx -arch=compute_75 -o cuda/ptx/lstm.ptx cuda/lstm.cu
+
+import "fmt"
+
+func init() { registerCUDA(LSTMFamily, "lstm", lstmFusedCUDA, lstmNaiveCUDA) }
+
+// lstmSplit is how cuda/lstm.cu's persistent kernel covers a hidden size: units a block (blocks a batch row:
+// hidden/units), lanes a gate row, and the most batch rows a block (4·units·lanes threads, one cell a thread).
+var lstmSplit = map[int]struct{ units, lanes, maxBB int }{
+	16: {16, 1, 4}, 32: {32, 1, 4}, 64: {64, 1, 4}, 128: {64, 2, 8}, 256: {32, 4, 16},
+}
+
+// lstmInputCUDA is both forms' first launch: G = x·W_ihᵀ + bias [batch·t, 4·hidden], fp32.
+func lstmInputCUDA(l *cudaLaunch) devTensor {
+	nb, nt, nh := lstmDims(l.Case)
+	g := l.tmpF32(nb * nt * 4 * nh)
+	l.gemm(devGEMM{a: l.in[0].tensor(), lda: nh, w: l.in[1].tensor(), ldw: nh, bias: l.in[3].ptr, out: g, ldo: 4 * nh,
+		m: nb * nt, n: 4 * nh, k: nh, batch: 1})
+	return g
+}
+
+func lstmFusedCUDA(l *cudaLaunch) {
+	nb, nt, nh := lstmDims(l.Case)
+	sp, ok := lstmSplit[nh]
+	if !ok {
+		l.fail(fmt.Errorf("lstm: no kernel for hidden %d", nh))
+		return
+	}
+	g := lstmInputCUDA(l)
+	parts, threads := nh/sp.units, 4*sp.units*sp.lanes
+	name := func(bb int) string { return fmt.Sprintf("lstm_rnn_%s_h%d_bb%d", seqDType(l.DType), nh, bb) }
+	blocks := func(bb int) int { return ceilDiv(nb, bb) * parts }
+	bb := rnnBatchFor(l, name, blocks, threads, sp.maxBB, parts > 1)
+	var hx, bar any = cuPtr(0), cuPtr(0)
+	if parts > 1 {
+		hx = l.alloc(4*2*int64(nb)*int64(nh), false)    // h by step parity
+		bar = l.alloc(4*2*int64(ceilDiv(nb, bb)), true) // a barrier a batch tile
+	}
+	l.kernel(name(bb), blocks(bb), threads, g.ptr, l.in[2], l.in[4], l.out[0], hx, bar, nb, nt)
+}
+
+// lstmNaiveCUDA is the CPU's eager cell loop (lstmNaive), op for op.
+func lstmNaiveCUDA(l *cudaLaunch) {
+	nb, nt, nh := lstmDims(l.Case)
+	g := lstmInputCUDA(l)
+	keep := l.bin(opSub, devScalar(1), l.in[4].dense(1), nb*nt, 1)
+	st := devDense(devTensor{l.alloc(4*int64(nb)*int64(2*nh), true), FP32}, 2*nh)
+	gates := l.tmpF32(nb * 4 * nh)
+	l.binary(opMul, st, st, devScalar(0), nb, 2*nh) // state = zeros
+	for t := range nt {
+		l.binary(opMul, st, st, devView{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, 2*nh)
+		l.gemm(devGEMM{a: st.t, lda: 2 * nh, w: l.in[2].tensor(), ldw: nh, out: gates, ldo: 4 * nh, m: nb, n: 4 * nh, k: nh, batch: 1})
+		l.seqKernel("lstm_cell_"+seqDType(l.DType), nb*nh, gates.ptr, g.ptr, st.t.ptr, l.out[0], t, nb, nt, nh)
+	}
+}

@@ -1,0 +1,37 @@
+//go:build cuda
+
+package kernels
+
+//go:generate nvcc -ptx -arch=compute_75 -o cuda/ptx/slstm.ptx cuda/slstm.cu
+
+import "fmt"
+
+func init() { registerCUDA(SLSTMFamily, "slstm", slstmFusedCUDA, slstmNaiveCUDA) }
+
+func slstmFusedCUDA(l *cudaLaunch) {
+	nb, nh, nt, dh := slstmDims(l.Case)
+	if dh != 16 && dh != 32 && dh != 64 {
+		l.fail(fmt.Errorf("slstm: no kernel for head size %d", dh))
+		return
+	}
+	name := func(bb int) string { return fmt.Sprintf("slstm_rnn_%s_dh%d_bb%d", seqDType(l.DType), dh, bb) }
+	blocks := func(bb int) int { return ceilDiv(nb, bb) * nh }
+	bb := rnnBatchFor(l, name, blocks, 4*dh, 4, false)
+	l.kernel(name(bb), blocks(bb), 4*dh, l.in[0], l.in[1], l.in[2], l.in[3], l.out[0], nb, nt, nh)
+}
+
+// slstmNaiveCUDA is the CPU's loop (slstmNaive), op for op.
+func slstmNaiveCUDA(l *cudaLaunch) {
+	nb, nh, nt, dh := slstmDims(l.Case)
+	d := nh * dh
+	keep := l.bin(opSub, devScalar(1), l.in[3].dense(1), nb*nt, 1)
+	st := devDense(devTensor{l.alloc(4*int64(nb)*int64(4*d), true), FP32}, 4*d)
+	ry := l.tmpF32(nb * 4 * d)
+	l.binary(opMul, st, st, devScalar(0), nb, 4*d) // state = zeros
+	for t := range nt {
+		l.binary(opMul, st, st, devView{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, 4*d)
+		l.gemm(devGEMM{a: st.t, aZ: dh, lda: 4 * d, w: l.in[1].tensor(), wZ: 4 * dh * dh, ldw: dh, out: ry, oZ: 4 * dh,
+			ldo: 4 * d, m: nb, n: 4 * dh, k: dh, batch: nh})
+		l.seqKernel("slstm_cell_"+seqDType(l.DType), nb*d, ry.ptr, l.in[0], l.in[2], st.t.ptr, l.out[0], t, nb, nt, nh, dh)
+	}
+}
