@@ -8,13 +8,14 @@ import "math"
 //	z_t = W_ih x_t + bias + W_hh h_{t−1}                 (W_ih, W_hh [4·hidden, hidden]; bias fp32)
 //	c_t = σ(z_f) ⊙ c_{t−1} + σ(z_i) ⊙ tanh(z_g),  h_t = σ(z_o) ⊙ tanh(c_t)
 //
-// with h and c zero at a reset and at t = 0; the output is every h_t. Both forms first compute the input
-// projection G = x·W_ihᵀ + bias for the whole sequence as one GEMM launch (it does not depend on the state).
-// The fused form then runs one persistent kernel over the sequence with W_hh in registers: each block holds
-// the weights of a set of hidden units and a few batch rows, and the blocks that share a row exchange h through
-// global memory with one barrier a step when W_hh is too large for one multiprocessor (hidden 128, 256). The
-// naive form is an eager LSTM cell loop: per step the masking of the state by the reset flags, the recurrent
-// GEMM and the cell's pointwise kernel (PyTorch's fused LSTM cell), three launches.
+// with h and c zero at a reset and at t = 0; the output is every h_t. The fused form is one persistent kernel
+// over the sequence with the weights in registers: for hidden ≤ 64 a block holds W_ih and W_hh whole (the
+// input projection is computed inside, a step ahead of the recurrence) for a few batch rows; for hidden 128
+// and 256, where W_hh alone fills the registers of 2 or 8 multiprocessors, the input projection
+// G = x·W_ihᵀ + bias is one GEMM launch first, and the blocks that share a batch row exchange h through global
+// memory with one barrier a step. The naive form is an eager LSTM cell loop: G as one GEMM launch (it does not
+// depend on the state), then per step the masking of the state by the reset flags, the recurrent GEMM and the
+// cell's pointwise kernel (PyTorch's fused LSTM cell), three launches.
 var LSTMFamily = &Family{
 	Name:    "LSTM",
 	DimKeys: []string{"batch", "t", "hidden"},
@@ -85,7 +86,7 @@ func lstmCell(zi, zf, zg, zo float32, c *float32) float32 {
 	return sigmoid32(zo) * tanh32(*c)
 }
 
-// lstmInput is the input projection G = x·W_ihᵀ + bias [batch·t, 4·hidden], both forms' first launch.
+// lstmInput is the input projection G = x·W_ihᵀ + bias [batch·t, 4·hidden], the naive form's first launch.
 func lstmInput(l *cpuLaunch) []float32 {
 	nb, nt, nh := lstmDims(l.Case)
 	g := l.scratch.f32(nb * nt * 4 * nh)
@@ -94,14 +95,14 @@ func lstmInput(l *cpuLaunch) []float32 {
 	return g
 }
 
-// lstmFused runs each batch row through time with its state in local arrays, after the input projection.
+// lstmFused runs each batch row through time with its state in local arrays, projecting each step's input as
+// it goes.
 func lstmFused(l *cpuLaunch) {
 	nb, nt, nh := lstmDims(l.Case)
-	g := lstmInput(l)
-	whh, resets, y := l.in[2].act(), l.in[4].act(), l.out[0].act()
+	x, wih, whh, bias, resets, y := l.in[0].act(), l.in[1].act(), l.in[2].act(), l.in[3].f32, l.in[4].act(), l.out[0].act()
 	l.rows(nb, func(b0, b1 int) {
 		h, c, z := make([]float32, nh), make([]float32, nh), make([]float32, 4*nh)
-		var tw [tile]float32
+		var tw, tx [tile]float32
 		for b := b0; b < b1; b++ {
 			clear(h)
 			clear(c)
@@ -110,12 +111,14 @@ func lstmFused(l *cpuLaunch) {
 					clear(h)
 					clear(c)
 				}
-				gt := g[(b*nt+t)*4*nh : (b*nt+t+1)*4*nh]
+				xt := x.load((b*nt+t)*nh, nh, &tx)
 				for r := range z {
-					w := whh.load(r*nh, nh, &tw)
-					acc := gt[r]
-					for k, v := range h {
-						acc += w[k] * v
+					acc := bias[r]
+					for k, v := range wih.load(r*nh, nh, &tw) {
+						acc += v * xt[k]
+					}
+					for k, v := range whh.load(r*nh, nh, &tw) {
+						acc += v * h[k]
 					}
 					z[r] = acc
 				}

@@ -8,13 +8,14 @@ import "fmt"
 
 func init() { registerCUDA(LSTMFamily, "lstm", lstmFusedCUDA, lstmNaiveCUDA) }
 
-// lstmSplit is how cuda/lstm.cu's persistent kernel covers a hidden size: units a block (blocks a batch row:
+// lstmSplit is how cuda/lstm.cu's persistent kernels cover a hidden size: units a block (blocks a batch row:
 // hidden/units), lanes a gate row, and the most batch rows a block (4·units·lanes threads, one cell a thread).
+// Up to 64 units one block holds all of a row's weights, W_ih too (lstm_rnnx).
 var lstmSplit = map[int]struct{ units, lanes, maxBB int }{
 	16: {16, 1, 4}, 32: {32, 1, 4}, 64: {64, 1, 4}, 128: {64, 2, 8}, 256: {32, 4, 16},
 }
 
-// lstmInputCUDA is both forms' first launch: G = x·W_ihᵀ + bias [batch·t, 4·hidden], fp32.
+// lstmInputCUDA is the input projection G = x·W_ihᵀ + bias [batch·t, 4·hidden], fp32, as one GEMM launch.
 func lstmInputCUDA(l *cudaLaunch) devTensor {
 	nb, nt, nh := lstmDims(l.Case)
 	g := l.tmpF32(nb * nt * 4 * nh)
@@ -23,6 +24,8 @@ func lstmInputCUDA(l *cudaLaunch) devTensor {
 	return g
 }
 
+// lstmFusedCUDA: for hidden ≤ 64 one launch (lstm_rnnx: the input projection inside the persistent kernel);
+// for 128 and 256 the projection's GEMM, then the persistent kernel over G (lstm_rnn).
 func lstmFusedCUDA(l *cudaLaunch) {
 	nb, nt, nh := lstmDims(l.Case)
 	sp, ok := lstmSplit[nh]
@@ -30,16 +33,21 @@ func lstmFusedCUDA(l *cudaLaunch) {
 		l.fail(fmt.Errorf("lstm: no kernel for hidden %d", nh))
 		return
 	}
-	g := lstmInputCUDA(l)
 	parts, threads := nh/sp.units, 4*sp.units*sp.lanes
-	name := func(bb int) string { return fmt.Sprintf("lstm_rnn_%s_h%d_bb%d", seqDType(l.DType), nh, bb) }
+	kind := "rnn"
+	if parts == 1 {
+		kind = "rnnx"
+	}
+	name := func(bb int) string { return fmt.Sprintf("lstm_%s_%s_h%d_bb%d", kind, seqDType(l.DType), nh, bb) }
 	blocks := func(bb int) int { return ceilDiv(nb, bb) * parts }
 	bb := rnnBatchFor(l, name, blocks, threads, sp.maxBB, parts > 1)
-	var hx, bar any = cuPtr(0), cuPtr(0)
-	if parts > 1 {
-		hx = l.alloc(4*2*int64(nb)*int64(nh), false)    // h by step parity
-		bar = l.alloc(4*2*int64(ceilDiv(nb, bb)), true) // a barrier a batch tile
+	if parts == 1 {
+		l.kernel(name(bb), blocks(bb), threads, l.in[0], l.in[1], l.in[3], l.in[2], l.in[4], l.out[0], nb, nt)
+		return
 	}
+	g := lstmInputCUDA(l)
+	hx := l.alloc(4*2*int64(nb)*int64(nh), false)    // h by step parity
+	bar := l.alloc(4*2*int64(ceilDiv(nb, bb)), true) // a barrier a batch tile
 	l.kernel(name(bb), blocks(bb), threads, g.ptr, l.in[2], l.in[4], l.out[0], hx, bar, nb, nt)
 }
 

@@ -4,11 +4,14 @@
 //
 // h and c zero at t = 0 and at a reset. fp32 arithmetic and state, fp32 or bf16 storage of x, W_ih, W_hh, y.
 //
-//   lstm_gemm_*: rnn.cuh's GEMM: both forms' input projection G, and the naive form's per-step W_hh·h.
-//   lstm_rnn_*_h{H}_bb{BB}: the fused form's persistent kernel (rnn.cuh's rnn_persistent), W_hh in registers:
-//     hidden 16, 32, 64: one block holds all of W_hh (256 threads, 64 weights each, for 64), BB batch rows;
-//     hidden 128: two blocks a batch tile (64 units each, 2 lanes a row), hidden 256: eight (32 units each, 4
-//     lanes a row), which exchange h through global memory once a step.
+//   lstm_gemm_*: rnn.cuh's GEMM: the input projection G of hidden 128 and 256 and of the naive form, and the
+//     naive form's per-step W_hh·h.
+//   lstm_rnnx_*_h{H}_bb{BB}: the fused form for hidden 16, 32, 64: one persistent kernel (rnn.cuh's
+//     rnn_persistent) that also computes the input projection: a block of 4·hidden threads holds all of W_ih and
+//     W_hh in registers (a row of each a thread) for BB batch rows, and reads x_t and writes h_t once.
+//   lstm_rnn_*_h{H}_bb{BB}: the fused form for hidden 128 and 256, after the input projection G: W_hh alone
+//     fills the registers of two (128: 64 units, 2 lanes a row) or eight (256: 32 units, 4 lanes a row) blocks
+//     a batch tile, which exchange h through global memory once a step.
 //   lstm_cell_*: the naive form's pointwise cell over [batch, h | c] (PyTorch's fused LSTM cell), which also
 //     writes y_t.
 #include "rnn.cuh"
@@ -23,10 +26,19 @@ struct LstmCell {
 };
 
 #define LSTM_RNN(S, NAME, H, U, KS, BB)                                                                          \
-    extern "C" __global__ void __launch_bounds__(4 * U * KS, 4 * U * KS <= 256 ? 2 : 1)                           \
-        lstm_rnn_##NAME##_h##H##_bb##BB(const float* g, const S::T* w_hh, const S::T* resets, S::T* y, float* hx, \
-                                        unsigned* bar, long long nb, long long nt) {                              \
-        rnn_persistent<LstmCell, S, F32, H, U, KS, BB>(g, nullptr, w_hh, resets, y, hx, bar, nb, nt, 1);        \
+    extern "C" __global__ void __launch_bounds__(4 * U * KS, 1) lstm_rnn_##NAME##_h##H##_bb##BB(                 \
+        const float* g, const S::T* w_hh, const S::T* resets, S::T* y, float* hx, unsigned* bar, long long nb,     \
+        long long nt) {                                                                                           \
+        rnn_persistent<LstmCell, S, F32, H, U, KS, BB, false>(g, nullptr, nullptr, w_hh, resets, y, hx, bar, nb, \
+                                                                nt, 1);                                           \
+    }
+// lstm_rnnx: the input projection inside the persistent kernel, W_ih in registers next to W_hh.
+#define LSTM_RNNX(S, NAME, H, BB)                                                                                 \
+    extern "C" __global__ void __launch_bounds__(4 * H) lstm_rnnx_##NAME##_h##H##_bb##BB(                         \
+        const S::T* x, const S::T* w_ih, const float* bias, const S::T* w_hh, const S::T* resets, S::T* y,        \
+        long long nb, long long nt) {                                                                             \
+        rnn_persistent<LstmCell, S, S, H, H, 1, BB, true>(x, w_ih, bias, w_hh, resets, y, nullptr, nullptr, nb,   \
+                                                           nt, 1);                                                \
     }
 
 // lstm_cell: per (b, u) the four gates z = gates[b] + G[b, t], then the cell on st [batch, 2H] = [h | c].
@@ -50,15 +62,15 @@ struct LstmCell {
     }
 
 #define LSTM_DTYPE(S, NAME)                                                                                       \
-    LSTM_RNN(S, NAME, 16, 16, 1, 1)                                                                               \
-    LSTM_RNN(S, NAME, 16, 16, 1, 2)                                                                               \
-    LSTM_RNN(S, NAME, 16, 16, 1, 4)                                                                               \
-    LSTM_RNN(S, NAME, 32, 32, 1, 1)                                                                               \
-    LSTM_RNN(S, NAME, 32, 32, 1, 2)                                                                               \
-    LSTM_RNN(S, NAME, 32, 32, 1, 4)                                                                               \
-    LSTM_RNN(S, NAME, 64, 64, 1, 1)                                                                               \
-    LSTM_RNN(S, NAME, 64, 64, 1, 2)                                                                               \
-    LSTM_RNN(S, NAME, 64, 64, 1, 4)                                                                               \
+    LSTM_RNNX(S, NAME, 16, 1)                                                                                     \
+    LSTM_RNNX(S, NAME, 16, 2)                                                                                     \
+    LSTM_RNNX(S, NAME, 16, 4)                                                                                     \
+    LSTM_RNNX(S, NAME, 32, 1)                                                                                     \
+    LSTM_RNNX(S, NAME, 32, 2)                                                                                     \
+    LSTM_RNNX(S, NAME, 32, 4)                                                                                     \
+    LSTM_RNNX(S, NAME, 64, 1)                                                                                     \
+    LSTM_RNNX(S, NAME, 64, 2)                                                                                     \
+    LSTM_RNNX(S, NAME, 64, 4)                                                                                     \
     LSTM_RNN(S, NAME, 128, 64, 2, 1)                                                                              \
     LSTM_RNN(S, NAME, 128, 64, 2, 2)                                                                              \
     LSTM_RNN(S, NAME, 128, 64, 2, 4)                                                                              \

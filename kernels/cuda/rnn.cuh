@@ -124,29 +124,39 @@ __device__ __forceinline__ void rnn_group_barrier(unsigned* bar, int parts) {
 }
 
 // rnn_persistent runs a recurrent layer over the whole sequence in one launch. A head's layer has a state vector
-// of H units, four gate rows a unit, recurrent weights W [4H, H] (row g·H + u: gate g of unit u) and gate
-// pre-activations from its input (in, per (b, t, head): 4H values in storage SI, plus bias when not null);
-// Cell is the per-unit update from the unit's four pre-activations:
+// of H units, four gate rows a unit and recurrent weights W [4H, H] (row g·H + u: gate g of unit u); Cell is
+// the per-unit update from the unit's four gate pre-activations
 //
-//   z = in_t + bias + (reset at t ? 0 : W h_{t−1}),  h_t = Cell(z, first = t = 0 or reset at t).
+//   z = in_t + bias + (reset at t ? 0 : W h_{t−1}),  h_t = Cell(z, first = t = 0 or reset at t),
+//
+// where in_t is either given (XIN false: per (b, t, head) 4H values in storage SI, or nothing when in is null)
+// or computed here from the layer's input (XIN true: in is x [batch, t, H] and in_t = Wi x_t with Wi [4H, H]
+// held in registers like W).
 //
 // A block owns U of the H units (all four gates of each) for BB batch rows of one head: blocks
 // (tile, head, s) for s < H/U share a (tile, head) and exchange their parts of h through hx (fp32
 // [2, batch, H], by step parity) with one rnn_group_barrier a step; for U = H there is no exchange. Its
-// 4U·KS threads each hold 1/KS of one gate row of W in registers (float4 chunks q, q+KS, … so that the KS
-// lanes of a row read adjacent words of h), dot it with each batch row's h_{t−1} from shared memory and add
-// their partial sums with shuffles; then threads (row in tile, unit) < BB·U add the inputs (prefetched a step
-// ahead) and run the cell, whose state stays in their registers, and write h_t to y and to the next step's h.
-// Layouts: in [batch, t, heads, 4H]; W [heads, 4H, H]; bias [heads, 4H]; y [batch, t, heads, H];
-// resets [batch, t]. grid = ⌈batch/BB⌉ · heads · H/U, all resident when H/U > 1.
-template <class Cell, class S, class SI, int H, int U, int KS, int BB>
-__device__ __forceinline__ void rnn_persistent(const typename SI::T* __restrict__ in, const float* __restrict__ bias,
+// 4U·KS threads each hold 1/KS of one gate row of W (and Wi) in registers (float4 chunks q, q+KS, … so that
+// the KS lanes of a row read adjacent words of h), dot it with each batch row's h_{t−1} (and x_t) from shared
+// memory and add their partial sums with shuffles; then threads (row in tile, unit) < BB·U add the given
+// inputs (prefetched a step ahead) and the bias and run the cell, whose state stays in their registers, and
+// write h_t to y and to the next step's h. Layouts: in [batch, t, heads, 4H]; W [heads, 4H, H]; bias
+// [heads, 4H]; y [batch, t, heads, H]; resets [batch, t]. grid = ⌈batch/BB⌉ · heads · H/U, all resident when
+// H/U > 1.
+template <class Cell, class S, class SI, int H, int U, int KS, int BB, bool XIN>
+__device__ __forceinline__ void rnn_persistent(const typename SI::T* __restrict__ in,
+                                               const typename S::T* __restrict__ wi, const float* __restrict__ bias,
                                                const typename S::T* __restrict__ w,
                                                const typename S::T* __restrict__ resets, typename S::T* __restrict__ y,
                                                float* hx, unsigned* bar, long long nb, long long nt, long long heads) {
-    constexpr int SPLIT = H / U, ROWS = 4 * U, NT = ROWS * KS, NW = H / (4 * KS);
+    constexpr int SPLIT = H / U, ROWS = 4 * U, NT = ROWS * KS, NW = H / (4 * KS), NI = XIN ? NW : 1;
+    // BB ≤ 2: four partial sums a row (one a float4 lane), so that the dot product's chain of dependent FMAs
+    // is a quarter as long; with more rows, the rows' sums are the independent chains.
+    constexpr int NP = BB <= 2 ? 4 : 1;
     static_assert(H % U == 0 && H % (4 * KS) == 0 && BB * U <= NT, "rnn_persistent: bad shape");
+    static_assert(!XIN || (SPLIT == 1 && BB * H <= NT), "rnn_persistent: input projection needs one block a row");
     __shared__ __align__(16) float hs[BB][H];
+    __shared__ __align__(16) float xs[XIN ? 2 : 1][XIN ? BB : 1][XIN ? H : 4];
     __shared__ float gs[BB][ROWS];
     __shared__ float sflag[2][BB];
     const int tid = threadIdx.x;
@@ -155,13 +165,14 @@ __device__ __forceinline__ void rnn_persistent(const typename SI::T* __restrict_
 
     // Matvec role: gate row r of this block (gate r / U of unit s·U + r % U), lane q of its KS.
     const int r = tid / KS, q = tid % KS;
-    float4 wv[NW];
+    float4 wv[NW], wiv[NI];
     {
-        const typename S::T* wrow = w + (head * 4 * H + (r / U) * H + s * U + r % U) * H;
+        const long long row = (head * 4 * H + (r / U) * H + s * U + r % U) * H;
 #pragma unroll
         for (int j = 0; j < NW; j++) {
             const int k = 4 * (q + KS * j);
-            wv[j] = make_float4(S::get(wrow[k]), S::get(wrow[k + 1]), S::get(wrow[k + 2]), S::get(wrow[k + 3]));
+            wv[j] = make_float4(S::get(w[row + k]), S::get(w[row + k + 1]), S::get(w[row + k + 2]), S::get(w[row + k + 3]));
+            if (XIN) wiv[j] = make_float4(S::get(wi[row + k]), S::get(wi[row + k + 1]), S::get(wi[row + k + 2]), S::get(wi[row + k + 3]));
         }
     }
     // Cell role: batch row cb of the tile, unit s·U + cu.
@@ -169,45 +180,67 @@ __device__ __forceinline__ void rnn_persistent(const typename SI::T* __restrict_
     const int cb = tid / U, cu = tid % U;
     const long long bb = b0 + cb, unit = s * U + cu;
     const bool live = cell && bb < nb;
-    float cbias[4], nin[4];
+    float cbias[4], nin[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int g = 0; g < 4; g++) cbias[g] = live && bias != nullptr ? bias[head * 4 * H + g * H + unit] : 0.0f;
+    // The input of step t: the given pre-activations (cell threads), or x_t (XIN: element tid of the tile's).
+    const long long xb = b0 + tid / H;
     auto fetch = [&](long long t) {
+        if (XIN) {
+            nin[0] = tid < BB * H && xb < nb ? SI::get(in[(xb * nt + t) * H + tid % H]) : 0.0f;
+        } else if (in != nullptr) {
 #pragma unroll
-        for (int g = 0; g < 4; g++) nin[g] = live ? SI::get(in[((bb * nt + t) * heads + head) * 4 * H + g * H + unit]) : 0.0f;
+            for (int g = 0; g < 4; g++)
+                nin[g] = live ? SI::get(in[((bb * nt + t) * heads + head) * 4 * H + g * H + unit]) : 0.0f;
+        }
     };
     Cell st;
     for (int i = tid; i < BB * H; i += NT) hs[i / H][i % H] = 0.0f;
     if (tid < BB) sflag[0][tid] = b0 + tid < nb ? S::get(resets[(b0 + tid) * nt]) : 0.0f;
     fetch(0);
+    if (XIN && tid < BB * H) xs[0][tid / H][tid % H] = nin[0];
     __syncthreads();
     for (long long t = 0; t < nt; t++) {
         const int par = (int)(t & 1);
         float cur[4], nflag = 0.0f;
 #pragma unroll
-        for (int g = 0; g < 4; g++) cur[g] = nin[g];
+        for (int g = 0; g < 4; g++) cur[g] = XIN ? 0.0f : nin[g];
         if (t + 1 < nt) {
             fetch(t + 1);
             if (tid < BB) nflag = b0 + tid < nb ? S::get(resets[(b0 + tid) * nt + t + 1]) : 0.0f;
         }
-        float acc[BB];
+        float acc[BB], accx[BB];
 #pragma unroll
-        for (int i = 0; i < BB; i++) acc[i] = 0.0f;
+        for (int i = 0; i < BB; i++) {
+            float4 p = make_float4(0.0f, 0.0f, 0.0f, 0.0f), px = p;
 #pragma unroll
-        for (int j = 0; j < NW; j++) {
-#pragma unroll
-            for (int i = 0; i < BB; i++) {
+            for (int j = 0; j < NW; j++) {
                 const float4 h4 = *reinterpret_cast<const float4*>(&hs[i][4 * (q + KS * j)]);
-                acc[i] = fmaf(wv[j].x, h4.x, fmaf(wv[j].y, h4.y, fmaf(wv[j].z, h4.z, fmaf(wv[j].w, h4.w, acc[i]))));
+                if (NP == 4) {
+                    p.x = fmaf(wv[j].x, h4.x, p.x), p.y = fmaf(wv[j].y, h4.y, p.y);
+                    p.z = fmaf(wv[j].z, h4.z, p.z), p.w = fmaf(wv[j].w, h4.w, p.w);
+                } else {
+                    p.x = fmaf(wv[j].x, h4.x, fmaf(wv[j].y, h4.y, fmaf(wv[j].z, h4.z, fmaf(wv[j].w, h4.w, p.x))));
+                }
+                if (XIN) {
+                    const float4 x4 = *reinterpret_cast<const float4*>(&xs[XIN ? par : 0][i][4 * (q + KS * j)]);
+                    px.x = fmaf(wiv[j].x, x4.x, px.x), px.y = fmaf(wiv[j].y, x4.y, px.y);
+                    px.z = fmaf(wiv[j].z, x4.z, px.z), px.w = fmaf(wiv[j].w, x4.w, px.w);
+                }
             }
+            acc[i] = NP == 4 ? (p.x + p.y) + (p.z + p.w) : p.x;
+            accx[i] = (px.x + px.y) + (px.z + px.w);
         }
 #pragma unroll
         for (int o = 1; o < KS; o <<= 1)
 #pragma unroll
-            for (int i = 0; i < BB; i++) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], o);
+            for (int i = 0; i < BB; i++) {
+                acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], o);
+                if (XIN) accx[i] += __shfl_xor_sync(0xffffffffu, accx[i], o);
+            }
         if (q == 0) {
 #pragma unroll
-            for (int i = 0; i < BB; i++) gs[i][r] = sflag[par][i] != 0.0f ? 0.0f : acc[i];
+            for (int i = 0; i < BB; i++) gs[i][r] = (sflag[par][i] != 0.0f ? 0.0f : acc[i]) + (XIN ? accx[i] : 0.0f);
         }
         __syncthreads();
         if (cell) {
@@ -223,6 +256,7 @@ __device__ __forceinline__ void rnn_persistent(const typename SI::T* __restrict_
             }
         }
         if (tid < BB && t + 1 < nt) sflag[par ^ 1][tid] = nflag;
+        if (XIN && tid < BB * H && t + 1 < nt) xs[XIN ? par ^ 1 : 0][tid / H][tid % H] = nin[0];
         if (SPLIT > 1) {
             rnn_group_barrier(bar + 2 * grp, SPLIT);
             for (int i = tid; i < BB * H; i += NT) {

@@ -28,10 +28,10 @@ struct SlstmCell {
 };
 
 #define SLSTM_RNN(S, NAME, DH, BB)                                                                               \
-    extern "C" __global__ void __launch_bounds__(4 * DH, 4 * DH <= 256 ? 2 : 1) slstm_rnn_##NAME##_dh##DH##_bb##BB( \
+    extern "C" __global__ void __launch_bounds__(4 * DH) slstm_rnn_##NAME##_dh##DH##_bb##BB( \
         const S::T* wx, const S::T* r, const float* bias, const S::T* resets, S::T* h, long long nb, long long nt, \
         long long heads) {                                                                                        \
-        rnn_persistent<SlstmCell, S, S, DH, DH, 1, BB>(wx, bias, r, resets, h, nullptr, nullptr, nb, nt, heads);  \
+        rnn_persistent<SlstmCell, S, S, DH, DH, 1, BB, false>(wx, nullptr, bias, r, resets, h, nullptr, nullptr, nb, nt, heads);  \
     }
 
 // slstm_cell: per (b, head, j) the four gates ry[b] + Wx[b, t] + bias, then the cell on st [batch, 4D].
