@@ -136,13 +136,11 @@ func lstmFused(l *cpuLaunch) {
 func lstmNaive(l *cpuLaunch) {
 	nb, nt, nh := lstmDims(l.Case)
 	g := lstmInput(l)
-	keep := l.bin(opSub, scalar(1), dense(l.in[4].act(), 1), nb*nt, 1)
-	st := l.tmp(nb, 2*nh)
+	st, mask := l.seqNaiveState(l.in[4].act(), nb, nt, 2*nh)
 	gates := l.scratch.f32(nb * 4 * nh)
 	y := l.out[0].act()
-	l.binary(opMul, st, st, scalar(0), nb, 2*nh) // state = zeros
 	for t := range nt {
-		l.binary(opMul, st, st, view{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, 2*nh)
+		mask(t)
 		l.gemm(seqGEMM{a: st.t, lda: 2 * nh, w: l.in[2].act(), ldw: nh, out: gates, ldo: 4 * nh, m: nb, n: 4 * nh, k: nh, batch: 1})
 		l.rows(nb, func(b0, b1 int) {
 			for b := b0; b < b1; b++ {

@@ -55,12 +55,10 @@ func lstmFusedCUDA(l *cudaLaunch) {
 func lstmNaiveCUDA(l *cudaLaunch) {
 	nb, nt, nh := lstmDims(l.Case)
 	g := lstmInputCUDA(l)
-	keep := l.bin(opSub, devScalar(1), l.in[4].dense(1), nb*nt, 1)
-	st := devDense(devTensor{l.alloc(4*int64(nb)*int64(2*nh), true), FP32}, 2*nh)
+	st, mask := l.seqNaiveState(l.in[4], nb, nt, 2*nh)
 	gates := l.tmpF32(nb * 4 * nh)
-	l.binary(opMul, st, st, devScalar(0), nb, 2*nh) // state = zeros
 	for t := range nt {
-		l.binary(opMul, st, st, devView{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, 2*nh)
+		mask(t)
 		l.gemm(devGEMM{a: st.t, lda: 2 * nh, w: l.in[2].tensor(), ldw: nh, out: gates, ldo: 4 * nh, m: nb, n: 4 * nh, k: nh, batch: 1})
 		l.seqKernel("lstm_cell_"+seqDType(l.DType), nb*nh, gates.ptr, g.ptr, st.t.ptr, l.out[0], t, nb, nt, nh)
 	}

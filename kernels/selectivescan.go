@@ -145,14 +145,13 @@ func scanNaive(l *cpuLaunch) {
 			}
 		}
 	})
-	keep := l.bin(opSub, scalar(1), dense(resets, 1), bt, 1)
-	h, ys := l.tmp(nb, dn), l.scratch.f32(bt*nd)
-	l.binary(opMul, h, h, scalar(0), nb, dn) // h = zeros
+	h, mask := l.seqNaiveState(resets, nb, nt, dn)
+	ys := l.scratch.f32(bt * nd)
 	for t := range nt {
 		step := func(v []float32) view {
 			return view{t: act{f32: v}, off: t * dn, rowStride: nt * dn, rowDiv: 1, colDiv: 1}
 		}
-		l.binary(opMul, h, h, view{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, dn)
+		mask(t)
 		l.binary(opMul, h, h, step(dA), nb, dn)
 		l.binary(opAdd, h, h, step(dBx), nb, dn)
 		l.rows(nb, func(b0, b1 int) {

@@ -49,14 +49,11 @@ func scanNaiveCUDA(l *cudaLaunch) {
 	a = l.bin(opMul, a, devScalar(-1), 1, dn)
 	dA, dBx := l.tmpF32(bt*dn), l.tmpF32(bt*dn)
 	l.seqKernel("scan_expand_"+dt, bt*dn, delta.ptr, x, a.t.ptr, l.in[3], dA.ptr, dBx.ptr, bt, nd)
-	keep := l.bin(opSub, devScalar(1), resets.dense(1), bt, 1)
-	// h starts at zero: cleared here, and multiplied by 0 at the start of each run like the CPU's.
-	h := devDense(devTensor{l.alloc(4*int64(nb*dn), true), FP32}, dn)
+	h, mask := l.seqNaiveState(resets, nb, nt, dn)
 	ys := l.tmpF32(bt * nd)
-	l.binary(opMul, h, h, devScalar(0), nb, dn)
 	for t := range nt {
 		step := func(v devTensor) devView { return devView{t: v, off: t * dn, rowStride: nt * dn, rowDiv: 1, colDiv: 1} }
-		l.binary(opMul, h, h, devView{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, dn)
+		mask(t)
 		l.binary(opMul, h, h, step(dA), nb, dn)
 		l.binary(opAdd, h, h, step(dBx), nb, dn)
 		l.seqKernel("scan_contract_"+dt, nb*nd, h.t.ptr, l.in[4], ys.ptr, t, nb, nt, nd)

@@ -46,6 +46,16 @@ func seqSkipNaive(t int) func(Case, Impl) string {
 	}
 }
 
+// seqNaiveState is a naive chain's recurrent state [batch, width] in fp32, zero before the first step (an eager
+// op at the start of each run), and mask(t), the eager op that multiplies row b by 1 − resets[b, t] before step
+// t (the keep flags 1 − resets are one more eager op, first).
+func (l *cpuLaunch) seqNaiveState(resets act, nb, nt, width int) (st view, mask func(t int)) {
+	keep := l.bin(opSub, scalar(1), dense(resets, 1), nb*nt, 1)
+	st = l.tmp(nb, width)
+	l.binary(opMul, st, st, scalar(0), nb, width)
+	return st, func(t int) { l.binary(opMul, st, st, view{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, width) }
+}
+
 // set stores v at element i, rounded to the tensor's dtype.
 func (a act) set(i int, v float32) {
 	if a.b16 != nil {

@@ -18,6 +18,17 @@ func (l *cudaLaunch) seqKernel(name string, n int, args ...any) {
 	l.kernel(name, max(1, min(ceilDiv(n, block), 8*l.sms())), block, args...)
 }
 
+// seqNaiveState is the CPU's seqNaiveState: the state is allocated cleared (the eager op that zeroes it at the
+// start of each run multiplies it by 0, which needs finite contents the first time).
+func (l *cudaLaunch) seqNaiveState(resets *cudaBuffer, nb, nt, width int) (st devView, mask func(t int)) {
+	keep := l.bin(opSub, devScalar(1), resets.dense(1), nb*nt, 1)
+	st = devDense(devTensor{l.alloc(4*int64(nb)*int64(width), true), FP32}, width)
+	l.binary(opMul, st, st, devScalar(0), nb, width)
+	return st, func(t int) {
+		l.binary(opMul, st, st, devView{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, width)
+	}
+}
+
 // devGEMM is a batch of products out = a·wᵀ (+ bias) for rnn.cuh's rnn_gemm, addressed like seqGEMM (the CPU
 // twin): element (z, row, col) of an operand at base + z·zStride + row·ld + col.
 type devGEMM struct {

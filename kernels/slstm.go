@@ -157,12 +157,10 @@ func slstmNaive(l *cpuLaunch) {
 	nb, nh, nt, dh := slstmDims(l.Case)
 	d := nh * dh
 	wx, bias, out := l.in[0].act(), l.in[2].f32, l.out[0].act()
-	keep := l.bin(opSub, scalar(1), dense(l.in[3].act(), 1), nb*nt, 1)
-	st := l.tmp(nb, 4*d)
+	st, mask := l.seqNaiveState(l.in[3].act(), nb, nt, 4*d)
 	ry := l.scratch.f32(nb * 4 * d)
-	l.binary(opMul, st, st, scalar(0), nb, 4*d) // state = zeros
 	for t := range nt {
-		l.binary(opMul, st, st, view{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, 4*d)
+		mask(t)
 		l.gemm(seqGEMM{a: st.t, aZ: dh, lda: 4 * d, w: l.in[1].act(), wZ: 4 * dh * dh, ldw: dh, out: ry, oZ: 4 * dh, ldo: 4 * d,
 			m: nb, n: 4 * dh, k: dh, batch: nh})
 		l.rows(nb, func(b0, b1 int) {

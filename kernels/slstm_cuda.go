@@ -24,12 +24,10 @@ func slstmFusedCUDA(l *cudaLaunch) {
 func slstmNaiveCUDA(l *cudaLaunch) {
 	nb, nh, nt, dh := slstmDims(l.Case)
 	d := nh * dh
-	keep := l.bin(opSub, devScalar(1), l.in[3].dense(1), nb*nt, 1)
-	st := devDense(devTensor{l.alloc(4*int64(nb)*int64(4*d), true), FP32}, 4*d)
+	st, mask := l.seqNaiveState(l.in[3], nb, nt, 4*d)
 	ry := l.tmpF32(nb * 4 * d)
-	l.binary(opMul, st, st, devScalar(0), nb, 4*d) // state = zeros
 	for t := range nt {
-		l.binary(opMul, st, st, devView{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, 4*d)
+		mask(t)
 		l.gemm(devGEMM{a: st.t, aZ: dh, lda: 4 * d, w: l.in[1].tensor(), wZ: 4 * dh * dh, ldw: dh, out: ry, oZ: 4 * dh,
 			ldo: 4 * d, m: nb, n: 4 * dh, k: dh, batch: nh})
 		l.seqKernel("slstm_cell_"+seqDType(l.DType), nb*d, ry.ptr, l.in[0], l.in[2], st.t.ptr, l.out[0], t, nb, nt, nh, dh)
