@@ -149,7 +149,7 @@ __device__ __forceinline__ void rnn_persistent(const typename SI::T* __restrict_
                                                const typename S::T* __restrict__ w,
                                                const typename S::T* __restrict__ resets, typename S::T* __restrict__ y,
                                                float* hx, unsigned* bar, long long nb, long long nt, long long heads) {
-    constexpr int SPLIT = H / U, ROWS = 4 * U, NT = ROWS * KS, NW = H / (4 * KS), NI = XIN ? NW : 1;
+    constexpr int SPLIT = H / U, ROWS = 4 * U, NT = ROWS * KS, NW = H / (4 * KS);
     // BB ≤ 2: four partial sums a row (one a float4 lane), so that the dot product's chain of dependent FMAs
     // is a quarter as long; with more rows, the rows' sums are the independent chains.
     constexpr int NP = BB <= 2 ? 4 : 1;
@@ -165,7 +165,7 @@ __device__ __forceinline__ void rnn_persistent(const typename SI::T* __restrict_
 
     // Matvec role: gate row r of this block (gate r / U of unit s·U + r % U), lane q of its KS.
     const int r = tid / KS, q = tid % KS;
-    float4 wv[NW], wiv[NI];
+    float4 wv[NW], wiv[NW];  // wiv: only with XIN
     {
         const long long row = (head * 4 * H + (r / U) * H + s * U + r % U) * H;
 #pragma unroll
