@@ -124,7 +124,7 @@ func lstmFused(l *cpuLaunch) {
 				}
 				for u := range nh {
 					h[u] = lstmCell(z[u], z[nh+u], z[2*nh+u], z[3*nh+u], &c[u])
-					y.set((b*nt+t)*nh+u, h[u])
+					y.setAt((b*nt+t)*nh+u, h[u])
 				}
 			}
 		}
@@ -147,7 +147,7 @@ func lstmNaive(l *cpuLaunch) {
 				z, gt, s := gates[b*4*nh:(b+1)*4*nh], g[(b*nt+t)*4*nh:], st.t.f32[b*2*nh:(b+1)*2*nh]
 				for u := range nh {
 					s[u] = lstmCell(gt[u]+z[u], gt[nh+u]+z[nh+u], gt[2*nh+u]+z[2*nh+u], gt[3*nh+u]+z[3*nh+u], &s[nh+u])
-					y.set((b*nt+t)*nh+u, s[u])
+					y.setAt((b*nt+t)*nh+u, s[u])
 				}
 			}
 		})

@@ -176,7 +176,7 @@ func mlstmFused(l *cpuLaunch) {
 						for s := range lc {
 							sv += pm[tau][s] * vs[s*dh+j]
 						}
-						out.set((bh*nt+t0+tau)*dh+j, (e0[tau]*cq+sv)/p[tau])
+						out.setAt((bh*nt+t0+tau)*dh+j, (e0[tau]*cq+sv)/p[tau])
 					}
 				}
 				// The state after the chunk's last step.
@@ -246,7 +246,7 @@ func mlstmNaive(l *cpuLaunch) {
 						c[j*dh+kk] = cv
 						acc += cv * q.at(x+kk)
 					}
-					out.set(x+j, acc/div)
+					out.setAt(x+j, acc/div)
 				}
 				ms[bh] = mNew
 			}

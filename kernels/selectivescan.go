@@ -111,7 +111,7 @@ func scanFused(l *cpuLaunch) {
 						hs[n] = exp32(dt*as[n])*hs[n] + dt*bt[n]*xv
 						acc += ct[n] * hs[n]
 					}
-					y.set(i, acc+dskip[d]*xv)
+					y.setAt(i, acc+dskip[d]*xv)
 				}
 			}
 		}

@@ -142,7 +142,7 @@ func slstmFused(l *cpuLaunch) {
 					for j := range dh {
 						u := hd*dh + j
 						h[u] = slstmCell(z[j], z[dh+j], z[2*dh+j], z[3*dh+j], &cs[u], &ns[u], &ms[u], first)
-						out.set((b*nt+t)*d+u, h[u])
+						out.setAt((b*nt+t)*d+u, h[u])
 					}
 				}
 			}
@@ -172,7 +172,7 @@ func slstmNaive(l *cpuLaunch) {
 					for j := range dh {
 						u := hd*dh + j
 						s[u] = slstmCell(pre(0, j), pre(1, j), pre(2, j), pre(3, j), &s[d+u], &s[2*d+u], &s[3*d+u], s[2*d+u] == 0)
-						out.set((b*nt+t)*d+u, s[u])
+						out.setAt((b*nt+t)*d+u, s[u])
 					}
 				}
 			}

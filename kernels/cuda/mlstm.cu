@@ -19,7 +19,7 @@
 //     the CPU's mlstmFused; it equals the recurrence exactly in exact arithmetic (m_τ is the recurrent m_t).
 //   mlstm_step_*_dh{DH}: the naive form's sequential step for every head (a block each, 4 threads a row of C),
 //     the state in global memory between launches.
-#include "sequence.cuh"
+#include "recurrent.cuh"
 
 #define MLSTM_L 32   // chunk length: warp 0 has a lane a step
 #define MLSTM_T 256  // threads of a chunkwise block

@@ -2,7 +2,7 @@
 // projection and both naive forms' per-step recurrent products) and the persistent recurrent kernel, which the
 // two cells instantiate with their own gate math.
 #pragma once
-#include "sequence.cuh"
+#include "recurrent.cuh"
 
 // ---------------------------------------------------------------------------------------------------------------
 // rnn_gemm: out[z, m, n] = Σ_k A[z, m, k]·W[z, n, k] (+ bias[z, n]) for z < batch, fp32 accumulation and output,

@@ -13,7 +13,7 @@
 //   scan_softplus_*, scan_expand_*, scan_contract_*: the naive form's own ops (selectivescan_cuda.go chains them
 //     with eager.cu's): Δ = softplus(delta); the expanded exp(Δ⊗A) and Δx⊗B; and per step the einsum of the
 //     state with C_t into y_t.
-#include "sequence.cuh"
+#include "recurrent.cuh"
 
 #define SCAN_N 16
 #define SCAN_BLOCK 128

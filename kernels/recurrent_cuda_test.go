@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// checkSequenceVariants checks the fused form of f on its test shapes with the reset patterns of
-// TestSequenceResets, once for each kernel variant variants(c) lists, with use(v) making the launcher pick
+// checkRecurrentVariants checks the fused form of f on its test shapes with the reset patterns of
+// TestRecurrentResets, once for each kernel variant variants(c) lists, with use(v) making the launcher pick
 // variant v (TestKernels checks only the ones the launchers choose).
-func checkSequenceVariants(t *testing.T, f *Family, key string, variants func(Case) []int, use func(int)) {
+func checkRecurrentVariants(t *testing.T, f *Family, key string, variants func(Case) []int, use func(int)) {
 	be := cudaBackend(t)
 	for _, c := range f.CasesOn("test", nil) {
 		for _, v := range variants(c) {
@@ -28,7 +28,7 @@ func checkSequenceVariants(t *testing.T, f *Family, key string, variants func(Ca
 // TestCUDASelectiveScanLanes: the fused scan with 1, 2 and 4 threads a channel.
 func TestCUDASelectiveScanLanes(t *testing.T) {
 	defer func() { scanLanesFor = scanChooseLanes }()
-	checkSequenceVariants(t, SelectiveScanFamily, "lanes", func(Case) []int { return []int{1, 2, 4} },
+	checkRecurrentVariants(t, SelectiveScanFamily, "lanes", func(Case) []int { return []int{1, 2, 4} },
 		func(v int) { scanLanesFor = func(Case, int) int { return v } })
 }
 
@@ -45,13 +45,13 @@ func TestCUDARNNBatch(t *testing.T) {
 		}
 		return bbs
 	}
-	checkSequenceVariants(t, LSTMFamily, "bb", func(c Case) []int { return upTo(lstmSplit[c.Dims[2]].maxBB) }, use)
-	checkSequenceVariants(t, SLSTMFamily, "bb", func(Case) []int { return upTo(4) }, use)
+	checkRecurrentVariants(t, LSTMFamily, "bb", func(c Case) []int { return upTo(lstmSplit[c.Dims[2]].maxBB) }, use)
+	checkRecurrentVariants(t, SLSTMFamily, "bb", func(Case) []int { return upTo(4) }, use)
 }
 
 // TestCUDAMLSTMSplits: the chunkwise mLSTM with every number of blocks a head it is built for.
 func TestCUDAMLSTMSplits(t *testing.T) {
 	defer func() { mlstmSplitFor = mlstmChooseSplit }()
-	checkSequenceVariants(t, MLSTMFamily, "vs", func(c Case) []int { return mlstmSplits[c.Dims[3]] },
+	checkRecurrentVariants(t, MLSTMFamily, "vs", func(c Case) []int { return mlstmSplits[c.Dims[3]] },
 		func(v int) { mlstmSplitFor = func(Case, int) int { return v } })
 }

@@ -1,10 +1,10 @@
-// sequence.cuh: device helpers shared by the sequence families' kernels (selectivescan.cu, lstm.cu, slstm.cu,
+// recurrent.cuh: device helpers shared by the recurrent families' kernels (selectivescan.cu, lstm.cu, slstm.cu,
 // mlstm.cu): gate functions with the accuracy the fp32 tests need (expf, log1pf and tanhf, not the
 // approximate intrinsics), and the reset flags.
 #pragma once
 #include "common.cuh"
 
-// seq_softplus is log(1 + e^x) = max(x, 0) + log1p(e^−|x|) (softplus64 in sequence.go).
+// seq_softplus is log(1 + e^x) = max(x, 0) + log1p(e^−|x|) (softplus64 in recurrent.go).
 __device__ __forceinline__ float seq_softplus(float x) { return fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x))); }
 
 // seq_sigmoid is 1 / (1 + e^−x).

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// sequenceFamilies are the families with per-timestep resets.
-var sequenceFamilies = []*Family{SelectiveScanFamily, LSTMFamily, SLSTMFamily, MLSTMFamily}
+// recurrentFamilies are the families with per-timestep resets.
+var recurrentFamilies = []*Family{SelectiveScanFamily, LSTMFamily, SLSTMFamily, MLSTMFamily}
 
 // resetPattern sets row b's reset flags (t steps) to one of five patterns, by b mod 5: none; at t = 0 only;
 // three consecutive steps in the middle; the last step only; every step with probability 1/4.
@@ -42,31 +42,31 @@ func seqResetPatterns(t int) generator {
 	}
 }
 
-// seqParams are the sequence families' operands that have no batch or time axis (weights).
+// seqParams are the recurrent families' operands that have no batch or time axis (weights).
 var seqParams = map[string]bool{"a_log": true, "dskip": true, "w_ih": true, "w_hh": true, "bias": true, "r": true}
 
-// seqTimeDim is the index of the time dimension of each sequence family's Dims.
+// seqTimeDim is the index of the time dimension of each recurrent family's Dims.
 var seqTimeDim = map[string]int{"SelectiveScan": 1, "LSTM": 1, "SLSTM": 2, "MLSTM": 2}
 
-// TestSequenceResets checks every sequence family on every backend with the reset patterns of resetPattern —
+// TestRecurrentResets checks every recurrent family on every backend with the reset patterns of resetPattern —
 // none, at the first step, consecutive, at the last step, random — over lengths that are not multiples of
 // the kernels' time chunks (the families' "test" grids).
-func TestSequenceResets(t *testing.T) {
-	forEachCase(t, sequenceFamilies, nil, func(t *testing.T, be Backend, f *Family, c Case, impl Impl) {
+func TestRecurrentResets(t *testing.T) {
+	forEachCase(t, recurrentFamilies, nil, func(t *testing.T, be Backend, f *Family, c Case, impl Impl) {
 		check(t, be, f, c, impl, map[string]generator{"resets": seqResetPatterns(seqTimeDim[f.Name])})
 	})
 }
 
-// seqHeadsFirst names the sequence families whose tensors put the heads before time ([batch, heads, t, …]);
+// seqHeadsFirst names the recurrent families whose tensors put the heads before time ([batch, heads, t, …]);
 // the others are [batch, t, …].
 var seqHeadsFirst = map[string]bool{"MLSTM": true}
 
-// TestSequenceResetsMatter checks the references themselves: a reset makes a row's outputs from that step on
+// TestRecurrentResetsMatter checks the references themselves: a reset makes a row's outputs from that step on
 // independent of everything before it, and without it they depend on it. Two rows get the same inputs from
 // step r on and different ones before; with a reset at r (in both rows) their outputs from r on must be
 // equal, and without one they must differ.
-func TestSequenceResetsMatter(t *testing.T) {
-	for _, f := range sequenceFamilies {
+func TestRecurrentResetsMatter(t *testing.T) {
+	for _, f := range recurrentFamilies {
 		c := Case{DType: FP32, Dims: f.Grid["test"][0]}
 		nb, nt := c.Dims[0], c.Dims[seqTimeDim[f.Name]]
 		outer := 1

@@ -6,15 +6,15 @@ import (
 	"math/rand/v2"
 )
 
-// The sequence families (SelectiveScan, LSTM, SLSTM, MLSTM) run a recurrence over time for each batch row with
+// The recurrent families (SelectiveScan, LSTM, SLSTM, MLSTM) run a recurrence over time for each batch row with
 // per-timestep resets: a reset at (b, t) zeroes every state of row b (hidden, cell, normalizer, stabilizer)
 // before step t, as at an episode boundary in reinforcement learning. Step 0 starts from zero state, as after a
 // reset. Their shapes are their own (Family.Grid: batch, time and widths), and their naive forms launch once or a
 // few times per timestep, so the benchmarks leave those out past seqNaiveMaxT steps (seqSkipNaive). The helpers
 // they share are here; each family's declaration, CPU code and reference are in its own file.
 
-// seqResetRate is the probability of a reset at each (b, t) of benchmark and random test inputs.
-const seqResetRate = 1.0 / 16
+// recurrentResetRate is the probability of a reset at each (b, t) of benchmark and random test inputs.
+const recurrentResetRate = 1.0 / 16
 
 // seqResets declares the (batch, time) reset flags: 1 where the row's state is zeroed before the step, else 0,
 // stored in the case's dtype (exact in bf16). A Custom distribution: the flags are a small table (B·T ≤ 2^18 in
@@ -23,7 +23,7 @@ func seqResets(bt func(Case) int) Operand {
 	return Operand{Name: "resets", Len: bt, Gen: Dist{Host: func(r *rand.Rand, _ Case, dst []float32) {
 		for i := range dst {
 			dst[i] = 0
-			if r.Float64() < seqResetRate {
+			if r.Float64() < recurrentResetRate {
 				dst[i] = 1
 			}
 		}
@@ -56,8 +56,8 @@ func (l *cpuLaunch) seqNaiveState(resets act, nb, nt, width int) (st view, mask 
 	return st, func(t int) { l.binary(opMul, st, st, view{t: keep.t, off: t, rowStride: nt, rowDiv: 1}, nb, width) }
 }
 
-// set stores v at element i, rounded to the tensor's dtype.
-func (a act) set(i int, v float32) {
+// setAt stores v at element i, rounded to the tensor's dtype.
+func (a act) setAt(i int, v float32) {
 	if a.b16 != nil {
 		a.b16[i] = BF16FromF32(v)
 	} else {

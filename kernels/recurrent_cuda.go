@@ -8,7 +8,7 @@ import (
 	"gorgonia.org/cu"
 )
 
-// seqDType is the kernel-name suffix of a storage dtype in the sequence families' modules.
+// seqDType is the kernel-name suffix of a storage dtype in the recurrent families' modules.
 func seqDType(dt DType) string { return map[DType]string{FP32: "f32", BF16: "bf16"}[dt] }
 
 // seqKernel records a launch of a grid-stride kernel of the family's module over n elements: 256-thread
