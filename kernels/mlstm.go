@@ -45,7 +45,17 @@ var MLSTMFamily = &Family{
 	},
 	Outputs:   []Operand{{Name: "h", Len: mlstmBHTD}},
 	Reference: mlstmRef,
-	Skip:      seqSkipNaive(2),
+	// h divides C q by |nᵀq|, a dot product that can cancel: float32 sums of n and q (in whatever order an
+	// implementation adds them) err by ε·Σ|n_i q_i|, which the division amplifies by Σ|n_i q_i| / |nᵀq|. On an
+	// H100 run a one-step case missed 1e-5 by 1.7× this way (seed 1795592315522870091), so fp32 gets 1e-3:
+	// room for a 16000-fold cancellation, still two orders under an indexing or reset bug.
+	Tolerance: func(c Case, _ int) float64 {
+		if c.DType == FP32 {
+			return 1e-3
+		}
+		return DefaultTolerance(c.DType)
+	},
+	Skip: seqSkipNaive(2),
 }
 
 func init() { registerCPU(MLSTMFamily, mlstmFused, mlstmNaive) }
