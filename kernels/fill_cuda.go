@@ -32,6 +32,11 @@ func (c *CUDA) Fill(dst Buffer, d Dist, cs Case, seed uint64) error {
 			which = 1
 		}
 		name, args = "fill_rope", []uint64{uint64(b.ptr), uint64(cs.Rows), which, seed}
+	case (d.Kind == Uniform || d.Kind == Polar) && (b.dt == FP32 || b.dt == BF16):
+		name = map[DistKind]string{Uniform: "fill_uniform", Polar: "fill_polar"}[d.Kind]
+		args = []uint64{uint64(b.ptr), n, uint64(b.dt), seed, math.Float64bits(d.Lo), math.Float64bits(d.Hi)}
+	case d.Kind == Bernoulli && b.dt == Int32:
+		name, args = "fill_bernoulli", []uint64{uint64(b.ptr), n, seed, bernoulliThreshold(d.P)}
 	default:
 		return fmt.Errorf("kernels: cuda cannot fill %d×%v from distribution kind %d", b.n, b.dt, d.Kind)
 	}

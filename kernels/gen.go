@@ -20,6 +20,8 @@ import (
 type Dist struct {
 	Kind     DistKind
 	Mean, SD float64 // Normal
+	Lo, Hi   float64 // Uniform; Polar: the radius
+	P        float64 // Bernoulli
 	// Host fills host values for Kind Custom.
 	Host func(r *rand.Rand, c Case, dst []float32)
 }
@@ -36,8 +38,24 @@ const (
 	RoPESin                 // the same with sin
 )
 
+// The distributions of the sequence families' inputs.
+const (
+	Uniform   DistKind = RoPESin + 1 + iota // uniform on [Lo, Hi) (Hi itself by rounding to float32)
+	Bernoulli                               // 1 with probability P, else 0 (a sequence's reset mask)
+	Polar                                   // (r cos θ, r sin θ) pairs, r uniform on [Lo, Hi), θ on [−π, π)
+)
+
 // normal is N(mean, sd²).
 func normal(mean, sd float64) Dist { return Dist{Kind: Normal, Mean: mean, SD: sd} }
+
+// uniform is U[lo, hi).
+func uniform(lo, hi float64) Dist { return Dist{Kind: Uniform, Lo: lo, Hi: hi} }
+
+// bernoulli is 1 with probability p, else 0.
+func bernoulli(p float64) Dist { return Dist{Kind: Bernoulli, P: p} }
+
+// polar is complex numbers stored as (re, im) pairs, of modulus uniform on [lo, hi) and uniform phase.
+func polar(lo, hi float64) Dist { return Dist{Kind: Polar, Lo: lo, Hi: hi} }
 
 // Sample fills dst with fresh host values from r.
 func (d Dist) Sample(r *rand.Rand, c Case, dst []float32) {
@@ -54,9 +72,34 @@ func (d Dist) Sample(r *rand.Rand, c Case, dst []float32) {
 		}
 	case RoPECos, RoPESin:
 		ropeTable(d.Kind, r.IntN(4096), c, dst)
+	case Uniform:
+		for i := range dst {
+			dst[i] = float32(d.Lo + (d.Hi-d.Lo)*r.Float64())
+		}
+	case Bernoulli:
+		for i := range dst {
+			dst[i] = 0
+			if r.Float64() < d.P {
+				dst[i] = 1
+			}
+		}
+	case Polar:
+		for i := 0; i < len(dst); i += 2 {
+			re, im := polarPair(d.Lo+(d.Hi-d.Lo)*r.Float64(), r.Float64())
+			dst[i] = re
+			if i+1 < len(dst) {
+				dst[i+1] = im
+			}
+		}
 	default:
 		d.Host(r, c, dst)
 	}
+}
+
+// polarPair is radius·(cos θ, sin θ) with θ = 2π·u − π.
+func polarPair(radius, u float64) (re, im float32) {
+	th := float64(2*math.Pi*u) - math.Pi // not fused, as on the device
+	return float32(radius * math.Cos(th)), float32(radius * math.Sin(th))
 }
 
 // InPlace reports whether a backend can fill d itself (every kind but Custom).
@@ -101,6 +144,9 @@ func ropeTable(kind DistKind, start int, c Case, dst []float32) {
 // Normal values use Box–Muller on two 24-bit uniforms of h: u1 = (h>>40 + 1)/2²⁴ ∈ (0, 1] (exact in float32,
 // so both sides take the same logarithm), u2 = (h>>16 mod 2²⁴)/2²⁴, z = √(−2 ln u1) · cos(2π u2), so |z| ≤ 5.8. Labels: IgnoreIndex when h>>61 is 0 (1 in 8), else
 // (h mod 2³²) mod cols. RoPE tables take their start position, mix64(seed) mod 4096, and compute in float64.
+// Uniform: lo + (hi − lo)·u with u = (h>>40)/2²⁴, in float64, rounded once (exactly the same on the device).
+// Bernoulli: 1 when h>>11 < ⌊P·2⁵³⌋ (bernoulliThreshold). Polar: pair j = elements 2j, 2j+1 from h(seed, j):
+// radius lo + (hi − lo)·(h>>40)/2²⁴, θ = 2π·((h>>16) mod 2²⁴)/2²⁴ − π, each element computed in float64.
 const fillGamma = 0x9E3779B97F4A7C15
 
 func mix64(z uint64) uint64 {
@@ -130,6 +176,17 @@ func fillLabel(seed uint64, i, cols int) float32 {
 	return float32(uint64(uint32(h)) % uint64(cols))
 }
 
+// fillUnit is the 24-bit uniform (h>>40)/2²⁴ ∈ [0, 1) and fillUniform lo + (hi − lo)·u, rounded once to float32
+// (the float64 conversion keeps the product from being fused into the addition, as on the device).
+func fillUnit(h uint64) float64 { return float64(h>>40) / (1 << 24) }
+
+func fillUniform(seed uint64, i int, lo, hi float64) float32 {
+	return float32(lo + float64((hi-lo)*fillUnit(fillHash(seed, i))))
+}
+
+// bernoulliThreshold is ⌊p·2⁵³⌋: a Bernoulli fill element is 1 when h>>11 is below it.
+func bernoulliThreshold(p float64) uint64 { return uint64(math.Ldexp(max(0, min(p, 1)), 53)) }
+
 // ropeStart is the start position of a RoPE table fill.
 func ropeStart(seed uint64) int { return int(mix64(seed) % 4096) }
 
@@ -149,6 +206,31 @@ func (d Dist) FillHost(c Case, seed uint64, dst []float32) {
 		}
 	case RoPECos, RoPESin:
 		ropeTable(d.Kind, ropeStart(seed), c, dst)
+	case Uniform:
+		parallelChunks(len(dst), 1<<16, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				dst[i] = fillUniform(seed, i, d.Lo, d.Hi)
+			}
+		})
+	case Bernoulli:
+		th := bernoulliThreshold(d.P)
+		for i := range dst {
+			dst[i] = 0
+			if fillHash(seed, i)>>11 < th {
+				dst[i] = 1
+			}
+		}
+	case Polar:
+		parallelChunks(len(dst), 1<<16, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				h := fillHash(seed, i/2)
+				re, im := polarPair(d.Lo+float64((d.Hi-d.Lo)*fillUnit(h)), float64((h>>16)&0xFFFFFF)/(1<<24))
+				dst[i] = re
+				if i%2 == 1 {
+					dst[i] = im
+				}
+			}
+		})
 	default:
 		panic("kernels: FillHost of a Custom distribution")
 	}

@@ -25,6 +25,11 @@ func TestFillMatchesHost(t *testing.T) {
 		{Dist{Kind: Labels}, Int32, Case{Shape: Shape{5000, 32000}}, 5000},
 		{Dist{Kind: RoPECos}, FP32, Case{Shape: Shape{300, 256}}, 300 * ropeHeadDim / 2},
 		{Dist{Kind: RoPESin}, FP32, Case{Shape: Shape{300, 256}}, 300 * ropeHeadDim / 2},
+		{uniform(0.9, 1), FP32, Case{}, 100003},
+		{uniform(-1, 3), BF16, Case{}, 100003},
+		{bernoulli(0.1), Int32, Case{}, 100003},
+		{polar(0.5, 1), FP32, Case{}, 100002},
+		{polar(0.9, 1), BF16, Case{}, 100002},
 	}
 	for name, be := range testBackends {
 		for _, tc := range cases {
@@ -164,6 +169,49 @@ func TestFillDistributions(t *testing.T) {
 		ropeTable(RoPESin, ropeStart(seed), c, want)
 		if !same(got, want) {
 			t.Errorf("seed %d: RoPE fill differs from the table at its start", seed)
+		}
+	}
+	// The sequence families' distributions, filled and sampled: uniform within [lo, hi) with mean (lo+hi)/2,
+	// Bernoulli at rate p, polar pairs of modulus in [lo, hi) with cos θ averaging 0 — each within 4 standard
+	// errors.
+	for name, draw := range map[string]func(Dist, []float32){
+		"fill":   func(d Dist, x []float32) { d.FillHost(Case{}, testSeed, x) },
+		"sample": func(d Dist, x []float32) { d.Sample(rand.New(rand.NewPCG(testSeed, 1)), Case{}, x) },
+	} {
+		x := make([]float32, n)
+		draw(uniform(0.9, 1), x)
+		var sum float64
+		for _, v := range x {
+			if v < 0.9 || v > 1 { // [0.9, 1) in float64, rounded to float32
+				t.Fatalf("%s: uniform(0.9, 1) drew %v", name, v)
+			}
+			sum += float64(v)
+		}
+		if m := sum / n; math.Abs(m-0.95) > 4*0.1/math.Sqrt(12*n) {
+			t.Errorf("%s: uniform(0.9, 1) mean %.5f", name, m)
+		}
+		draw(bernoulli(0.1), x)
+		ones := 0
+		for _, v := range x {
+			if v != 0 && v != 1 {
+				t.Fatalf("%s: bernoulli drew %v", name, v)
+			}
+			ones += int(v)
+		}
+		if p := float64(ones) / n; math.Abs(p-0.1) > 4*math.Sqrt(0.1*0.9/n) {
+			t.Errorf("%s: bernoulli(0.1) rate %.4f", name, p)
+		}
+		draw(polar(0.5, 1), x)
+		var cos float64
+		for i := 0; i < n; i += 2 {
+			r := math.Hypot(float64(x[i]), float64(x[i+1]))
+			if r < 0.5-1e-6 || r >= 1+1e-6 {
+				t.Fatalf("%s: polar(0.5, 1) pair %d has modulus %v", name, i/2, r)
+			}
+			cos += float64(x[i]) / r
+		}
+		if m := cos / (n / 2); math.Abs(m) > 4*math.Sqrt(0.5/(n/2)) {
+			t.Errorf("%s: polar phases: mean cos θ %.4f", name, m)
 		}
 	}
 	// The host sampler still draws fresh values per source.

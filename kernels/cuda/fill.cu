@@ -50,3 +50,45 @@ extern "C" __global__ void fill_rope(float* dst, long long rows, long long which
         dst[k] = (float)(which == 0 ? cos(x) : sin(x));
     }
 }
+
+// fill_uniform writes lo + (hi − lo)·u, u = (h>>40)/2^24, in double with no fused multiply-add (the Go side
+// rounds the same way), as fp32 or bf16.
+extern "C" __global__ void fill_uniform(void* dst, long long n, long long dtype, unsigned long long seed, double lo,
+                                        double hi) {
+    const double span = hi - lo;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const double u = (double)(fill_hash(seed, i) >> 40) * (1.0 / 16777216.0);
+        const float v = (float)__dadd_rn(lo, __dmul_rn(span, u));
+        if (dtype == KW_BF16) {
+            ((unsigned short*)dst)[i] = f32_to_bf16(v);
+        } else {
+            ((float*)dst)[i] = v;
+        }
+    }
+}
+
+// fill_bernoulli writes int32 1 when h>>11 is below threshold (⌊p·2^53⌋, computed by the Go side), else 0.
+extern "C" __global__ void fill_bernoulli(int* dst, long long n, unsigned long long seed, unsigned long long threshold) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        dst[i] = (fill_hash(seed, i) >> 11) < threshold ? 1 : 0;
+    }
+}
+
+// fill_polar writes (r cos θ, r sin θ) pairs: pair j from h(seed, j), r = lo + (hi − lo)·(h>>40)/2^24,
+// θ = 2π·((h>>16) mod 2^24)/2^24 − π, in double, as fp32 or bf16.
+extern "C" __global__ void fill_polar(void* dst, long long n, long long dtype, unsigned long long seed, double lo,
+                                      double hi) {
+    const double span = hi - lo;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const unsigned long long h = fill_hash(seed, i / 2);
+        const double r = __dadd_rn(lo, __dmul_rn(span, (double)(h >> 40) * (1.0 / 16777216.0)));
+        const double th = __dsub_rn(__dmul_rn(2.0 * 3.141592653589793, (double)((h >> 16) & 0xFFFFFFull) * (1.0 / 16777216.0)),
+                                    3.141592653589793);
+        const float v = (float)(i % 2 == 0 ? __dmul_rn(r, cos(th)) : __dmul_rn(r, sin(th)));
+        if (dtype == KW_BF16) {
+            ((unsigned short*)dst)[i] = f32_to_bf16(v);
+        } else {
+            ((float*)dst)[i] = v;
+        }
+    }
+}
