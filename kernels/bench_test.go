@@ -18,3 +18,4 @@ func BenchmarkSelectiveScan(b *testing.B) { suite.Bench(b, SelectiveScanFamily) 
 func BenchmarkLSTM(b *testing.B)          { suite.Bench(b, LSTMFamily) }
 func BenchmarkSLSTM(b *testing.B)         { suite.Bench(b, SLSTMFamily) }
 func BenchmarkMLSTM(b *testing.B)         { suite.Bench(b, MLSTMFamily) }
+func BenchmarkConv1D(b *testing.B)        { suite.Bench(b, Conv1DFamily) }

@@ -1,0 +1,101 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// resetPatterns are the reset masks every sequence family is checked with, besides the random 10% of its
+// declaration: none; one at t = 0; consecutive resets mid-sequence and one on the last step; every step.
+var resetPatterns = map[string]generator{
+	"none":  func(_ *rand.Rand, _ Case, dst []float32) { clear(dst) },
+	"first": func(_ *rand.Rand, c Case, dst []float32) { resetsAt(c, dst, func(t, _ int) bool { return t == 0 }) },
+	"runs": func(_ *rand.Rand, c Case, dst []float32) {
+		resetsAt(c, dst, func(t, nt int) bool { return t >= nt/3 && t < nt/3+3 || t == nt-1 })
+	},
+	"every": func(_ *rand.Rand, c Case, dst []float32) { resetsAt(c, dst, func(int, int) bool { return true }) },
+}
+
+// resetsAt fills a (batch, seq) mask with 1 where reset(t, seq) holds.
+func resetsAt(c Case, dst []float32, reset func(t, nt int) bool) {
+	nt := c.Dims[1]
+	for i := range dst {
+		dst[i] = 0
+		if reset(i%nt, nt) {
+			dst[i] = 1
+		}
+	}
+}
+
+// testResetPatterns checks family f (its test grid) on every backend with each reset pattern.
+func testResetPatterns(t *testing.T, f *Family) {
+	for name, pattern := range resetPatterns {
+		t.Run(name, func(t *testing.T) {
+			forEachCase(t, []*Family{f}, nil, func(t *testing.T, be Backend, f *Family, c Case, impl Impl) {
+				check(t, be, f, c, impl, map[string]generator{"resets": pattern})
+			})
+		})
+	}
+}
+
+// testResetCutsHistory checks what a reset means, on every backend and impl, besides the reference: with a reset
+// at step cut of every sequence, redrawing each (batch, seq, width) input at the steps before cut leaves every
+// output at or after cut bit for bit unchanged, and changes some output before it. The family's inputs named in
+// seqInputs are (batch, seq, width) tensors; its outputs are too.
+func testResetCutsHistory(t *testing.T, f *Family, c Case, cut int, seqInputs ...string) {
+	nt, width := c.Dims[1], seqLen(c)/seqMaskLen(c)
+	rng := rand.New(rand.NewPCG(caseSeed(t), 3))
+	host := make([][]float32, len(f.Inputs))
+	for i, o := range f.Inputs {
+		host[i] = make([]float32, o.Len(c))
+		o.Gen.Sample(rng, c, host[i])
+		if o.Name == "resets" {
+			resetsAt(c, host[i], func(t, _ int) bool { return t == cut || t < cut && rng.IntN(4) == 0 })
+		}
+	}
+	redrawn := make([][]float32, len(host))
+	for i, o := range f.Inputs {
+		redrawn[i] = slices.Clone(host[i])
+		if !slices.Contains(seqInputs, o.Name) {
+			continue
+		}
+		fresh := make([]float32, len(host[i]))
+		o.Gen.Sample(rng, c, fresh)
+		for r := range seqMaskLen(c) {
+			if r%nt < cut {
+				copy(redrawn[i][r*width:(r+1)*width], fresh[r*width:(r+1)*width])
+			}
+		}
+	}
+	fixed := func(inputs [][]float32) map[string]generator {
+		gens := map[string]generator{}
+		for i, o := range f.Inputs {
+			gens[o.Name] = func(_ *rand.Rand, _ Case, dst []float32) { copy(dst, inputs[i]) }
+		}
+		return gens
+	}
+	for name, be := range testBackends {
+		for _, impl := range Impls {
+			t.Run(fmt.Sprintf("%s/%s/%s", name, f.BenchName(c, impl), impl), func(t *testing.T) {
+				a := check(t, be, f, c, impl, fixed(host)).got
+				b := check(t, be, f, c, impl, fixed(redrawn)).got
+				changed := false
+				for o := range a {
+					for i := range a[o] {
+						if i/width%nt < cut {
+							changed = changed || a[o][i] != b[o][i]
+						} else if a[o][i] != b[o][i] {
+							t.Fatalf("output %s[%d] (step %d, reset at %d) moved from %v to %v when earlier inputs changed",
+								f.Outputs[o].Name, i, i/width%nt, cut, a[o][i], b[o][i])
+						}
+					}
+				}
+				if !changed {
+					t.Error("no output before the reset changed with the inputs")
+				}
+			})
+		}
+	}
+}
