@@ -20,3 +20,4 @@ func BenchmarkSLSTM(b *testing.B)            { suite.Bench(b, SLSTMFamily) }
 func BenchmarkMLSTM(b *testing.B)            { suite.Bench(b, MLSTMFamily) }
 func BenchmarkConv1D(b *testing.B)           { suite.Bench(b, Conv1DFamily) }
 func BenchmarkLinearRecurrence(b *testing.B) { suite.Bench(b, LinearRecurrenceFamily) }
+func BenchmarkRTU(b *testing.B)              { suite.Bench(b, RTUFamily) }

@@ -99,3 +99,27 @@ func testResetCutsHistory(t *testing.T, f *Family, c Case, cut int, seqInputs ..
 		}
 	}
 }
+
+// TestNaiveStepChainsBenched: a naive chain of one launch per step is benchmarked on every device kind, and never
+// beyond 1024 steps.
+func TestNaiveStepChainsBenched(t *testing.T) {
+	for _, f := range []*Family{LinearRecurrenceFamily, RTUFamily} {
+		for _, kind := range []string{"cpu", "cuda"} {
+			n := 0
+			for _, c := range f.CasesOn(kind, nil) {
+				if f.Skip(c, Naive) == "" {
+					n++
+					if c.Dims[1] > 1024 {
+						t.Errorf("%s: naive benchmarked at %v", f.Name, c.Dims)
+					}
+				}
+				if f.Skip(c, Fused) != "" {
+					t.Errorf("%s: fused not benchmarked at %v", f.Name, c.Dims)
+				}
+			}
+			if n == 0 {
+				t.Errorf("%s: naive not benchmarked on %s", f.Name, kind)
+			}
+		}
+	}
+}
