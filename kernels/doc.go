@@ -1,8 +1,10 @@
 // Package kernels is kernelwatch's GPU kernel benchmark suite and its pure-Go CPU counterpart.
 //
-// Each kernel family (copy, RMSNorm, LayerNorm, softmax, GELU, SwiGLU, RoPE, cross-entropy, FP8 quantization) is
-// declared once, as a Family: its inputs with their generators, its outputs, its float64 reference and its
-// tolerance. That one declaration drives the correctness tests and the benchmarks of every Backend; a backend
+// Each kernel family (copy, RMSNorm, LayerNorm, softmax, GELU, SwiGLU, RoPE, cross-entropy, FP8 quantization,
+// and the sequence kernels with per-timestep resets: causal conv1d, the diagonal linear recurrence, the low-rank
+// RTU cell, selective scan, LSTM, sLSTM, mLSTM) is declared once, as a Family: its inputs with their generators,
+// its outputs, its float64 reference, its tolerance and, for the sequence kernels, its own sizes (Family.Grid).
+// That one declaration drives the correctness tests and the benchmarks of every Backend; a backend
 // only supplies code for "fused" (ours: one kernel) and "naive" (a chain of whole-tensor ops with intermediates,
 // the way an eager framework runs it) in fp32 and bf16 storage with fp32 arithmetic.
 //
@@ -13,7 +15,12 @@
 // cannot avoid (each input read once, each output written once) as GB/s, that bandwidth as a share of the copy
 // as pct-copy, and the intermediates it allocates as scratch-B — so a fused/naive pair shows time and memory
 // saved. The measurement policy (warm-up, per-launch samples, cache treatment; Policy) is written once, in
-// harness.go; a benchmark only names its family, and the harness sweeps the device's grid (Grids).
+// harness.go; a benchmark only names its family, and the harness sweeps the device's grid (Grids) or the
+// family's own (Family.CasesOn).
+//
+// Layout: a family is the files that share its prefix — <family>.go (declaration, reference, CPU code),
+// <family>_cuda.go, cuda/<family>.cu, <family>_test.go, <family>_cuda_test.go; what a group of families shares
+// has the group's name (recurrent.go, sequence.go, cuda/chainscan.cuh). README, "Adding a kernel family".
 //
 // Correctness is checked against the float64 reference on fresh random inputs (the seed is logged), with every
 // output byte set to 0xFF first so that an unwritten element fails: relative L2 error ≤ 1e-5 for fp32 and ≤ 1e-2

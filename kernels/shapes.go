@@ -1,7 +1,8 @@
 package kernels
 
 // Grids are the shapes the harness sweeps every family over, per device kind (Device.Kind). A family may skip
-// shapes it cannot run (Family.Supports). Shapes are rows × cols as in the benchmark names.
+// shapes it cannot run (Family.Supports), or declare its own sizes instead (Family.Grid: the sequence families).
+// Shapes are rows × cols as in the benchmark names.
 var Grids = map[string][]Shape{
 	// cpu: rows·cols = 2^18–2^20 (1–4 MiB in fp32), cols 256 … 65536, plus a decode-like shape, so that
 	// `go test -run '^$' -bench . -benchtime=100ms ./kernels/` takes well under a minute on two cores.
