@@ -648,7 +648,7 @@ func TestPrebuiltBinariesOnGPUs(t *testing.T) {
 		}
 		s := string(data)
 		// Dealt in listing order: GPU 0 runs A and C, GPU 1 B and D.
-		for _, want := range []string{"shard: 1/2\n", "shard: 2/2\n", "visible: 0\n", "visible: 1\n"} {
+		for _, want := range []string{"lane: 1/2\n", "lane: 2/2\n", "visible: 0\n", "visible: 1\n"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("%s results lack %q:\n%s", side, want, s)
 			}

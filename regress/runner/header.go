@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/kernelwatch/kernelwatch/internal/hwclass"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,6 +24,27 @@ type Header struct {
 	Class  string // hardware class; see Class
 	Go     string // the toolchain the binaries were built with
 	Date   time.Time
+
+	// Run describes an interleaved run (regress check), so that the
+	// result files of its shards can be joined (regress judge) only with
+	// those of the same run. The zero Run writes nothing.
+	Run RunInfo
+}
+
+// RunInfo is what a result file of an interleaved run records about the run
+// besides its results (written after the Header fields above):
+//
+//	count: 10           rounds asked for (--count): one sample per side per round
+//	seed: 4711          the seed of the ABBA order (--seed)
+//	shard: 2/3          the hash shard of the top-level benchmarks (--shard); absent for all
+//	rounds-done: 8      only when the run stopped early: rounds finished on both sides
+//	stopped: deadline   only when the run stopped early: StopDeadline or StopSignal
+type RunInfo struct {
+	Count      int    // 0: not an interleaved run; nothing is written
+	Seed       uint64 // written whenever Count is
+	Shard      string // "i/n", "" when unsharded
+	RoundsDone int    // written with Stopped
+	Stopped    string // "", StopDeadline or StopSignal
 }
 
 // Lines renders the header as configuration lines.
@@ -36,7 +58,102 @@ func (h Header) Lines() []byte {
 			fmt.Fprintf(&b, "%s: %s\n", kv[0], v)
 		}
 	}
+	if r := h.Run; r.Count > 0 {
+		fmt.Fprintf(&b, "count: %d\nseed: %d\n", r.Count, r.Seed)
+		if r.Shard != "" {
+			fmt.Fprintf(&b, "shard: %s\n", r.Shard)
+		}
+		if r.Stopped != "" {
+			fmt.Fprintf(&b, "rounds-done: %d\nstopped: %s\n", r.RoundsDone, r.Stopped)
+		}
+	}
 	return b.Bytes()
+}
+
+// ReadHeader reads back what Lines wrote (all but the date) from a result
+// file. Every configuration line counts, not just the first ones: a key
+// that the file sets to two different values (the class of two machines,
+// two shards in one file) is an error, since the file then does not
+// describe one run. Lines that delete a key ("key:", from Concat) are
+// skipped.
+func ReadHeader(data []byte) (Header, error) {
+	var h Header
+	seen := map[string]string{}
+	s := bufio.NewScanner(bytes.NewReader(data))
+	s.Buffer(nil, 1<<20)
+	for s.Scan() {
+		l := s.Text()
+		k := configKey(l)
+		if k == "" {
+			continue
+		}
+		v := strings.TrimSpace(l[len(k)+1:])
+		if v == "" {
+			continue
+		}
+		if old, ok := seen[k]; ok {
+			if old != v {
+				switch k {
+				case "commit", "branch", "class", "go", "count", "seed", "shard", "rounds-done", "stopped":
+					return h, fmt.Errorf("%s is both %s and %s: not the results of one run", k, old, v)
+				}
+			}
+			continue
+		}
+		seen[k] = v
+		var err error
+		switch k {
+		case "commit":
+			h.Commit = v
+		case "branch":
+			h.Branch = v
+		case "class":
+			h.Class = v
+		case "go":
+			h.Go = v
+		case "count":
+			h.Run.Count, err = strconv.Atoi(v)
+			if err == nil && h.Run.Count < 1 {
+				err = fmt.Errorf("want at least 1")
+			}
+		case "seed":
+			h.Run.Seed, err = strconv.ParseUint(v, 10, 64)
+		case "shard":
+			if sh, perr := ParseShard(v); perr != nil {
+				err = fmt.Errorf("want i/n with 1 ≤ i ≤ n")
+			} else {
+				h.Run.Shard = sh.String()
+			}
+		case "rounds-done":
+			h.Run.RoundsDone, err = strconv.Atoi(v)
+			if err == nil && h.Run.RoundsDone < 0 {
+				err = fmt.Errorf("want at least 0")
+			}
+		case "stopped":
+			if v != StopDeadline && v != StopSignal {
+				err = fmt.Errorf("want %s or %s", StopDeadline, StopSignal)
+			}
+			h.Run.Stopped = v
+		}
+		if err != nil {
+			return h, fmt.Errorf("%s: %q: %v", k, v, unwrapNum(err))
+		}
+	}
+	if err := s.Err(); err != nil {
+		return h, err
+	}
+	if (h.Run.Stopped == "") != (seen["rounds-done"] == "") {
+		return h, fmt.Errorf("rounds-done and stopped go together")
+	}
+	return h, nil
+}
+
+// unwrapNum drops strconv's restatement of the input from its errors.
+func unwrapNum(err error) error {
+	if ne, ok := err.(*strconv.NumError); ok {
+		return ne.Err
+	}
+	return err
 }
 
 // Classes returns the distinct values of the class configuration lines in

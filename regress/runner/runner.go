@@ -17,6 +17,13 @@
 // shard deterministically (Shard) and can name exactly which top-level
 // benchmarks to run.
 //
+// A run can stop early and keep what it measured: a round does not start
+// when the longest round so far would not finish before Plan.Deadline, and a
+// cancelled context (Ctrl-C, a CI job's SIGTERM) stops the processes under
+// way. Either way the rounds that finished on both sides are kept and the
+// unfinished one is dropped, since a round holds one sample per side: the
+// two sides stay paired sample for sample.
+//
 // A benchmark that fails (go test's "--- FAIL: BenchmarkX") is reported as a
 // Failure and the invocation's other results are kept. A process that dies
 // (a panic, a fatal error, os.Exit) is attributed to the benchmark that was
@@ -88,7 +95,17 @@ type Plan struct {
 	// without a weight counts as the mean of the others); without, every
 	// N-th benchmark goes to the same lane.
 	Weights map[string]float64
+	// Deadline, when not zero, is when the run must be over: a lane starts
+	// a round only if its longest round so far would finish before it
+	// (the first round, only if the deadline has not passed).
+	Deadline time.Time
 }
+
+// Why a run stopped before all its rounds (Result.Stopped).
+const (
+	StopDeadline = "deadline" // Plan.Deadline
+	StopSignal   = "signal"   // the context was cancelled
+)
 
 // Failure is a benchmark that failed on one side.
 type Failure struct {
@@ -108,7 +125,8 @@ type Output struct {
 	// Results is the result text: configuration, Unit and benchmark lines
 	// of every invocation, each invocation preceded by a "round: k" line
 	// when there are several rounds or sides, and each lane by "shard: i/n"
-	// when the run is sharded.
+	// when the run is sharded, or by "lane: i/n" when it deals the
+	// benchmarks over several lanes (--gpus).
 	Results []byte
 	// Failures in the order they first happened.
 	Failures []Failure
@@ -129,6 +147,13 @@ type Result struct {
 	InvocationTime time.Duration
 	// Costs says where the invocations' time went (summed over lanes).
 	Costs Costs
+	// Rounds is the number of rounds that finished in every lane: the
+	// plan's, unless the run stopped early (Stopped). A lane that went on
+	// longer keeps its further rounds too.
+	Rounds int
+	// Stopped is StopDeadline or StopSignal when Rounds is short of the
+	// plan's, else "".
+	Stopped string
 }
 
 // List returns the top-level benchmarks (BenchmarkX) of bin that filter
@@ -218,12 +243,19 @@ type laneState struct {
 	out     []bytes.Buffer // per side
 	elapsed time.Duration  // summed wall time of its invocations
 	costs   Costs          // where its invocations' time went
+	rounds  int            // rounds finished on every side
+	kept    []int          // per side: length of out at the end of the last finished round
 }
 
 // Run runs the sides (one or two) as plan says and returns their output. On
 // error (a binary that cannot be listed, a process that dies outside any
 // benchmark, a cancelled ctx) every running process is killed and Run
-// returns the error; the caller removes its temporary files.
+// returns the error; the caller removes its temporary files. When the error
+// is ctx's own (the run was interrupted) and every lane finished at least
+// one round, Run also returns a Result that holds the rounds that finished,
+// with Stopped set to StopSignal: a caller that can use part of a run does,
+// the others see only the error. A run stopped by Plan.Deadline is not an
+// error.
 func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 	if len(sides) == 0 || len(sides) > 2 {
 		return nil, errors.New("runner: want one or two sides")
@@ -312,6 +344,7 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 		res.FirstSide = sides[1].Name
 	}
 
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -352,16 +385,26 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 		}()
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	res.Rounds = plan.Rounds
+	for _, st := range states {
+		res.Rounds = min(res.Rounds, st.rounds)
 	}
-	if plan.Progress != nil {
+	if res.Rounds < plan.Rounds {
+		res.Stopped = StopDeadline
+	}
+	if firstErr != nil {
+		if parent.Err() == nil || res.Rounds == 0 {
+			return nil, firstErr
+		}
+		res.Stopped = StopSignal
+	} else if plan.Progress != nil {
 		plan.Progress.Finish()
 	}
 	for i := range sides {
 		parts := make([][]byte, len(states))
 		for l, st := range states {
-			parts[l] = st.out[i].Bytes()
+			// An unfinished round is dropped: the sides stay paired.
+			parts[l] = st.out[i].Bytes()[:st.kept[i]]
 		}
 		var buf bytes.Buffer
 		Concat(&buf, parts...)
@@ -377,7 +420,7 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 		res.InvocationTime = max(res.InvocationTime, st.elapsed)
 		res.Costs.Merge(st.costs)
 	}
-	return res, nil
+	return res, firstErr
 }
 
 // Deal assigns each of names to one of n lanes (0-based). With weights (weight
@@ -433,15 +476,27 @@ func SecondFirst(seed uint64) bool {
 	return rand.New(rand.NewPCG(seed, 0x6b77)).IntN(2) == 1
 }
 
-// runLane runs one lane's rounds.
+// runLane runs one lane's rounds, until the last or until the next would
+// not finish before plan.Deadline.
 func runLane(ctx context.Context, st *laneState, sides []Side, plan Plan, swap bool, inv *invoker, record func(int, Failure)) error {
 	roundLines := plan.Rounds > 1 || len(sides) > 1
+	st.kept = make([]int, len(sides))
 	for i := range sides {
-		if st.lane.Shard.N > 1 {
-			fmt.Fprintf(&st.out[i], "shard: %s\n", st.lane.Shard)
+		if sh := st.lane.Shard; sh.N > 1 {
+			key := "shard"
+			if sh.Dealt {
+				key = "lane"
+			}
+			fmt.Fprintf(&st.out[i], "%s: %s\n", key, sh)
 		}
+		st.kept[i] = st.out[i].Len()
 	}
+	var longest time.Duration
 	for round := 0; round < plan.Rounds; round++ {
+		start := time.Now()
+		if !plan.Deadline.IsZero() && start.Add(longest).After(plan.Deadline) {
+			return nil
+		}
 		order := []int{0}
 		if len(sides) == 2 {
 			order = []int{0, 1}
@@ -475,6 +530,11 @@ func runLane(ctx context.Context, st *laneState, sides []Side, plan Plan, swap b
 				}
 			}
 		}
+		st.rounds++
+		for i := range sides {
+			st.kept[i] = st.out[i].Len()
+		}
+		longest = max(longest, time.Since(start))
 	}
 	return nil
 }

@@ -251,8 +251,8 @@ func TestRunLanesShardAndEnv(t *testing.T) {
 				t.Errorf("%s: %s ran with CUDA_VISIBLE_DEVICES=%q, want %q (lanes %v)", side.Side, k, lane[k], v, lane)
 			}
 		}
-		if !strings.Contains(string(side.Results), "shard: 1/2\n") || !strings.Contains(string(side.Results), "shard: 2/2\n") {
-			t.Errorf("%s: no shard lines", side.Side)
+		if !strings.Contains(string(side.Results), "lane: 1/2\n") || !strings.Contains(string(side.Results), "lane: 2/2\n") {
+			t.Errorf("%s: no lane lines", side.Side)
 		}
 	}
 }
