@@ -14,6 +14,15 @@ import (
 // "PASS: 0 regressions, 140 unchanged", "NO DATA: nothing was comparable".
 func Headline(r *report.Report) string { return headline(r) }
 
+// Incomplete says how far a run cut short got and why ("3 of 10 rounds,
+// interrupted"); "" for a complete run.
+func Incomplete(r *report.Report) string {
+	if r.Incomplete == nil {
+		return ""
+	}
+	return incomplete(r.Incomplete)
+}
+
 // EscapeMarkdown makes untrusted text inert in GitHub markdown, in a table
 // cell or in running text: pipes and markdown punctuation are escaped, HTML
 // characters become entities, line breaks spaces, and @mentions and #links

@@ -29,10 +29,11 @@ var corrections = map[string]string{
 func Markdown(w io.Writer, r *report.Report) error {
 	var b strings.Builder
 	icon := "⚠️"
-	switch r.Verdict {
-	case report.Pass:
+	switch {
+	case r.CutShort():
+	case r.Verdict == report.Pass:
 		icon = "✅"
-	case report.Fail:
+	case r.Verdict == report.Fail:
 		icon = "❌"
 	}
 	b.WriteString("### " + icon + " " + mdEscape(headline(r)) + "\n\n")

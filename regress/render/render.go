@@ -179,7 +179,10 @@ var nouns = map[string][2]string{
 
 // headline is the one-line outcome of r, without its settings:
 // "FAIL: 2 regressions, 1 removed", "PASS: 0 regressions, 140 unchanged",
-// "NO DATA: nothing was comparable — 3 added".
+// "NO DATA: nothing was comparable — 3 added"; for a run cut short,
+// "INCOMPLETE (3 of 10 rounds, interrupted): 0 regressions, 2 unchanged", or
+// when its verdict stands, "PASS: … (7 of 10 rounds, stopped at the
+// deadline)".
 func headline(r *report.Report) string {
 	var parts []string
 	for _, v := range report.Verdicts {
@@ -198,16 +201,38 @@ func headline(r *report.Report) string {
 	if b := blindNote(r); b != "" {
 		list += " — " + b
 	}
-	switch r.Verdict {
-	case report.Fail:
-		return "FAIL: " + list
-	case report.Pass:
-		return "PASS: " + list
+	in := r.Incomplete
+	if r.CutShort() {
+		if list == "" {
+			list = "nothing was comparable"
+		}
+		return "INCOMPLETE (" + incomplete(in) + "): " + list
 	}
-	if list == "" {
-		return "NO DATA: nothing was comparable"
+	var line string
+	switch {
+	case r.Verdict == report.Fail:
+		line = "FAIL: " + list
+	case r.Verdict == report.Pass:
+		line = "PASS: " + list
+	case list == "":
+		line = "NO DATA: nothing was comparable"
+	default:
+		line = "NO DATA: nothing was comparable — " + list
 	}
-	return "NO DATA: nothing was comparable — " + list
+	if in != nil {
+		line += " (" + incomplete(in) + ")"
+	}
+	return line
+}
+
+// incomplete says how far a run cut short got and why: "3 of 10 rounds,
+// interrupted".
+func incomplete(in *report.Incomplete) string {
+	why := "interrupted"
+	if in.Reason == report.StopDeadline {
+		why = "stopped at the deadline"
+	}
+	return fmt.Sprintf("%d of %d rounds, %s", in.Rounds, in.Planned, why)
 }
 
 // settings summarizes the report's statistical settings:

@@ -139,10 +139,22 @@ func noDataReport(t *testing.T) *report.Report {
 	return finish(t, r)
 }
 
+// incompleteReport is passReport from a check interrupted after 3 of its 10
+// rounds.
+func incompleteReport(t *testing.T) *report.Report {
+	r := passReport(t)
+	r.Incomplete = &report.Incomplete{Rounds: 3, Planned: 10, Reason: report.StopSignal}
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 var exts = map[string]string{"text": "txt", "markdown": "md", "json": "json", "csv": "csv"}
 
 func TestGolden(t *testing.T) {
-	reports := map[string]func(*testing.T) *report.Report{"fail": failReport, "pass": passReport, "nodata": noDataReport}
+	reports := map[string]func(*testing.T) *report.Report{"fail": failReport, "pass": passReport, "nodata": noDataReport,
+		"incomplete": incompleteReport}
 	for name, mk := range reports {
 		for _, format := range Formats {
 			t.Run(name+"/"+format, func(t *testing.T) {
@@ -401,6 +413,34 @@ func TestSummaryLine(t *testing.T) {
 		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 		if got := lines[len(lines)-1]; got != tc.want {
 			t.Errorf("summary\n got %s\nwant %s", got, tc.want)
+		}
+	}
+}
+
+// TestIncompleteHeadline checks the outcome line of runs cut short: one
+// whose verdict does not stand says INCOMPLETE first; one stopped at its
+// deadline with enough rounds keeps its verdict and says how far it got.
+func TestIncompleteHeadline(t *testing.T) {
+	for _, tc := range []struct {
+		in   report.Incomplete
+		want string
+	}{
+		{report.Incomplete{Rounds: 3, Planned: 10, Reason: report.StopSignal}, "INCOMPLETE (3 of 10 rounds, interrupted): 0 regressions, 1 improvement, 2 unchanged"},
+		{report.Incomplete{Rounds: 8, Planned: 10, Reason: report.StopSignal}, "INCOMPLETE (8 of 10 rounds, interrupted): 0 regressions, 1 improvement, 2 unchanged"},
+		{report.Incomplete{Rounds: 5, Planned: 10, Reason: report.StopDeadline}, "INCOMPLETE (5 of 10 rounds, stopped at the deadline): 0 regressions, 1 improvement, 2 unchanged"},
+		{report.Incomplete{Rounds: 6, Planned: 10, Reason: report.StopDeadline}, "PASS: 0 regressions, 1 improvement, 2 unchanged (6 of 10 rounds, stopped at the deadline)"},
+	} {
+		r := passReport(t)
+		r.Incomplete = &tc.in
+		if got := Headline(r); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.in, got, tc.want)
+		}
+		wantCode := 2
+		if tc.in.Rounds >= 6 && tc.in.Reason == report.StopDeadline {
+			wantCode = 0
+		}
+		if code := r.ExitCode(); code != wantCode {
+			t.Errorf("%+v: exit code %d, want %d", tc.in, code, wantCode)
 		}
 	}
 }

@@ -80,6 +80,9 @@ type Report struct {
 	Warnings    []string     `json:"warnings"`
 	// Costs, from regress check and run, says where the command's time went.
 	Costs *Costs `json:"costs,omitempty"`
+	// Incomplete is set when the run stopped before all its rounds; the
+	// comparisons use the rounds that finished.
+	Incomplete *Incomplete `json:"incomplete,omitempty"`
 }
 
 // Costs is where a command's wall time went: WallSeconds is the whole
@@ -96,6 +99,35 @@ type Costs struct {
 type Phase struct {
 	Name    string  `json:"name"`
 	Seconds float64 `json:"seconds"`
+}
+
+// Incomplete describes an interleaved run (regress check) that stopped
+// before all its planned rounds. A run cut short never passes: its report
+// exits 2 whatever its verdict (Stands), unless it stopped at the deadline
+// it was given with at least min_samples rounds, the amount the statistics
+// were configured to need.
+type Incomplete struct {
+	// Rounds is how many rounds finished on both sides for every
+	// benchmark (of every shard, for a joined report).
+	Rounds int `json:"rounds"`
+	// Planned is how many rounds were asked for (--count).
+	Planned int `json:"planned"`
+	// Reason is StopSignal or StopDeadline (for a joined report, the
+	// signal when any shard had one).
+	Reason string `json:"reason"`
+}
+
+// Why a run stopped early (Incomplete.Reason).
+const (
+	StopSignal   = "signal"   // interrupted: Ctrl-C, SIGTERM (a CI job's timeout or cancellation)
+	StopDeadline = "deadline" // regress check --deadline
+)
+
+// Stands reports whether the verdict of a report cut short still gates:
+// only when the run stopped at its deadline after at least minSamples
+// rounds.
+func (in *Incomplete) Stands(minSamples int) bool {
+	return in.Reason == StopDeadline && in.Rounds >= minSamples
 }
 
 // Settings records the statistical settings the verdicts were reached under.
@@ -279,9 +311,20 @@ func (r *Report) Failing() []*Comparison {
 	return out
 }
 
+// CutShort reports whether the report comes from a run cut short whose
+// verdict does not stand (Incomplete.Stands): the gate reports an error
+// whatever the comparisons say.
+func (r *Report) CutShort() bool {
+	return r.Incomplete != nil && !r.Incomplete.Stands(r.Settings.MinSamples)
+}
+
 // ExitCode maps the report's verdict to the exit codes of design §3:
-// 0 pass, 1 fail, 3 nothing comparable.
+// 0 pass, 1 fail, 3 nothing comparable; 2 for a run cut short whose
+// verdict does not stand (Incomplete.Stands).
 func (r *Report) ExitCode() int {
+	if r.CutShort() {
+		return 2
+	}
 	switch r.Verdict {
 	case Pass:
 		return 0
@@ -395,6 +438,14 @@ func (r *Report) Validate() error {
 	}
 	if counts != r.Counts {
 		return fmt.Errorf("counts %+v do not match the comparisons %+v", r.Counts, counts)
+	}
+	if in := r.Incomplete; in != nil {
+		if in.Reason != StopSignal && in.Reason != StopDeadline {
+			return fmt.Errorf("incomplete: unknown reason %q", in.Reason)
+		}
+		if in.Rounds < 0 || in.Rounds >= in.Planned {
+			return fmt.Errorf("incomplete: %d of %d rounds", in.Rounds, in.Planned)
+		}
 	}
 	// A no-data report may list removed benchmarks without failing.
 	failing := len(r.Failing()) > 0

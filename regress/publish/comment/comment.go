@@ -120,6 +120,9 @@ func worse(c *report.Comparison) float64 {
 }
 
 func icon(r *report.Report) string {
+	if r.CutShort() {
+		return "⚠️"
+	}
 	switch r.Verdict {
 	case report.Pass:
 		return "✅"
@@ -127,6 +130,19 @@ func icon(r *report.Report) string {
 		return "❌"
 	}
 	return "⚠️"
+}
+
+// incompleteWords explains an incomplete report in one sentence.
+func incompleteWords(r *report.Report) string {
+	w := "**Incomplete:** " + render.Incomplete(r) + ". The comparisons use the rounds that finished on both sides; "
+	need := strconv.Itoa(r.Settings.MinSamples)
+	switch {
+	case r.Incomplete.Reason != report.StopDeadline:
+		return w + "an interrupted run is an error for the gate (exit 2), whatever they say.\n\n"
+	case r.CutShort():
+		return w + "that is fewer than min_samples (" + need + "), so the gate reports an error (exit 2), whatever they say.\n\n"
+	}
+	return w + "that is at least min_samples (" + need + "), so the verdict stands.\n\n"
 }
 
 // worst returns the comparison that fails the gate worst, or nil.
@@ -180,6 +196,9 @@ func head(r *report.Report, o Options, class string, marker bool) string {
 			b.WriteString("**" + w.Verdict + "**")
 		}
 		b.WriteString("\n\n")
+	}
+	if r.Incomplete != nil {
+		b.WriteString(incompleteWords(r))
 	}
 	b.WriteString("**Gate:** " + gateWords(r) + ".\n\n")
 	side := func(label, sha string) string {

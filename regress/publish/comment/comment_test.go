@@ -55,7 +55,7 @@ var opts = Options{
 }
 
 func TestGolden(t *testing.T) {
-	for _, name := range []string{"fail", "pass", "nodata"} {
+	for _, name := range []string{"fail", "pass", "nodata", "incomplete"} {
 		t.Run(name, func(t *testing.T) {
 			r := load(t, name)
 			golden(t, name+".comment.md", Body(r, opts))

@@ -8,8 +8,12 @@ import (
 	"github.com/kernelwatch/kernelwatch/regress/report"
 )
 
-// StatusState maps the report's verdict to a commit-status state.
+// StatusState maps the report's verdict to a commit-status state; a run
+// cut short whose verdict does not stand is an error.
 func StatusState(r *report.Report) string {
+	if r.CutShort() {
+		return "error"
+	}
 	switch r.Verdict {
 	case report.Pass:
 		return "success"
