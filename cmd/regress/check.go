@@ -12,6 +12,7 @@ import (
 
 	"github.com/kernelwatch/kernelwatch/regress"
 	"github.com/kernelwatch/kernelwatch/regress/gitref"
+	"github.com/kernelwatch/kernelwatch/regress/join"
 	"github.com/kernelwatch/kernelwatch/regress/noise"
 	"github.com/kernelwatch/kernelwatch/regress/render"
 	"github.com/kernelwatch/kernelwatch/regress/report"
@@ -47,10 +48,29 @@ request is charged only for its own changes (--baseline-tip: use the tip).
 prebuilt test binaries (run in the current directory), so a GPU host needs
 no Go toolchain.
 
+--shard i/n runs shard i of n of the top-level benchmarks (by a hash of
+their names), both sides interleaved as usual: one machine each in a CI
+matrix. With --results DIR each shard writes baseline.bench, current.bench
+and report.json into DIR; the header of each result file records count,
+seed and shard, and "regress judge DIR..." joins the shards into one
+report with one multiple-comparison correction. A shard's own verdict is
+not the gate: the joined one is. An empty shard writes its files (headers
+only) and exits 3.
+
+A run cut short keeps its rounds: on SIGINT or SIGTERM (Ctrl-C, a CI job's
+timeout or cancellation) the processes under way are stopped, the rounds
+that finished on both sides are compared, and the report is marked
+incomplete ("3 of 10 rounds") and exits 2, never 0. --deadline D stops
+starting rounds that would not finish before D (estimated from the longest
+round so far); D is a duration from the start of regress check (50m) or an
+RFC 3339 time (2026-11-22T15:04:05Z). A run stopped at its deadline with at
+least min_samples rounds exits with its verdict's code; with fewer, 2.
+
 Exit codes: 0 pass; 1 a gated regression, or a gated benchmark removed,
 failed or over budget; 2 usage, configuration or build error (the
-compiler's messages come first), or interrupted; 3 nothing comparable (no
-stored baseline for this class: the message says how to create it).
+compiler's messages come first), or a run cut short (above); 3 nothing
+comparable (no stored baseline for this class: the message says how to
+create it; an empty shard).
 `
 
 type checkFlags struct {
@@ -62,6 +82,7 @@ type checkFlags struct {
 	results                 string
 	baselineFile            string
 	baselinesRef            string
+	deadline                string
 }
 
 func runCheck(e *env, args []string) int {
@@ -80,7 +101,8 @@ func runCheck(e *env, args []string) int {
 	fs.StringVar(&c.class, "class", "", "stored mode: hardware class of the stored baseline (default: this machine's)")
 	fs.StringVar(&c.baselineFile, "baseline-file", "", "stored mode: read the stored baseline from this file instead of baselines/<class>.bench at --baseline (no git needed)")
 	fs.StringVar(&c.baselinesRef, "baselines-ref", "", "stored mode: read baselines/<class>.bench at the tip of this branch (e.g. kernelwatch-baselines) instead of at the baseline ref")
-	fs.StringVar(&c.results, "results", "", "also write each side's result file (baseline.bench, current.bench) into this directory")
+	fs.StringVar(&c.results, "results", "", "also write each side's result file (baseline.bench, current.bench) and the JSON report (report.json) into this directory")
+	fs.StringVar(&c.deadline, "deadline", "", "start no round that would not finish before this: a duration from the start of check (50m) or an RFC 3339 time; the rounds done are compared (see -h)")
 	fail := func(err error) int {
 		fmt.Fprintf(e.stderr, "%s check: %v\n", programName, interrupted(err))
 		if errors.Is(err, errUsage) {
@@ -114,6 +136,13 @@ func runCheck(e *env, args []string) int {
 		return fail(errors.New("--baseline-file goes with --mode stored"))
 	case c.baselineFile != "" && c.currentBin == "":
 		return fail(errors.New("--baseline-file needs --current-bin (without git there is no ref to build)"))
+	case c.mode == "stored" && s.shard != "":
+		return fail(errors.New("--shard: stored mode compares with the whole stored baseline; only relative (interleaved) checks are sharded"))
+	}
+	start := time.Now()
+	deadline, err := parseDeadline(c.deadline, start)
+	if err != nil {
+		return fail(err)
 	}
 	opt, err := j.options(e)
 	if err != nil {
@@ -127,7 +156,7 @@ func runCheck(e *env, args []string) int {
 		return fail(err)
 	}
 	j.noiseRef = c.baselinesRef
-	ck := &checker{e: e, m: m, c: &c, quiet: s.quiet, start: time.Now(), noiseFor: j.noiseFor(e)}
+	ck := &checker{e: e, m: m, c: &c, quiet: s.quiet, start: start, deadline: deadline, stopSignals: stop, noiseFor: j.noiseFor(e)}
 	defer ck.cleanup()
 	r, err := ck.run(ctx, opt)
 	if err != nil {
@@ -145,16 +174,57 @@ func runCheck(e *env, args []string) int {
 	if err := j.emit(e, r); err != nil {
 		return fail(err)
 	}
+	if in := r.Incomplete; in != nil {
+		fmt.Fprintf(e.stderr, "%s check: incomplete, %s: %s\n", programName, render.Incomplete(r), incompleteConsequence(r))
+	}
 	return r.ExitCode()
+}
+
+// incompleteConsequence says what an incomplete report means for the gate.
+func incompleteConsequence(r *report.Report) string {
+	in := r.Incomplete
+	switch {
+	case in.Reason == report.StopSignal:
+		return "compared the rounds that finished; an interrupted run exits 2"
+	case !in.Stands(r.Settings.MinSamples):
+		return fmt.Sprintf("compared the rounds that finished; fewer than min_samples (%d), so it exits 2", r.Settings.MinSamples)
+	}
+	return fmt.Sprintf("compared the rounds that finished; at least min_samples (%d), so the verdict stands", r.Settings.MinSamples)
+}
+
+// parseDeadline parses --deadline: a positive duration from start, or an
+// RFC 3339 time after start. "" is no deadline.
+func parseDeadline(s string, start time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d <= 0 {
+			return time.Time{}, fmt.Errorf("--deadline %q: want a positive duration", s)
+		}
+		return start.Add(d), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--deadline %q: want a duration such as 50m or an RFC 3339 time such as 2026-11-22T15:04:05Z", s)
+	}
+	if !t.After(start) {
+		return time.Time{}, fmt.Errorf("--deadline %q: already passed", s)
+	}
+	return t, nil
 }
 
 // checker is one regress check under way; cleanup undoes what it set up.
 type checker struct {
-	e     *env
-	m     *measure
-	c     *checkFlags
-	quiet bool
-	start time.Time
+	e        *env
+	m        *measure
+	c        *checkFlags
+	quiet    bool
+	start    time.Time
+	deadline time.Time
+	// stopSignals ends the handling of SIGINT and SIGTERM: once the
+	// benchmarks have stopped, a second signal ends regress at once.
+	stopSignals func()
 
 	tmp       string
 	worktrees []*gitref.Worktree
@@ -220,19 +290,33 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		if runner.SecondFirst(m.seed) {
 			first = cur.name
 		}
-		ck.info("%s vs %s: %d rounds, interleaved (seed %d: round 1 runs %s first)", base.label, cur.label, m.suite.Count, m.seed, first)
-		res, err = runner.Run(ctx, []runner.Side{{Name: "baseline", Binaries: base.bins}, {Name: "current", Binaries: cur.bins}}, m.plan(m.suite.Count, 1))
+		shard := ""
+		if m.shard.N > 0 {
+			shard = ", shard " + m.shard.String()
+		}
+		ck.info("%s vs %s: %d rounds, interleaved (seed %d: round 1 runs %s first%s)", base.label, cur.label, m.suite.Count, m.seed, first, shard)
+		plan := m.plan(m.suite.Count, 1)
+		plan.Deadline = ck.deadline
+		res, err = runner.Run(ctx, []runner.Side{{Name: "baseline", Binaries: base.bins}, {Name: "current", Binaries: cur.bins}}, plan)
+		// Whatever finished is compared; a second signal now ends regress.
+		ck.stopSignals()
 	} else {
 		ck.info("stored %s vs %s: %d samples per benchmark", base.label, cur.label, m.suite.Count)
-		res, err = runner.Run(ctx, []runner.Side{{Name: "current", Binaries: cur.bins}}, m.plan(m.suite.Count, 1))
+		plan := m.plan(m.suite.Count, 1)
+		plan.Deadline = ck.deadline
+		res, err = runner.Run(ctx, []runner.Side{{Name: "current", Binaries: cur.bins}}, plan)
+		ck.stopSignals()
 	}
-	if err != nil {
+	if res == nil {
 		return nil, err
 	}
-	for _, out := range res.Sides {
-		if out.Benchmarks == 0 {
-			return nil, &noBenchmarksError{side: out.Side, filter: m.filter.String()}
-		}
+	switch {
+	case res.Stopped == runner.StopDeadline && res.Rounds == 0:
+		return nil, fmt.Errorf("--deadline %s: no round could finish before it", ck.c.deadline)
+	case res.Stopped == runner.StopSignal:
+		ck.info("interrupted after %d of %d rounds: comparing those", res.Rounds, m.suite.Count)
+	case res.Stopped == runner.StopDeadline:
+		ck.info("%d of %d rounds fit before the deadline: comparing those", res.Rounds, m.suite.Count)
 	}
 
 	// Write each side's result file.
@@ -246,7 +330,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 	files := map[string]string{}
 	var failed []verdict.Failure
 	write := func(name string, data []byte) error {
-		path := filepath.Join(dir, name+".bench")
+		path := filepath.Join(dir, map[string]string{"baseline": join.BaselineFile, "current": join.CurrentFile}[name])
 		files[name] = path
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			return fmt.Errorf("writing %s results: %w", name, err)
@@ -265,15 +349,23 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		}
 		sd.header.Class = runner.ResultClass(out.Results, m.class)
 		sd.header.Date = time.Now()
-		if err := write(out.Side, append(sd.header.Lines(), out.Results...)); err != nil {
+		if stored == nil {
+			sd.header.Run = runner.RunInfo{Count: m.suite.Count, Seed: m.seed, Shard: m.shard.String()}
+			if res.Stopped != "" {
+				sd.header.Run.RoundsDone, sd.header.Run.Stopped = res.Rounds, res.Stopped
+			}
+		}
+		data := append(sd.header.Lines(), out.Results...)
+		if err := write(out.Side, append(data, runner.FailureLines(out.Failures)...)); err != nil {
 			return nil, err
 		}
 		for _, f := range out.Failures {
-			msg := f.Message
-			if f.Times > 1 {
-				msg += fmt.Sprintf(" (in %d runs)", f.Times)
-			}
-			failed = append(failed, verdict.Failure{Name: f.Name, Side: out.Side, Message: msg})
+			failed = append(failed, verdict.Failure{Name: f.Name, Side: out.Side, Message: f.Summary()})
+		}
+	}
+	for _, out := range res.Sides {
+		if out.Benchmarks == 0 {
+			return nil, &noBenchmarksError{side: out.Side, filter: m.filter.String(), shard: m.shard.String()}
 		}
 	}
 	total := time.Since(ck.start)
@@ -289,13 +381,22 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 	}
 	opt.Failed = failed
 	r, err := regress.Compare(regress.Input{Baseline: []string{files["baseline"]}, Current: []string{files["current"]}, NoiseFor: ck.noiseFor}, opt)
-	if r != nil {
-		r.Costs = commandCosts(time.Since(ck.start), ck.buildTime, res)
-		if res.Costs.Reported > 0 {
-			ck.info("time: %s", render.CostsLine(r.Costs))
+	if err != nil {
+		return nil, err
+	}
+	r.Costs = commandCosts(time.Since(ck.start), ck.buildTime, res)
+	if res.Costs.Reported > 0 {
+		ck.info("time: %s", render.CostsLine(r.Costs))
+	}
+	if res.Stopped != "" {
+		r.Incomplete = &report.Incomplete{Rounds: res.Rounds, Planned: m.suite.Count, Reason: res.Stopped}
+	}
+	if ck.c.results != "" {
+		if err := writeAtomic(filepath.Join(dir, join.ReportFile), r.Write); err != nil {
+			return nil, fmt.Errorf("--results %s: %w", ck.c.results, err)
 		}
 	}
-	return r, err
+	return r, nil
 }
 
 // prebuilt is a side made of one prebuilt test binary, run in the working
@@ -453,9 +554,12 @@ func relDir(root, dir string) (string, error) {
 }
 
 // noBenchmarksError is a side with no benchmark selected: exit 3.
-type noBenchmarksError struct{ side, filter string }
+type noBenchmarksError struct{ side, filter, shard string }
 
 func (e *noBenchmarksError) Error() string {
+	if e.shard != "" {
+		return fmt.Sprintf("shard %s holds no benchmark that --bench %q selects on the %s side: nothing to compare here (its result files are written for regress judge)", e.shard, e.filter, e.side)
+	}
 	return fmt.Sprintf("no benchmark matches --bench %q on the %s side: nothing to compare", e.filter, e.side)
 }
 

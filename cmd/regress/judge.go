@@ -5,15 +5,148 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/kernelwatch/kernelwatch/regress"
 	"github.com/kernelwatch/kernelwatch/regress/config"
+	"github.com/kernelwatch/kernelwatch/regress/join"
 	"github.com/kernelwatch/kernelwatch/regress/render"
 	"github.com/kernelwatch/kernelwatch/regress/report"
 	"github.com/kernelwatch/kernelwatch/regress/verdict"
 )
+
+const judgeSynopsis = "[flags] DIR..."
+
+const judgeHelp = `Joins the shards of one sharded check into one report and gates on it.
+Each DIR is what "regress check --shard i/n --results DIR" wrote on one
+machine: baseline.bench, current.bench (and report.json, whose labels are
+reused). The comparison runs once over the results of every shard, so the
+multiple-comparison correction covers every comparison, exactly as if one
+machine had run the whole check: a correction per shard would let each
+shard spend the whole false-alarm budget.
+
+Only the parts of one run are joined. Exit 2, naming the files, for: a
+directory without both result files; different hardware classes or
+commits on one side; a missing shard, a shard given twice, shards of
+different splits or unsharded results among shards, a benchmark in two
+shards; shards run with a different --count or --seed.
+
+A shard that stopped early (--deadline, or a signal) is joined and the
+report is marked incomplete with the fewest rounds of any shard; it exits
+as check would (2 unless every shard stopped at its deadline with at least
+min_samples rounds).
+
+Exit codes: 0 pass; 1 a gated regression, or a gated benchmark removed,
+failed or over budget; 2 usage or input error, or a run cut short;
+3 nothing comparable.
+`
+
+// runJudge is the judge verb. It is a verb of its own rather than a mode of
+// merge: merge writes one side's result file and exits 0, 2 or 3, while
+// joining shards needs both sides, the report flags and the gate's exit
+// codes.
+func runJudge(e *env, args []string) int {
+	fs := newFlagSet("judge")
+	var j judgeFlags
+	j.register(fs)
+	fail := func(err error) int {
+		fmt.Fprintf(e.stderr, "%s judge: %v\n", programName, err)
+		if errors.Is(err, errUsage) {
+			fmt.Fprintf(e.stderr, "usage: %s judge %s (see -h)\n", programName, judgeSynopsis)
+		}
+		return exitError
+	}
+	dirs, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(fs, e.stdout, "judge", judgeSynopsis)
+		fmt.Fprint(e.stdout, "\n"+judgeHelp)
+		return exitPass
+	}
+	if err != nil {
+		return fail(fmt.Errorf("%w: %w", err, errUsage))
+	}
+	if len(dirs) == 0 {
+		return fail(fmt.Errorf("no shard directories: %w", errUsage))
+	}
+	opt, err := j.options(e)
+	if err != nil {
+		return fail(err)
+	}
+	abs := make([]string, len(dirs))
+	for i, d := range dirs {
+		abs[i] = absPath(e, d)
+	}
+	set, err := join.Read(abs)
+	if err != nil {
+		return fail(relErr(err, e.dir))
+	}
+	fmt.Fprintf(e.stderr, "%s judge: %d shards of one run (count %d, seed %d): %d baseline and %d current result files hold results\n",
+		programName, len(set.Shards), set.Count, set.Seed, len(set.Baseline), len(set.Current))
+	for i, files := range [][]string{set.Baseline, set.Current} {
+		if len(files) == 0 {
+			fmt.Fprintf(e.stderr, "%s judge: no shard holds a %s result: nothing to compare\n", programName, join.Sides[i])
+			return exitNoData
+		}
+	}
+	opt.BaseLabel, opt.CurLabel = shardLabels(set)
+	rel := func(path string) string { return strings.TrimPrefix(path, e.dir+string(filepath.Separator)) }
+	for _, sh := range set.Shards {
+		opt.BaseFiles = append(opt.BaseFiles, rel(sh.Files[0]))
+		opt.CurFiles = append(opt.CurFiles, rel(sh.Files[1]))
+	}
+	for _, f := range set.Failures {
+		opt.Failed = append(opt.Failed, verdict.Failure{Name: f.Name, Side: f.Side, Message: f.Message})
+	}
+	r, err := regress.Compare(regress.Input{Baseline: set.Baseline, Current: set.Current, Ignore: j.ignore}, opt)
+	if err != nil {
+		return fail(relErr(err, e.dir))
+	}
+	if set.Stopped != "" {
+		r.Incomplete = &report.Incomplete{Rounds: set.Rounds, Planned: set.Count, Reason: set.Stopped}
+	}
+	if err := j.emit(e, r); err != nil {
+		return fail(err)
+	}
+	if r.Incomplete != nil {
+		fmt.Fprintf(e.stderr, "%s judge: incomplete, %s: %s\n", programName, render.Incomplete(r), incompleteConsequence(r))
+	}
+	return r.ExitCode()
+}
+
+// shardLabels are the labels of the sides: those of the shards' own
+// reports (report.json, as check wrote them) when they agree, else the
+// directories.
+func shardLabels(set *join.Set) (base, cur string) {
+	var labels [2][]string
+	for _, sh := range set.Shards {
+		f, err := os.Open(filepath.Join(sh.Dir, join.ReportFile))
+		if err != nil {
+			continue
+		}
+		r, err := report.Read(io.LimitReader(f, maxReportBytes), join.ReportFile)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		for i, l := range []string{r.Baseline.Label, r.Current.Label} {
+			if l != "" && !slices.Contains(labels[i], l) {
+				labels[i] = append(labels[i], l)
+			}
+		}
+	}
+	out := [2]string{}
+	for i := range out {
+		if len(labels[i]) == 1 {
+			out[i] = labels[i][0]
+		} else {
+			out[i] = fmt.Sprintf("%s (%d shards)", join.Sides[i], len(set.Shards))
+		}
+	}
+	return out[0], out[1]
+}
 
 // judgeFlags are the flags shared by every verb that produces a report.
 type judgeFlags struct {

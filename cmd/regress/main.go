@@ -50,6 +50,7 @@ var verbs = []verb{
 	{"compare", "compare two sets of benchmark result files", runCompare},
 	{"run", "run the benchmark suite and write one result file", runRun},
 	{"merge", "combine result files of shards", runMerge},
+	{"judge", "join the shards of a sharded check (check --shard i/n --results DIR) into one report and gate", runJudge},
 	{"baseline", "save or show the stored baseline of a hardware class", runBaseline},
 	{"calibrate", "measure each benchmark's noise in an A/A run and store baselines/<class>.noise.json", runCalibrate},
 	{"history", "time series and steps of the stored baselines along main (or of a directory of runs)", runHistory},
