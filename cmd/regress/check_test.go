@@ -398,10 +398,7 @@ func TestCheckInterruptCleansUp(t *testing.T) {
 		t.Skip("the benchmark fixture reads the thread CPU clock of Linux")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(t.TempDir(), "regress")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building regress: %v\n%s", err, out)
-	}
+	bin := buildRegress(t)
 	r := newHashRepo(t)
 	cmd := exec.Command(bin, "check", "--current", "slow", "--config", "none", "--count", "50", "--benchtime", "200ms")
 	cmd.Dir = r.dir
@@ -567,52 +564,13 @@ func TestHelp(t *testing.T) {
 // gpuSuite is a test package whose TestMain prints the GPU it was given,
 // to check that --gpus runs one process per GPU with its own
 // CUDA_VISIBLE_DEVICES and merges their results.
-const gpuSuite = `package gpus
-
-import (
-	"flag"
-	"fmt"
-	"os"
-	"testing"
-)
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if flag.Lookup("test.bench").Value.String() != "" {
-		fmt.Printf("visible: %s\n", os.Getenv("CUDA_VISIBLE_DEVICES"))
-	}
-	os.Exit(m.Run())
-}
-
-var sink int
-
-func work(b *testing.B) {
-	for b.Loop() {
-		for j := 0; j < 20000; j++ {
-			sink += j
-		}
-	}
-}
-
-func BenchmarkA(b *testing.B) { work(b) }
-func BenchmarkB(b *testing.B) { work(b) }
-func BenchmarkC(b *testing.B) { work(b) }
-func BenchmarkD(b *testing.B) { work(b) }
-`
+const gpuSuite = fourBenchmarks
 
 func TestPrebuiltBinariesOnGPUs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs benchmarks")
 	}
-	dir := t.TempDir()
-	write(t, dir, "go.mod", "module example.com/gpus\n\ngo 1.26\n")
-	write(t, dir, "gpus_test.go", gpuSuite)
-	bin := filepath.Join(dir, "gpus.test")
-	cmd := exec.Command("go", "test", "-c", "-o", bin, ".")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	bin := buildTestPackage(t, "gpus", gpuSuite)
 	// No git repository and no go.mod where it runs: only the binaries.
 	run := t.TempDir()
 	res := invoke(t, run, "", "check", "--baseline-bin", bin, "--current-bin", bin, "--gpus", "0,1",

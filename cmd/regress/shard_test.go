@@ -124,11 +124,13 @@ func TestShardedCheckJoinsLikeUnsharded(t *testing.T) {
 	t.Logf("sharded integration test took %.1fs", time.Since(start).Seconds())
 }
 
-// shardSuite is a test package for the partial-run and join tests: four
-// benchmarks, and a TestMain that logs each benchmark invocation to
-// $INVOCATION_LOG and then sleeps for sleep (set when it is built), so that
-// a test knows which round is under way and rounds take a known time.
-const shardSuite = `package suite
+// fourBenchmarks is a test package of four benchmarks, A to D, whose
+// TestMain, before it runs benchmarks, prints the GPU it was given
+// ("visible: $CUDA_VISIBLE_DEVICES", a configuration line), logs the
+// invocation to $INVOCATION_LOG and sleeps for sleep (set when it is built),
+// so that a test knows which round is under way and rounds take a known
+// time.
+const fourBenchmarks = `package suite
 
 import (
 	"flag"
@@ -138,9 +140,12 @@ import (
 	"time"
 )
 
+var sleep = "0s"
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if flag.Lookup("test.bench").Value.String() != "" {
+		fmt.Printf("visible: %s\n", os.Getenv("CUDA_VISIBLE_DEVICES"))
 		if log := os.Getenv("INVOCATION_LOG"); log != "" {
 			f, _ := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 			fmt.Fprintln(f, "start")
@@ -154,11 +159,9 @@ func TestMain(m *testing.M) {
 
 var sink int
 
-var sleep = "0s"
-
 func work(b *testing.B) {
 	for b.Loop() {
-		for j := 0; j < 2000; j++ {
+		for j := 0; j < 20000; j++ {
 			sink += j
 		}
 	}
@@ -170,18 +173,35 @@ func BenchmarkC(b *testing.B) { work(b) }
 func BenchmarkD(b *testing.B) { work(b) }
 `
 
-// buildShardSuite builds shardSuite's test binary, sleeping for sleep in
+// buildShardSuite builds fourBenchmarks' test binary, sleeping for sleep in
 // each benchmark invocation.
 func buildShardSuite(t *testing.T, sleep string) string {
+	return buildTestPackage(t, "suite", fourBenchmarks, "-ldflags=-X=example.com/suite.sleep="+sleep)
+}
+
+// buildTestPackage builds the test binary of a package example.com/name
+// whose one test file is source, with extra go test flags, and returns its
+// path (name.test in its module's directory).
+func buildTestPackage(t *testing.T, name, source string, flags ...string) string {
 	t.Helper()
-	src := t.TempDir()
-	write(t, src, "go.mod", "module example.com/suite\n\ngo 1.26\n")
-	write(t, src, "suite_test.go", shardSuite)
-	bin := filepath.Join(t.TempDir(), "suite.test")
-	cmd := exec.Command("go", "test", "-c", "-ldflags=-X=example.com/suite.sleep="+sleep, "-o", bin, ".")
-	cmd.Dir = src
+	dir := t.TempDir()
+	write(t, dir, "go.mod", "module example.com/"+name+"\n\ngo 1.26\n")
+	write(t, dir, name+"_test.go", source)
+	bin := filepath.Join(dir, name+".test")
+	cmd := exec.Command("go", append(append([]string{"test", "-c"}, flags...), "-o", bin, ".")...)
+	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+	return bin
+}
+
+// buildRegress builds regress itself and returns the executable's path.
+func buildRegress(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "regress")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building regress: %v\n%s", err, out)
 	}
 	return bin
 }
@@ -291,10 +311,7 @@ func runnerClass(t *testing.T, dir, shard string) string {
 func TestCheckSIGTERMKeepsFinishedRounds(t *testing.T) {
 	t.Parallel()
 	bin := buildShardSuite(t, "300ms")
-	regressBin := filepath.Join(t.TempDir(), "regress")
-	if out, err := exec.Command("go", "build", "-o", regressBin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building regress: %v\n%s", err, out)
-	}
+	regressBin := buildRegress(t)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "invocations")
 	cmd := exec.Command(regressBin, "check", "--baseline-bin", bin, "--current-bin", bin, "--config", "none", "--count", "10",

@@ -379,7 +379,7 @@ type regressPR struct {
 
 // newGHRunner reads the workflow and the action, and prepares a runner for
 // them: a go that hands out regress for the action's build step, and a
-// checkout of a repository holding shardSuite whose pull request's head is
+// checkout of a repository holding fourBenchmarks whose pull request's head is
 // its base (an A/A run).
 func newGHRunner(t *testing.T) (*ghRunner, regressPR) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -398,10 +398,7 @@ func newGHRunner(t *testing.T) (*ghRunner, regressPR) {
 		}
 	}
 	shim := t.TempDir()
-	regressBin := filepath.Join(shim, "regress.bin")
-	if out, err := exec.Command("go", "build", "-o", regressBin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building regress: %v\n%s", err, out)
-	}
+	regressBin := buildRegress(t)
 	realGo, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +416,7 @@ exec %q "$@"
 	src := &gitRepo{t: t, dir: t.TempDir()}
 	src.git("init", "-q", "-b", "main")
 	src.write("go.mod", "module example.com/suite\n\ngo 1.26\n")
-	src.write("suite_test.go", shardSuite)
+	src.write("suite_test.go", fourBenchmarks)
 	src.write("gpu.yaml", "version: 1\nsuite:\n  benchtime: 1ms\ndefaults: {threshold: 900%}\n")
 	src.git("add", "-A")
 	src.git("commit", "-qm", "suite")
