@@ -50,12 +50,12 @@ no Go toolchain.
 
 --shard i/n runs shard i of n of the top-level benchmarks (by a hash of
 their names), both sides interleaved as usual: one machine each in a CI
-matrix. With --results DIR each shard writes baseline.bench, current.bench
-and report.json into DIR; the header of each result file records count,
-seed and shard, and "regress judge DIR..." joins the shards into one
-report with one multiple-comparison correction. A shard's own verdict is
-not the gate: the joined one is. An empty shard writes its files (headers
-only) and exits 3.
+matrix, each with the same --seed (required). With --results DIR each
+shard writes baseline.bench, current.bench and report.json into DIR; the
+header of each result file records count, seed and shard, and "regress
+judge DIR..." joins the shards into one report with one multiple-
+comparison correction. A shard's own verdict is not the gate: the joined
+one is. An empty shard writes its files (headers only) and exits 3.
 
 A run cut short keeps its rounds: on SIGINT or SIGTERM (Ctrl-C, a CI job's
 timeout or cancellation) the processes under way are stopped, the rounds
@@ -138,6 +138,8 @@ func runCheck(e *env, args []string) int {
 		return fail(errors.New("--baseline-file needs --current-bin (without git there is no ref to build)"))
 	case c.mode == "stored" && s.shard != "":
 		return fail(errors.New("--shard: stored mode compares with the whole stored baseline; only relative (interleaved) checks are sharded"))
+	case s.shard != "" && s.seed == "":
+		return fail(errors.New("--shard: give every shard of one run the same --seed (for example the CI run's id): regress judge joins only shards with the same seed"))
 	}
 	start := time.Now()
 	deadline, err := parseDeadline(c.deadline, start)

@@ -437,6 +437,7 @@ func TestShardFlagErrors(t *testing.T) {
 	}{
 		{[]string{"check", "--mode", "stored", "--shard", "1/2", "--config", "none"}, "--shard: stored mode compares with the whole stored baseline"},
 		{[]string{"check", "--deadline", "0s", "--config", "none"}, "--deadline \"0s\": want a positive duration"},
+		{[]string{"check", "--shard", "1/2", "--config", "none"}, "--shard: give every shard of one run the same --seed"},
 		{[]string{"judge"}, "no shard directories"},
 		{[]string{"judge", "--format", "yaml", "d"}, "--format \"yaml\""},
 	} {
