@@ -314,7 +314,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 	}
 	switch {
 	case res.Stopped == runner.StopDeadline && res.Rounds == 0:
-		return nil, fmt.Errorf("--deadline %s: no round could finish before it", ck.c.deadline)
+		return nil, fmt.Errorf("--deadline %s passed before the first round could start: nothing to compare", ck.c.deadline)
 	case res.Stopped == runner.StopSignal:
 		ck.info("interrupted after %d of %d rounds: comparing those", res.Rounds, m.suite.Count)
 	case res.Stopped == runner.StopDeadline:
