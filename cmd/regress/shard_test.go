@@ -421,6 +421,11 @@ func TestCheckDeadline(t *testing.T) {
 		t.Errorf("fewer rounds than min_samples: exit %d, incomplete %+v\n%s", res.code, rep.Incomplete, res.stderr)
 	}
 
+	res = invoke(t, dir, "", "check", "--baseline-bin", bin, "--current-bin", bin, "--config", "none", "--quiet", "--deadline", "1ns")
+	if res.code != 2 || res.stdout != "" || !strings.Contains(res.stderr, "--deadline 1ns passed before the first round could start") {
+		t.Errorf("--deadline 1ns: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+
 	for _, bad := range []string{"-5m", "yesterday", "2001-01-01T00:00:00Z"} {
 		res := invoke(t, dir, "", "check", "--baseline-bin", bin, "--current-bin", bin, "--config", "none", "--deadline", bad)
 		if res.code != 2 || !strings.Contains(res.stderr, "--deadline \""+bad+"\"") {
