@@ -158,7 +158,7 @@ func runCheck(e *env, args []string) int {
 		return fail(err)
 	}
 	j.noiseRef = c.baselinesRef
-	ck := &checker{e: e, m: m, c: &c, quiet: s.quiet, start: start, deadline: deadline, stopSignals: stop, noiseFor: j.noiseFor(e)}
+	ck := &checker{e: e, m: m, c: &c, quiet: s.quiet, start: start, deadline: deadline, stopSignals: stop, noiseFor: j.noiseFor(e), ignore: j.ignore}
 	defer ck.cleanup()
 	r, err := ck.run(ctx, opt)
 	if err != nil {
@@ -227,6 +227,7 @@ type checker struct {
 	// stopSignals ends the handling of SIGINT and SIGTERM: once the
 	// benchmarks have stopped, a second signal ends regress at once.
 	stopSignals func()
+	ignore      []string // --ignore: configuration keys that never split comparisons
 
 	tmp       string
 	worktrees []*gitref.Worktree
@@ -382,7 +383,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		opt.BaseFiles, opt.CurFiles = []string{files["baseline"]}, []string{files["current"]}
 	}
 	opt.Failed = failed
-	r, err := regress.Compare(regress.Input{Baseline: []string{files["baseline"]}, Current: []string{files["current"]}, NoiseFor: ck.noiseFor}, opt)
+	r, err := regress.Compare(regress.Input{Baseline: []string{files["baseline"]}, Current: []string{files["current"]}, NoiseFor: ck.noiseFor, Ignore: ck.ignore}, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -456,3 +456,16 @@ func TestShardFlagErrors(t *testing.T) {
 		t.Errorf("judge -h: exit %d\n%s", res.code, res.stdout)
 	}
 }
+
+// TestCheckIgnore checks that check --ignore reaches the comparison: a key
+// that varies within a side (the visible GPU, one per lane of --gpus 0,1)
+// splits nothing when ignored.
+func TestCheckIgnore(t *testing.T) {
+	t.Parallel()
+	bin := buildShardSuite(t, "0s")
+	res := invoke(t, t.TempDir(), "", "check", "--baseline-bin", bin, "--current-bin", bin, "--config", "none", "--count", "2",
+		"--benchtime", "1x", "--quiet", "--format", "json", "--min-samples", "2", "--gpus", "0,1", "--ignore", "visible")
+	if rep := decodeReport(t, res.stdout); len(rep.Comparisons) != 4 || len(rep.Comparisons[0].Config) != 0 {
+		t.Errorf("check --ignore visible --gpus 0,1: %d comparisons, config %v", len(rep.Comparisons), rep.Comparisons[0].Config)
+	}
+}
