@@ -201,7 +201,21 @@ type loaded struct {
 // out.
 func openInChromium(t *testing.T, bin, path, out string) loaded {
 	var res loaded
-	dir := t.TempDir()
+	// Not t.TempDir: Chromium's helper processes outlive the killed browser for a moment and keep writing to
+	// the profile, which made TempDir's cleanup fail the test now and then. Removed with retries instead.
+	dir, err := os.MkdirTemp("", "kernelwatch-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 50 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("left %s behind: Chromium still writing to it", dir)
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd, ws, err := startChromium(ctx, bin, filepath.Join(dir, "profile"))
