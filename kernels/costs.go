@@ -27,7 +27,6 @@ type Costs struct {
 	Start                               time.Time
 	Open, Modules, Copy, Inputs, Warmup time.Duration
 	Sampling, Timed, Flush              time.Duration
-	loading                             bool // inside charge for Modules: no double count
 }
 
 // charge adds the time since start to *phase; call it as defer c.charge(&c.Phase, time.Now()).
@@ -37,17 +36,10 @@ func (c *Costs) charge(phase *time.Duration, start time.Time) { *phase += time.S
 type flushTimer interface{ FlushTime() time.Duration }
 
 // moduleLoader is a backend that loads a family's code on demand, so that a run loads only what it runs.
-type moduleLoader interface {
-	Load(f *Family) error
-	ModuleTime() time.Duration
-}
+type moduleLoader interface{ Load(f *Family) error }
 
-// Line is the costs configuration line: each phase in seconds, Modules and Flush as the backend counted them.
-func (c *Costs) Line(be Backend) string {
-	mod, flush := c.Modules, c.Flush
-	if ml, ok := be.(moduleLoader); ok {
-		mod = ml.ModuleTime()
-	}
+// Line is the costs configuration line: each phase in seconds.
+func (c *Costs) Line() string {
 	total := time.Since(c.Start)
 	if c.Start.IsZero() {
 		total = 0
@@ -57,8 +49,8 @@ func (c *Costs) Line(be Backend) string {
 	for _, p := range []struct {
 		name string
 		d    time.Duration
-	}{{"total", total}, {"open", c.Open}, {"modules", mod}, {"copy", c.Copy}, {"inputs", c.Inputs},
-		{"warmup", c.Warmup}, {"sampling", c.Sampling}, {"timed", c.Timed}, {"flush", flush}} {
+	}{{"total", total}, {"open", c.Open}, {"modules", c.Modules}, {"copy", c.Copy}, {"inputs", c.Inputs},
+		{"warmup", c.Warmup}, {"sampling", c.Sampling}, {"timed", c.Timed}, {"flush", c.Flush}} {
 		fmt.Fprintf(&b, " %s=%.4f", p.name, p.d.Seconds())
 	}
 	return b.String()

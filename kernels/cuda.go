@@ -125,7 +125,6 @@ type CUDA struct {
 	ptx        map[string]bool // embedded modules this GPU can load (loaded on first use)
 	funcs      map[string]cu.Function
 	events     []cu.Event // flush start, start and end of each sample of a batch
-	moduleTime time.Duration
 	flushTime  time.Duration
 	gateMem    cu.DevicePtr
 	token      uint32
@@ -268,8 +267,6 @@ func (c *CUDA) loadModule(name string) error {
 	if !c.ptx[name] {
 		return fmt.Errorf("no module %s for compute capability %d.%d", name, c.cc/10, c.cc%10)
 	}
-	start := time.Now()
-	defer func() { c.moduleTime += time.Since(start) }()
 	ptx, err := cudaPTX.ReadFile("cuda/ptx/" + name + ".ptx")
 	if err != nil {
 		return err
@@ -300,9 +297,6 @@ func (c *CUDA) Load(f *Family) error {
 		return nil
 	})
 }
-
-// ModuleTime is the time spent loading modules so far.
-func (c *CUDA) ModuleTime() time.Duration { return c.moduleTime }
 
 // FlushTime is the GPU time the cache flushes before timed launches have taken so far (by events).
 func (c *CUDA) FlushTime() time.Duration { return c.flushTime }

@@ -156,7 +156,7 @@ func (s *Suite) Finish() error {
 	}
 	fmt.Fprintf(s.Out, "copy-gbps-end: %.1f\n", gbps)
 	fmt.Fprintf(s.Out, "run-health: %s\n", RunHealth(s.CopyGBps, gbps, s.Policy.HealthTolerance))
-	fmt.Fprintln(s.Out, s.Costs.Line(s.Backend))
+	fmt.Fprintln(s.Out, s.Costs.Line())
 	return nil
 }
 

@@ -326,19 +326,7 @@ func relPath(e *env, path string) string {
 // comparison against it could never reach significance. It names the
 // benchmark with the fewest samples, the count and min_samples.
 func enoughSamples(data []byte, class string, cfg *config.Config) error {
-	f, err := os.CreateTemp("", "kernelwatch-baseline-*.bench")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	side, err := parse.NewReader(nil).ReadSide([]string{f.Name()})
+	side, err := parse.NewReader(bytes.NewReader(data)).ReadSide([]string{"-"})
 	if err != nil {
 		return err
 	}
