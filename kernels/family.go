@@ -78,6 +78,22 @@ type Family struct {
 	Skip func(c Case, impl Impl) string
 	// Check replaces the relative-L2 comparison for families whose error bound is per element (FP8); nil: relL2.
 	Check func(c Case, in, got, want [][]float64) error
+	// DTypes are the storage dtypes the family is declared in; nil: StorageDTypes. Tensor-core families
+	// (bf16 inputs, fp32 accumulation) declare only BF16.
+	DTypes []DType
+	// Flops, when set, is the useful floating-point work of one launch of case c (2·M·N·K per GEMM;
+	// 4·B·H·T²·d for attention, half when causal). The harness then reports TFLOP/s and, where the suite
+	// measured the device's tensor-core rate (Suite.MMATFLOPS), pct-mma: the compute-bound families'
+	// yardstick, as pct-copy is the memory-bound ones'.
+	Flops func(c Case) float64
+}
+
+// dtypes is the family's storage dtypes: DTypes, or StorageDTypes when it declares none.
+func (f *Family) dtypes() []DType {
+	if f.DTypes != nil {
+		return f.DTypes
+	}
+	return StorageDTypes
 }
 
 // DefaultTolerance is the relative L2 error allowed on an output of dtype dt (design §7).
@@ -119,7 +135,7 @@ func (f *Family) sweep(shapes []Case) []Case {
 		variants = []string{""}
 	}
 	var cs []Case
-	for _, dt := range StorageDTypes {
+	for _, dt := range f.dtypes() {
 		for _, s := range shapes {
 			for _, v := range variants {
 				s.DType, s.Variant = dt, v

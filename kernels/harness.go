@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"hash/fnv"
@@ -101,6 +102,9 @@ type Suite struct {
 	Policy   Policy
 	Grid     []Shape
 	CopyGBps float64 // measured by Start
+	// MMATFLOPS is the device's dense bf16 tensor-core rate (mma.sync, fp32 accumulation) measured by Start,
+	// the yardstick of pct-mma; 0 where the backend cannot measure one (the CPU, GPUs before sm_80).
+	MMATFLOPS float64
 	Out      io.Writer
 	// Costs is where the run's time went, printed by Finish as the costs line (see Costs).
 	Costs Costs
@@ -121,6 +125,18 @@ var unitLines = []string{
 	"Unit p99-ns better=lower",
 	"Unit scratch-B better=lower assume=exact",
 	"Unit hot-ns better=lower",
+	"Unit TFLOP/s better=higher",
+	"Unit pct-mma better=higher",
+}
+
+// mmaProber is a backend that can measure its tensor cores: MeasureMMA times a kernel that does nothing but
+// dense bf16 mma.sync with fp32 accumulation from registers (no memory traffic) and returns TFLOP/s, or an
+// error wrapping ErrNotImplemented where the device has no such instruction; PeakMMA is the theoretical rate
+// from a table in code (SMs × clock × dense bf16 FLOP per SM per clock) and how it was computed, 0 when the
+// device is not in the table.
+type mmaProber interface {
+	MeasureMMA() (float64, error)
+	PeakMMA() (tflops float64, how string)
 }
 
 // Start measures the copy bandwidth and prints the run's config and Unit lines; call it before any benchmark.
@@ -134,6 +150,23 @@ func (s *Suite) Start() error {
 		fmt.Fprintln(s.Out, l)
 	}
 	fmt.Fprintf(s.Out, "copy-gbps: %.1f\n", gbps)
+	if p, ok := s.Backend.(mmaProber); ok {
+		start := time.Now()
+		tf, err := p.MeasureMMA()
+		s.Costs.charge(&s.Costs.Copy, start)
+		switch {
+		case err == nil:
+			s.MMATFLOPS = tf
+			fmt.Fprintf(s.Out, "mma-tflops: %.1f\n", tf)
+		case errors.Is(err, ErrNotImplemented):
+			fmt.Fprintf(s.Out, "mma-tflops: none (%v)\n", err)
+		default:
+			return err
+		}
+		if peak, how := p.PeakMMA(); peak > 0 {
+			fmt.Fprintf(s.Out, "mma-peak-tflops: %.1f (%s)\n", peak, how)
+		}
+	}
 	for _, l := range unitLines {
 		fmt.Fprintln(s.Out, l)
 	}
@@ -290,7 +323,8 @@ func (s *Suite) adaptive() bool {
 
 // measure warms l up (unless this case and impl already ran in this process), takes one sample — adaptively
 // (Policy) or of exactly b.N launches — and reports the metrics: ns/op (the median launch), p99-ns, GB/s
-// (MinBytes / median), pct-copy, scratch-B and, for kernels under Policy.HotBelow, hot-ns. An adaptive
+// (MinBytes / median), pct-copy, scratch-B, for families that declare Flops TFLOP/s and pct-mma (against
+// Suite.MMATFLOPS), and, for kernels under Policy.HotBelow, hot-ns. An adaptive
 // sample sets b.N to its launch count, which go test prints as the iteration count.
 func (s *Suite) measure(b *testing.B, f *Family, c Case, l Launch, warm bool) error {
 	b.StopTimer()
@@ -325,6 +359,13 @@ func (s *Suite) measure(b *testing.B, f *Family, c Case, l Launch, warm bool) er
 	b.ReportMetric(gbps, "GB/s")
 	b.ReportMetric(100*gbps/s.CopyGBps, "pct-copy")
 	b.ReportMetric(float64(l.ScratchBytes()), "scratch-B")
+	if f.Flops != nil {
+		tflops := f.Flops(c) / med / 1e3 // FLOP per ns = GFLOP/s
+		b.ReportMetric(tflops, "TFLOP/s")
+		if s.MMATFLOPS > 0 {
+			b.ReportMetric(100*tflops/s.MMATFLOPS, "pct-mma")
+		}
+	}
 	if s.Policy.HotBelow > 0 && med < float64(s.Policy.HotBelow.Nanoseconds()) {
 		start := time.Now()
 		hot, err := s.timed(l, s.Policy.HotSamples, Timing{Repeat: s.Policy.HotRepeat})

@@ -1,10 +1,14 @@
 package kernels
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -253,5 +257,110 @@ func TestBenchSkip(t *testing.T) {
 	// The copy reference (Start), then fp32 fused and naive, then bf16 fused alone.
 	if want := []Impl{Fused, Fused, Naive, Fused}; !slices.Equal(be.impls, want) {
 		t.Errorf("prepared %v, want %v", be.impls, want)
+	}
+}
+
+// TestHarnessComputeMetrics checks the compute-bound metrics: a family that declares Flops gets TFLOP/s
+// (Flops / ns/op), and pct-mma against the suite's measured tensor-core rate only when there is one.
+func TestHarnessComputeMetrics(t *testing.T) {
+	bt := flag.Lookup("test.benchtime")
+	old := bt.Value.String()
+	if err := bt.Value.Set("1x"); err != nil {
+		t.Fatal(err)
+	}
+	defer bt.Value.Set(old)
+	be := NewCPU(2)
+	defer be.Close()
+	f := *CopyFamily
+	f.Flops = func(c Case) float64 { return 1e6 * float64(c.Rows) }
+	c := Case{DType: FP32, Shape: Shape{64, 256}}
+	for _, mma := range []float64{0, 0.5} {
+		s := NewSuite(be, io.Discard)
+		s.CopyGBps, s.MMATFLOPS = 10, mma
+		s.Policy.WarmupMax = 0
+		st, err := s.prepare(&f, c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runErr error
+		res := testing.Benchmark(func(b *testing.B) {
+			l, err := st.launch(Fused)
+			if err == nil {
+				err = s.measure(b, &f, c, l, false)
+			}
+			runErr = err
+		})
+		st.release()
+		if runErr != nil {
+			t.Fatal(runErr)
+		}
+		want := 64e6 / res.Extra["ns/op"] / 1e3
+		if got := res.Extra["TFLOP/s"]; math.Abs(got-want) > 1e-9*want || !(got > 0) {
+			t.Errorf("mma %v: TFLOP/s %v, want %v", mma, got, want)
+		}
+		pct, ok := res.Extra["pct-mma"]
+		switch {
+		case mma == 0 && ok:
+			t.Errorf("pct-mma %v reported with no measured tensor-core rate", pct)
+		case mma > 0 && math.Abs(pct-100*want/mma) > 1e-9*pct:
+			t.Errorf("pct-mma %v, want %v", pct, 100*want/mma)
+		}
+	}
+	// A family without Flops reports neither.
+	s := NewSuite(be, io.Discard)
+	s.CopyGBps, s.MMATFLOPS = 10, 1
+	s.Policy.WarmupMax = 0
+	st, err := s.prepare(CopyFamily, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.release()
+	res := testing.Benchmark(func(b *testing.B) {
+		if l, err := st.launch(Fused); err == nil {
+			_ = s.measure(b, CopyFamily, c, l, false)
+		}
+	})
+	if _, ok := res.Extra["TFLOP/s"]; ok {
+		t.Errorf("Copy reported TFLOP/s: %v", res.Extra)
+	}
+}
+
+// fakeMMA is a CPU backend that claims tensor cores, for the config lines Start prints.
+type fakeMMA struct {
+	Backend
+	tflops float64
+	err    error
+}
+
+func (f fakeMMA) MeasureMMA() (float64, error) { return f.tflops, f.err }
+func (f fakeMMA) PeakMMA() (float64, string)   { return 989.4, "132 SMs × 1.83 GHz × 4096" }
+
+// TestStartPrintsMMA checks the mma config lines: the measured rate and the table's peak; "none" with the
+// reason on a device without the instruction; any other failure stops the run.
+func TestStartPrintsMMA(t *testing.T) {
+	cpu := NewCPU(2)
+	defer cpu.Close()
+	for _, tc := range []struct {
+		be      fakeMMA
+		want    string
+		wantErr bool
+	}{
+		{fakeMMA{cpu, 612.34, nil}, "mma-tflops: 612.3\nmma-peak-tflops: 989.4 (132 SMs × 1.83 GHz × 4096)\n", false},
+		{fakeMMA{cpu, 0, fmt.Errorf("sm_75: %w", ErrNotImplemented)}, "mma-tflops: none (sm_75: not implemented on this backend)\n", false},
+		{fakeMMA{cpu, 0, errors.New("launch failed")}, "", true},
+	} {
+		var out strings.Builder
+		s := NewSuite(tc.be, &out)
+		s.Policy.CopyBytes, s.Policy.CopySamples = 1<<20, 1
+		err := s.Start()
+		if (err != nil) != tc.wantErr || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%v: err %v, output\n%s\nwant it to contain\n%s", tc.be.err, err, out.String(), tc.want)
+		}
+		if err == nil && s.MMATFLOPS != tc.be.tflops {
+			t.Errorf("MMATFLOPS %v, want %v", s.MMATFLOPS, tc.be.tflops)
+		}
+		if s.copy != nil {
+			s.copy.release()
+		}
 	}
 }
