@@ -105,7 +105,7 @@ type Suite struct {
 	// MMATFLOPS is the device's dense bf16 tensor-core rate (mma.sync, fp32 accumulation) measured by Start,
 	// the yardstick of pct-mma; 0 where the backend cannot measure one (the CPU, GPUs before sm_80).
 	MMATFLOPS float64
-	Out      io.Writer
+	Out       io.Writer
 	// Costs is where the run's time went, printed by Finish as the costs line (see Costs).
 	Costs Costs
 
