@@ -15,6 +15,7 @@
 # tests     every correctness test of the suite (fill generator included; TESTS narrows them) and the slowed
 #           variant's own.
 # probe     one process of the whole suite at -benchtime 1x (adaptive): its wall time and costs line.
+# bench     the same for the benchmarks BENCH selects (a -test.bench pattern): first figures of new families.
 # old       the same selection (OLD_BENCH) in one process of the old binary at its default (200x) and of the new
 #           one (1x): the per-process cost before and after, to scale to a whole check.
 # aa        AA_RUNS whole-suite checks of the binary against itself at the default count.
@@ -65,6 +66,8 @@ one() {
 }
 
 probe() { one probe $G/kernels.test . 1x; }
+
+bench() { one bench $G/kernels.test "${BENCH:?bench: set BENCH to a -test.bench pattern}" 1x; }
 
 old() {
   [ -x $G/kernels-old.test ] || { log "old: no $G/kernels-old.test"; return 1; }
@@ -161,7 +164,7 @@ stored() {
 
 for p in "$@"; do
   case $p in
-    tests | probe | old | aa | calibrate | detect | baseline | stored) "$p" || log "$p: failed" ;;
+    tests | probe | bench | old | aa | calibrate | detect | baseline | stored) "$p" || log "$p: failed" ;;
     *) echo "unknown phase $p" >&2; exit 2 ;;
   esac
 done
