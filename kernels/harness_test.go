@@ -149,12 +149,7 @@ func TestMinBytes(t *testing.T) {
 // TestHarnessMetrics runs the harness's measurement once (-benchtime=1x) and checks that it reports every
 // metric, with scratch-B the exact size of the naive RMSNorm chain's intermediates.
 func TestHarnessMetrics(t *testing.T) {
-	bt := flag.Lookup("test.benchtime")
-	old := bt.Value.String()
-	if err := bt.Value.Set("1x"); err != nil {
-		t.Fatal(err)
-	}
-	defer bt.Value.Set(old)
+	benchtime1x(t)
 	be := NewCPU(2)
 	defer be.Close()
 	s := NewSuite(be, io.Discard)
@@ -164,22 +159,7 @@ func TestHarnessMetrics(t *testing.T) {
 	// x² [4×256], mean [4], mean+ε [4], rsqrt [4], x·r [4×256], all fp32; fp32 needs no upcast.
 	const wantScratch = 4 * (1024 + 4 + 4 + 4 + 1024)
 	for _, impl := range Impls {
-		st, err := s.prepare(RMSNormFamily, c, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var runErr error
-		res := testing.Benchmark(func(b *testing.B) {
-			l, err := st.launch(impl)
-			if err == nil {
-				err = s.measure(b, RMSNormFamily, c, l, false)
-			}
-			runErr = err
-		})
-		st.release()
-		if runErr != nil {
-			t.Fatal(runErr)
-		}
+		res := measureOnce(t, s, RMSNormFamily, c, impl)
 		for _, unit := range []string{"ns/op", "p99-ns", "GB/s", "pct-copy"} {
 			if !(res.Extra[unit] > 0) {
 				t.Errorf("%s: %s = %v", impl, unit, res.Extra[unit])
@@ -192,6 +172,39 @@ func TestHarnessMetrics(t *testing.T) {
 			t.Errorf("%s: pct-copy %v, want %v", impl, got, want)
 		}
 	}
+}
+
+// benchtime1x sets -test.benchtime to 1x (the adaptive policy's signal) until the test ends.
+func benchtime1x(t *testing.T) {
+	bt := flag.Lookup("test.benchtime")
+	old := bt.Value.String()
+	if err := bt.Value.Set("1x"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bt.Value.Set(old) })
+}
+
+// measureOnce prepares case c of family f on suite s, runs the harness's measurement of impl once as a
+// benchmark and returns what it reported.
+func measureOnce(t *testing.T, s *Suite, f *Family, c Case, impl Impl) testing.BenchmarkResult {
+	t.Helper()
+	st, err := s.prepare(f, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.release()
+	var runErr error
+	res := testing.Benchmark(func(b *testing.B) {
+		l, err := st.launch(impl)
+		if err == nil {
+			err = s.measure(b, f, c, l, false)
+		}
+		runErr = err
+	})
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+	return res
 }
 
 // TestCPUTime checks the CPU clock: one positive sample per launch, hot or with a cache flush before each.
@@ -263,12 +276,7 @@ func TestBenchSkip(t *testing.T) {
 // TestHarnessComputeMetrics checks the compute-bound metrics: a family that declares Flops gets TFLOP/s
 // (Flops / ns/op), and pct-mma against the suite's measured tensor-core rate only when there is one.
 func TestHarnessComputeMetrics(t *testing.T) {
-	bt := flag.Lookup("test.benchtime")
-	old := bt.Value.String()
-	if err := bt.Value.Set("1x"); err != nil {
-		t.Fatal(err)
-	}
-	defer bt.Value.Set(old)
+	benchtime1x(t)
 	be := NewCPU(2)
 	defer be.Close()
 	f := *CopyFamily
@@ -278,22 +286,7 @@ func TestHarnessComputeMetrics(t *testing.T) {
 		s := NewSuite(be, io.Discard)
 		s.CopyGBps, s.MMATFLOPS = 10, mma
 		s.Policy.WarmupMax = 0
-		st, err := s.prepare(&f, c, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var runErr error
-		res := testing.Benchmark(func(b *testing.B) {
-			l, err := st.launch(Fused)
-			if err == nil {
-				err = s.measure(b, &f, c, l, false)
-			}
-			runErr = err
-		})
-		st.release()
-		if runErr != nil {
-			t.Fatal(runErr)
-		}
+		res := measureOnce(t, s, &f, c, Fused)
 		want := 64e6 / res.Extra["ns/op"] / 1e3
 		if got := res.Extra["TFLOP/s"]; math.Abs(got-want) > 1e-9*want || !(got > 0) {
 			t.Errorf("mma %v: TFLOP/s %v, want %v", mma, got, want)
@@ -310,18 +303,8 @@ func TestHarnessComputeMetrics(t *testing.T) {
 	s := NewSuite(be, io.Discard)
 	s.CopyGBps, s.MMATFLOPS = 10, 1
 	s.Policy.WarmupMax = 0
-	st, err := s.prepare(CopyFamily, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.release()
-	res := testing.Benchmark(func(b *testing.B) {
-		if l, err := st.launch(Fused); err == nil {
-			_ = s.measure(b, CopyFamily, c, l, false)
-		}
-	})
-	if _, ok := res.Extra["TFLOP/s"]; ok {
-		t.Errorf("Copy reported TFLOP/s: %v", res.Extra)
+	if res := measureOnce(t, s, CopyFamily, c, Fused); res.Extra["TFLOP/s"] != 0 || res.Extra["pct-mma"] != 0 {
+		t.Errorf("Copy reported TFLOP/s or pct-mma: %v", res.Extra)
 	}
 }
 
