@@ -310,12 +310,14 @@ func (l *cpuLaunch) rows(n int, fn func(r0, r1 int)) { l.pool.run(n, fn) }
 // kept from one Run to the next, the way an eager framework's caching allocator keeps device memory, so the
 // timing measures the passes rather than Go's zeroing of fresh pages.
 type arena struct {
-	bufs  [][]float32
-	next  int
-	bytes int64
+	bufs   [][]float32
+	next   int
+	bufs16 [][]uint16 // bf16 intermediates (a composite family's, kept in its storage dtype)
+	next16 int
+	bytes  int64
 }
 
-func (a *arena) reset() { a.next, a.bytes = 0, 0 }
+func (a *arena) reset() { a.next, a.next16, a.bytes = 0, 0, 0 }
 
 // f32 returns an intermediate of n float32s with unspecified contents.
 func (a *arena) f32(n int) []float32 {
@@ -328,6 +330,20 @@ func (a *arena) f32(n int) []float32 {
 	b := a.bufs[a.next][:n]
 	a.next++
 	a.bytes += 4 * int64(n)
+	return b
+}
+
+// b16 returns an intermediate of n bf16 values with unspecified contents.
+func (a *arena) b16(n int) []uint16 {
+	if a.next16 == len(a.bufs16) {
+		a.bufs16 = append(a.bufs16, nil)
+	}
+	if cap(a.bufs16[a.next16]) < n {
+		a.bufs16[a.next16] = make([]uint16, n)
+	}
+	b := a.bufs16[a.next16][:n]
+	a.next16++
+	a.bytes += 2 * int64(n)
 	return b
 }
 

@@ -89,6 +89,8 @@ type cudaFamily struct {
 // its own.
 var cudaKernels = map[string]cudaFamily{}
 
+// registerCUDA registers family f's launchers and the module (cuda/ptx/<module>.ptx) their kernels come from;
+// a composite family (compose.go), whose launchers only call other families', gives module "".
 func registerCUDA(f *Family, module string, fused, naive func(*cudaLaunch)) {
 	cudaKernels[f.Name] = cudaFamily{module, fused, naive}
 }
@@ -245,7 +247,7 @@ func (c *CUDA) open(ordinal int) error {
 		c.ptx[name] = true
 	}
 	for fam, cf := range cudaKernels {
-		if !c.ptx[cf.module] {
+		if cf.module != "" && !c.ptx[cf.module] { // "": a composite (compose.go), its members' modules
 			return fmt.Errorf("%s: no embedded module cuda/ptx/%s.ptx (go generate -tags cuda ./kernels/)", fam, cf.module)
 		}
 	}

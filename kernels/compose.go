@@ -1,0 +1,43 @@
+package kernels
+
+import "fmt"
+
+// A composite family (the Llama-2 decoder layer) is built from other families' code rather than kernels of its
+// own: its fused form runs the members' fused code and its naive form their naive code, over intermediates the
+// composite allocates, so that its time and scratch-B compare the two whole chains. call and tmpBuf are the two
+// things a composite needs from each backend; see compose_cuda.go for the CUDA twins.
+
+// call runs family f's impl on case c over buffers in and out (following f.Inputs and f.Outputs) as part of
+// l's Run. The member's intermediates come from l's arena, so l's scratch-B counts them.
+func (l *cpuLaunch) call(f *Family, impl Impl, c Case, in, out []*cpuBuffer) {
+	impls := cpuKernels[f.Name]
+	run := map[Impl]func(*cpuLaunch){Fused: impls.fused, Naive: impls.naive}[impl]
+	if run == nil {
+		// Composites are declared next to their members in this package; a missing member is a bug of the
+		// declaration that every test run finds, not a condition of the input.
+		panic(fmt.Sprintf("kernels: a composite calls %s %s, which the cpu backend lacks", f.Name, impl))
+	}
+	if err := f.CheckBuffers(c, asBuffers(in), asBuffers(out)); err != nil {
+		panic(fmt.Sprintf("kernels: composite calls %s %s: %v", f.Name, f.BenchName(c, impl), err))
+	}
+	sub := cpuLaunch{Case: c, in: in, out: out, run: run, pool: l.pool, scratch: l.scratch}
+	run(&sub)
+	l.scratch = sub.scratch
+}
+
+// tmpBuf returns an intermediate of n elements of dtype dt (FP32 or BF16) from l's arena, counted in scratch-B.
+func (l *cpuLaunch) tmpBuf(dt DType, n int) *cpuBuffer {
+	if dt == BF16 {
+		return &cpuBuffer{dt: BF16, u16: l.scratch.b16(n)}
+	}
+	return &cpuBuffer{dt: FP32, f32: l.scratch.f32(n)}
+}
+
+// asBuffers widens a slice of concrete buffers to the Buffer interface.
+func asBuffers[T Buffer](bs []T) []Buffer {
+	out := make([]Buffer, len(bs))
+	for i, b := range bs {
+		out[i] = b
+	}
+	return out
+}
