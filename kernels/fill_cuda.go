@@ -26,12 +26,12 @@ func (c *CUDA) Fill(dst Buffer, d Dist, cs Case, seed uint64) error {
 		name, args = "fill_normal", []uint64{uint64(b.ptr), n, uint64(b.dt), seed, math.Float64bits(d.Mean), math.Float64bits(d.SD)}
 	case d.Kind == Labels && b.dt == Int32 && cs.Cols > 0:
 		name, args = "fill_labels", []uint64{uint64(b.ptr), n, uint64(cs.Cols), seed}
-	case (d.Kind == RoPECos || d.Kind == RoPESin) && b.dt == FP32 && b.n == cs.Rows*ropeHeadDim/2:
+	case (d.Kind == RoPECos || d.Kind == RoPESin) && b.dt == FP32 && b.n%(ropeHeadDim/2) == 0:
 		which := uint64(0)
 		if d.Kind == RoPESin {
 			which = 1
 		}
-		name, args = "fill_rope", []uint64{uint64(b.ptr), uint64(cs.Rows), which, seed}
+		name, args = "fill_rope", []uint64{uint64(b.ptr), uint64(b.n / (ropeHeadDim / 2)), which, seed}
 	case (d.Kind == Uniform || d.Kind == Polar) && (b.dt == FP32 || b.dt == BF16):
 		name = map[DistKind]string{Uniform: "fill_uniform", Polar: "fill_polar"}[d.Kind]
 		args = []uint64{uint64(b.ptr), n, uint64(b.dt), seed, math.Float64bits(d.Lo), math.Float64bits(d.Hi)}

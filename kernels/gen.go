@@ -71,7 +71,7 @@ func (d Dist) Sample(r *rand.Rand, c Case, dst []float32) {
 			}
 		}
 	case RoPECos, RoPESin:
-		ropeTable(d.Kind, r.IntN(4096), c, dst)
+		ropeTable(d.Kind, r.IntN(4096), dst)
 	case Uniform:
 		for i := range dst {
 			dst[i] = float32(d.Lo + (d.Hi-d.Lo)*r.Float64())
@@ -122,13 +122,13 @@ func sampleNormal(r *rand.Rand, mean, sd float64, dst []float32) {
 }
 
 // ropeTable fills a [rows, 64] table with f(position · 10000^(−2i/128)), positions from start.
-func ropeTable(kind DistKind, start int, c Case, dst []float32) {
+func ropeTable(kind DistKind, start int, dst []float32) {
 	const half = ropeHeadDim / 2
 	f := math.Cos
 	if kind == RoPESin {
 		f = math.Sin
 	}
-	for t := range c.Rows {
+	for t := range len(dst) / half { // a table of tokens rows: the RoPE family's rows, a layer's t
 		for i := range half {
 			dst[t*half+i] = float32(f(float64(start+t) * math.Pow(10000, -2*float64(i)/ropeHeadDim)))
 		}
@@ -205,7 +205,7 @@ func (d Dist) FillHost(c Case, seed uint64, dst []float32) {
 			dst[i] = fillLabel(seed, i, c.Cols)
 		}
 	case RoPECos, RoPESin:
-		ropeTable(d.Kind, ropeStart(seed), c, dst)
+		ropeTable(d.Kind, ropeStart(seed), dst)
 	case Uniform:
 		parallelChunks(len(dst), 1<<16, func(_, lo, hi int) {
 			for i := lo; i < hi; i++ {

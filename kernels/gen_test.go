@@ -166,7 +166,7 @@ func TestFillDistributions(t *testing.T) {
 		c := Case{Shape: Shape{40, 256}}
 		got, want := make([]float32, 40*64), make([]float32, 40*64)
 		Dist{Kind: RoPESin}.FillHost(c, seed, got)
-		ropeTable(RoPESin, ropeStart(seed), c, want)
+		ropeTable(RoPESin, ropeStart(seed), want)
 		if !same(got, want) {
 			t.Errorf("seed %d: RoPE fill differs from the table at its start", seed)
 		}
