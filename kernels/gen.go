@@ -238,6 +238,9 @@ func (d Dist) FillHost(c Case, seed uint64, dst []float32) {
 
 // parallelChunks calls f(k, lo, hi) for the k-th chunk [lo, hi) of n elements, on up to GOMAXPROCS goroutines.
 func parallelChunks(n, chunk int, f func(k, lo, hi int)) {
+	if n == 0 {
+		return // an empty operand (an input a variant does not use)
+	}
 	if n <= chunk {
 		f(0, 0, n)
 		return
