@@ -21,3 +21,4 @@ func BenchmarkMLSTM(b *testing.B)            { suite.Bench(b, MLSTMFamily) }
 func BenchmarkConv1D(b *testing.B)           { suite.Bench(b, Conv1DFamily) }
 func BenchmarkLinearRecurrence(b *testing.B) { suite.Bench(b, LinearRecurrenceFamily) }
 func BenchmarkRTU(b *testing.B)              { suite.Bench(b, RTUFamily) }
+func BenchmarkAttention(b *testing.B)        { suite.Bench(b, AttentionFamily) }

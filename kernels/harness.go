@@ -296,6 +296,9 @@ func (s *Suite) Bench(b *testing.B, f *Family) {
 					}
 				}
 				l, err := st.launch(impl)
+				if errors.Is(err, ErrNotImplemented) { // a kernel this device cannot run (attention before sm_80)
+					b.Skip(err)
+				}
 				if err != nil {
 					b.Fatal(err)
 				}
