@@ -23,3 +23,4 @@ func BenchmarkLinearRecurrence(b *testing.B) { suite.Bench(b, LinearRecurrenceFa
 func BenchmarkRTU(b *testing.B)              { suite.Bench(b, RTUFamily) }
 func BenchmarkGEMM(b *testing.B)             { suite.Bench(b, GEMMFamily) }
 func BenchmarkFFN(b *testing.B)              { suite.Bench(b, FFNFamily) }
+func BenchmarkAttention(b *testing.B)        { suite.Bench(b, AttentionFamily) }

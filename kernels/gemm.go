@@ -140,22 +140,5 @@ func widen(d []float32, a act, off int) {
 	}
 }
 
-// dot32 is Σ a[i]·b[i] in float32, four partial sums.
-func dot32(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 // ceilDivInt is ⌈a/b⌉ for positive b.
 func ceilDivInt(a, b int) int { return (a + b - 1) / b }

@@ -100,3 +100,19 @@ func absMax32(x []float32) float32 {
 	}
 	return m
 }
+
+// dot32 is Σ a[i]·b[i] in float32, eight independent lanes (mathf.go's convention).
+func dot32(a, b []float32) float32 {
+	var acc [8]float32
+	n := len(a) &^ 7
+	for i := 0; i < n; i += 8 {
+		x, y := a[i:i+8:i+8], b[i:i+8:i+8]
+		for j := range 8 {
+			acc[j] += x[j] * y[j]
+		}
+	}
+	for i := n; i < len(a); i++ {
+		acc[i&7] += a[i] * b[i]
+	}
+	return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]))
+}
