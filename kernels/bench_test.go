@@ -24,3 +24,4 @@ func BenchmarkRTU(b *testing.B)              { suite.Bench(b, RTUFamily) }
 func BenchmarkGEMM(b *testing.B)             { suite.Bench(b, GEMMFamily) }
 func BenchmarkFFN(b *testing.B)              { suite.Bench(b, FFNFamily) }
 func BenchmarkAttention(b *testing.B)        { suite.Bench(b, AttentionFamily) }
+func BenchmarkLlamaLayer(b *testing.B)       { suite.Bench(b, LlamaLayerFamily) }

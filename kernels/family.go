@@ -221,7 +221,7 @@ func relL2Within(got, want []float64, tol float64) error {
 var Families = []*Family{CopyFamily, RMSNormFamily, LayerNormFamily, SoftmaxFamily, GELUFamily, SwiGLUFamily,
 	RoPEFamily, CrossEntropyFamily, FP8QuantFamily, SelectiveScanFamily,
 	LSTMFamily, SLSTMFamily, MLSTMFamily, Conv1DFamily, LinearRecurrenceFamily, RTUFamily, GEMMFamily, FFNFamily,
-	AttentionFamily}
+	AttentionFamily, LlamaLayerFamily}
 
 // Operand lengths shared by the declarations.
 func matrixLen(c Case) int { return c.Rows * c.Cols }
