@@ -41,3 +41,15 @@ func asBuffers[T Buffer](bs []T) []Buffer {
 	}
 	return out
 }
+
+// add is dst = a + b over rows × cols, one eager op.
+func (l *cpuLaunch) add(dst, a, b *cpuBuffer, rows, cols int) {
+	l.binary(opAdd, dense(dst.act(), cols), dense(a.act(), cols), dense(b.act(), cols), rows, cols)
+}
+
+// permute returns a bf16 (n0, n1, w) tensor as a new (n1, n0, w) intermediate.
+func (l *cpuLaunch) permute(a *cpuBuffer, n0, n1, w int) *cpuBuffer {
+	b := l.tmpBuf(BF16, n0*n1*w)
+	permute3Into(b.u16, a.u16, n0, n1, w)
+	return b
+}

@@ -35,3 +35,20 @@ func (l *cudaLaunch) call(f *Family, impl Impl, c Case, in, out []*cudaBuffer) {
 func (l *cudaLaunch) tmpBuf(dt DType, n int) *cudaBuffer {
 	return &cudaBuffer{dt: dt, n: n, ptr: l.alloc(int64(n)*int64(dt.Size()), false)}
 }
+
+// add records dst = a + b over rows × cols, one eager op.
+func (l *cudaLaunch) add(dst, a, b *cudaBuffer, rows, cols int) {
+	l.binary(opAdd, dst.dense(cols), a.dense(cols), b.dense(cols), rows, cols)
+}
+
+// permute records the copy of a bf16 (n0, n1, w) tensor into a new (n1, n0, w) intermediate (cuda/layer.cu;
+// w a multiple of 8).
+func (l *cudaLaunch) permute(a *cudaBuffer, n0, n1, w int) *cudaBuffer {
+	b := l.tmpBuf(BF16, n0*n1*w)
+	if w%8 != 0 {
+		l.fail(fmt.Errorf("permute: rows of %d elements, not a multiple of 8", w))
+		return b
+	}
+	l.kernelIn("layer", "permute3_b16", ceilDiv(n0*n1*w/8, 256), 256, a, b, n0, n1, w)
+	return b
+}

@@ -321,29 +321,26 @@ func (a *arena) reset() { a.next, a.next16, a.bytes = 0, 0, 0 }
 
 // f32 returns an intermediate of n float32s with unspecified contents.
 func (a *arena) f32(n int) []float32 {
-	if a.next == len(a.bufs) {
-		a.bufs = append(a.bufs, nil)
-	}
-	if cap(a.bufs[a.next]) < n {
-		a.bufs[a.next] = make([]float32, n)
-	}
-	b := a.bufs[a.next][:n]
-	a.next++
 	a.bytes += 4 * int64(n)
-	return b
+	return grab(&a.bufs, &a.next, n)
 }
 
 // b16 returns an intermediate of n bf16 values with unspecified contents.
 func (a *arena) b16(n int) []uint16 {
-	if a.next16 == len(a.bufs16) {
-		a.bufs16 = append(a.bufs16, nil)
-	}
-	if cap(a.bufs16[a.next16]) < n {
-		a.bufs16[a.next16] = make([]uint16, n)
-	}
-	b := a.bufs16[a.next16][:n]
-	a.next16++
 	a.bytes += 2 * int64(n)
+	return grab(&a.bufs16, &a.next16, n)
+}
+
+// grab hands out buffer *next of bufs, grown to n elements, and moves next on.
+func grab[T any](bufs *[][]T, next *int, n int) []T {
+	if *next == len(*bufs) {
+		*bufs = append(*bufs, nil)
+	}
+	if cap((*bufs)[*next]) < n {
+		(*bufs)[*next] = make([]T, n)
+	}
+	b := (*bufs)[*next][:n]
+	*next++
 	return b
 }
 

@@ -102,12 +102,17 @@ func layerRef(c Case, in [][]float64) [][]float64 {
 // permute3 returns a (n0, n1, w) row-major tensor as (n1, n0, w): rows of w elements, the two outer axes swapped.
 func permute3[T any](a []T, n0, n1, w int) []T {
 	out := make([]T, len(a))
+	permute3Into(out, a, n0, n1, w)
+	return out
+}
+
+// permute3Into writes permute3(src, …) into dst.
+func permute3Into[T any](dst, src []T, n0, n1, w int) {
 	for i := range n0 {
 		for j := range n1 {
-			copy(out[(j*n0+i)*w:(j*n0+i+1)*w], a[(i*n1+j)*w:(i*n1+j+1)*w])
+			copy(dst[(j*n0+i)*w:(j*n0+i+1)*w], src[(i*n1+j)*w:(i*n1+j+1)*w])
 		}
 	}
-	return out
 }
 
 func roundAll64(a []float64) []float64 {
@@ -125,37 +130,44 @@ func add64(a, b []float64) []float64 {
 	return out
 }
 
-// layerCPU runs the layer on the CPU from its members' fused or naive code.
-func layerCPU(l *cpuLaunch, impl Impl) {
-	m := layerMembers(l.Case)
-	t, hd := l.Dims[0], l.Dims[1]
-	in := l.in
+// composer is what a composite's code needs from a backend's launch (compose.go), over its buffer type B: run
+// a member, allocate a bf16 intermediate, an eager add of two rows × cols tensors, and swap the two outer axes
+// of an (n0, n1, w) bf16 tensor into a new intermediate.
+type composer[B any] interface {
+	call(f *Family, impl Impl, c Case, in, out []B)
+	tmpBuf(dt DType, n int) B
+	add(dst, a, b B, rows, cols int)
+	permute(a B, n0, n1, w int) B
+}
+
+// layerCompose runs (or, on the GPU, records) the layer from its members' fused or naive code, the same on
+// every backend.
+func layerCompose[B any](l composer[B], c Case, in []B, y B, impl Impl) {
+	m := layerMembers(c)
+	t, hd := c.Dims[0], c.Dims[1]
 	x, g1, wq, wk, wv, wo, g2, wg, wu, wd, cos, sin := in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7],
 		in[8], in[9], in[10], in[11]
-	act := func() *cpuBuffer { return l.tmpBuf(BF16, t*hd) }
-	proj := func(a, w *cpuBuffer) *cpuBuffer {
+	act := func() B { return l.tmpBuf(BF16, t*hd) }
+	proj := func(a, w B) B {
 		y := act()
-		l.call(GEMMFamily, Fused, m.proj, []*cpuBuffer{a, w}, []*cpuBuffer{y})
+		l.call(GEMMFamily, Fused, m.proj, []B{a, w}, []B{y})
 		return y
 	}
 	h := act()
-	l.call(RMSNormFamily, impl, m.norm, []*cpuBuffer{x, g1}, []*cpuBuffer{h})
+	l.call(RMSNormFamily, impl, m.norm, []B{x, g1}, []B{h})
 	q, k, v := proj(h, wq), proj(h, wk), proj(h, wv)
 	qr, kr := act(), act()
-	l.call(RoPEFamily, impl, m.rope, []*cpuBuffer{q, k, cos, sin}, []*cpuBuffer{qr, kr})
-	split := func(a *cpuBuffer, n0, n1 int) *cpuBuffer {
-		b := act()
-		copy(b.u16, permute3(a.u16, n0, n1, layerHeadDim))
-		return b
-	}
+	l.call(RoPEFamily, impl, m.rope, []B{q, k, cos, sin}, []B{qr, kr})
+	split := func(a B) B { return l.permute(a, t, m.heads, layerHeadDim) }
 	oh := act()
-	l.call(AttentionFamily, impl, m.attn, []*cpuBuffer{split(qr, t, m.heads), split(kr, t, m.heads),
-		split(v, t, m.heads)}, []*cpuBuffer{oh})
-	a := proj(split(oh, m.heads, t), wo)
+	l.call(AttentionFamily, impl, m.attn, []B{split(qr), split(kr), split(v)}, []B{oh})
 	x2 := act()
-	l.binary(opAdd, dense(x2.act(), hd), dense(x.act(), hd), dense(a.act(), hd), t, hd)
+	l.add(x2, x, proj(l.permute(oh, m.heads, t, layerHeadDim), wo), t, hd)
 	h2, f := act(), act()
-	l.call(RMSNormFamily, impl, m.norm, []*cpuBuffer{x2, g2}, []*cpuBuffer{h2})
-	l.call(FFNFamily, impl, m.ffn, []*cpuBuffer{h2, wg, wu, wd}, []*cpuBuffer{f})
-	l.binary(opAdd, dense(l.out[0].act(), hd), dense(x2.act(), hd), dense(f.act(), hd), t, hd)
+	l.call(RMSNormFamily, impl, m.norm, []B{x2, g2}, []B{h2})
+	l.call(FFNFamily, impl, m.ffn, []B{h2, wg, wu, wd}, []B{f})
+	l.add(y, x2, f, t, hd)
 }
+
+// layerCPU runs the layer on the CPU.
+func layerCPU(l *cpuLaunch, impl Impl) { layerCompose[*cpuBuffer](l, l.Case, l.in, l.out[0], impl) }
