@@ -20,6 +20,7 @@ var AttentionFamily = &Family{
 	VariantKey: "mask",
 	Variants:   []string{"none", "causal"},
 	DTypes:     []DType{BF16},
+	Pending:    gpuPending,
 	Grid: map[string][][]int{
 		"cpu": {{1, 2, 128, 64}, {2, 2, 60, 64}},
 		// cuda: a Llama-sized prefill at 4096 (the ≥ 250 TFLOP/s and ≥ 5× naive goal, whose naive scratch is

@@ -86,6 +86,11 @@ type Family struct {
 	// measured the device's tensor-core rate (Suite.MMATFLOPS), pct-mma: the compute-bound families'
 	// yardstick, as pct-copy is the memory-bound ones'.
 	Flops func(c Case) float64
+	// Pending, when set, says why the family's GPU code is not yet trusted — it has not passed its tests on a
+	// GPU. The GPU benchmarks skip such a family with this reason unless the run asks for it (Suite.RunPending,
+	// -kernels.pending), so that a kernel that faults cannot take the regression gate's whole process down;
+	// the tests run it, which is how it stops being pending. The CPU runs it as any other.
+	Pending string
 }
 
 // dtypes is the family's storage dtypes: DTypes, or StorageDTypes when it declares none.

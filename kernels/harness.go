@@ -105,7 +105,10 @@ type Suite struct {
 	// MMATFLOPS is the device's dense bf16 tensor-core rate (mma.sync, fp32 accumulation) measured by Start,
 	// the yardstick of pct-mma; 0 where the backend cannot measure one (the CPU, GPUs before sm_80).
 	MMATFLOPS float64
-	Out       io.Writer
+	// RunPending makes the GPU benchmarks run families whose GPU code is still pending (Family.Pending) and
+	// measure the tensor-core yardstick while its probe is (mmaPending).
+	RunPending bool
+	Out        io.Writer
 	// Costs is where the run's time went, printed by Finish as the costs line (see Costs).
 	Costs Costs
 
@@ -150,7 +153,7 @@ func (s *Suite) Start() error {
 		fmt.Fprintln(s.Out, l)
 	}
 	fmt.Fprintf(s.Out, "copy-gbps: %.1f\n", gbps)
-	if p, ok := s.Backend.(mmaProber); ok {
+	if p, ok := s.Backend.(mmaProber); ok && (mmaPending == "" || s.RunPending) {
 		start := time.Now()
 		tf, err := p.MeasureMMA()
 		s.Costs.charge(&s.Costs.Copy, start)
@@ -265,6 +268,9 @@ func (s *Suite) Bench(b *testing.B, f *Family) {
 	}
 	if !s.Backend.Implements(f, Fused) && !s.Backend.Implements(f, Naive) {
 		b.Skipf("kernels: %s: %s", f.Name, ErrNotImplemented)
+	}
+	if f.Pending != "" && s.Device.Kind != "cpu" && !s.RunPending {
+		b.Skipf("kernels: %s: pending: %s (-kernels.pending runs it)", f.Name, f.Pending)
 	}
 	// The health check and the family's modules wait for its first selected sub-benchmark: a run that selects
 	// none of the family's cases (-test.bench naming others) pays for neither. go test calls that first body

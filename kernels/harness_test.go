@@ -335,12 +335,64 @@ func TestStartPrintsMMA(t *testing.T) {
 		var out strings.Builder
 		s := NewSuite(tc.be, &out)
 		s.Policy.CopyBytes, s.Policy.CopySamples = 1<<20, 1
+		s.RunPending = true // the probe is pending (mmaPending) until it has run on a GPU
 		err := s.Start()
 		if (err != nil) != tc.wantErr || !strings.Contains(out.String(), tc.want) {
 			t.Errorf("%v: err %v, output\n%s\nwant it to contain\n%s", tc.be.err, err, out.String(), tc.want)
 		}
 		if err == nil && s.MMATFLOPS != tc.be.tflops {
 			t.Errorf("MMATFLOPS %v, want %v", s.MMATFLOPS, tc.be.tflops)
+		}
+		if s.copy != nil {
+			s.copy.release()
+		}
+	}
+	// While the probe is pending, a run that does not ask for pending code neither runs it nor prints its lines.
+	if mmaPending != "" {
+		var out strings.Builder
+		s := NewSuite(fakeMMA{cpu, 0, errors.New("the probe ran")}, &out)
+		s.Policy.CopyBytes, s.Policy.CopySamples = 1<<20, 1
+		if err := s.Start(); err != nil || strings.Contains(out.String(), "mma-") {
+			t.Errorf("pending probe: err %v, output\n%s", err, out.String())
+		}
+		if s.copy != nil {
+			s.copy.release()
+		}
+	}
+}
+
+// gpuLike is the CPU backend presenting itself as a GPU, for what the harness does on GPUs only.
+type gpuLike struct{ Backend }
+
+func (g gpuLike) Device() Device {
+	d := g.Backend.Device()
+	d.Kind = "cuda"
+	return d
+}
+
+// TestBenchSkipsPending checks that a GPU run skips a family whose GPU code is pending unless it asks for
+// pending code, and runs it then; the CPU runs it either way.
+func TestBenchSkipsPending(t *testing.T) {
+	benchtime1x(t)
+	cpu := NewCPU(2)
+	defer cpu.Close()
+	f := *GEMMFamily
+	f.Grid = map[string][][]int{"cuda": {{8, 8, 8}}, "cpu": {{8, 8, 8}}}
+	f.Pending = "not yet run on a GPU"
+	for _, tc := range []struct {
+		be         Backend
+		runPending bool
+		wantRun    bool
+	}{{gpuLike{cpu}, false, false}, {gpuLike{cpu}, true, true}, {cpu, false, true}} {
+		var out strings.Builder
+		s := NewSuite(tc.be, &out)
+		s.Policy = PolicyFor(cpu.Device())
+		s.Policy.CopyBytes, s.Policy.CopySamples = 1<<20, 1
+		s.CopyGBps, s.RunPending = 10, tc.runPending
+		testing.Benchmark(func(b *testing.B) { s.Bench(b, &f) })
+		// The family's first case prints its run-health line; a skipped family prints nothing.
+		if ran := strings.Contains(out.String(), "run-health"); ran != tc.wantRun {
+			t.Errorf("%s, RunPending %v: ran %v, want %v", tc.be.Device().Kind, tc.runPending, ran, tc.wantRun)
 		}
 		if s.copy != nil {
 			s.copy.release()

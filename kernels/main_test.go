@@ -11,7 +11,9 @@ import (
 var (
 	deviceFlag = flag.String("kernels.device", "auto", "backend the benchmarks run on: auto (the preferred one built in), "+
 		"or a name such as cpu")
-	seedFlag = flag.Uint64("kernels.seed", 0, "seed of the correctness tests' random inputs (0: from the clock)")
+	seedFlag    = flag.Uint64("kernels.seed", 0, "seed of the correctness tests' random inputs (0: from the clock)")
+	pendingFlag = flag.Bool("kernels.pending", false, "GPU benchmarks: also run the families whose GPU code is "+
+		"pending (Family.Pending) and the tensor-core probe")
 )
 
 // testBackends holds every backend built in, by name; the correctness tests run on each.
@@ -67,6 +69,7 @@ func run(m *testing.M) int {
 		}
 	}
 	suite = NewSuite(be, os.Stdout)
+	suite.RunPending = *pendingFlag
 	suite.Costs.Start, suite.Costs.Open = start, time.Since(start)
 	bench := flag.Lookup("test.bench").Value.String() != ""
 	if bench {
