@@ -24,9 +24,9 @@
 //     is left out of the correction, and fails a fail gate even when nothing
 //     else could be compared.
 //
-// The multiple-comparison correction runs over the gated family: comparisons
-// with both sides, a known direction, a non-exact unit, gate fail or warn and
-// enough samples. The default, floor-holm, first applies the effect floor and
+// The multiple-comparison correction runs over the gated families, one per
+// gate (fail, warn): comparisons with both sides, a known direction, a
+// non-exact unit and enough samples. The default, floor-holm, first applies the effect floor and
 // then Holm's step-down correction over only the comparisons whose delta
 // passes it. On synthetic suites (regress/synth: 480 comparisons, n = 10, CV
 // 0.5–3%, 5% outliers) it kept identical-code suites quiet and missed fewer
@@ -429,10 +429,15 @@ func better(c *report.Comparison, delta float64) bool {
 	return false
 }
 
-// correct fills PAdjusted over the family chosen by method.
+// correct fills PAdjusted over the families chosen by method, one per gate: the comparisons that can fail the
+// gate are corrected among themselves, and those that can only warn (naive impls, tail latency) among
+// themselves, so that noisy warn-only comparisons passing the effect floor do not dilute the correction that
+// decides the exit code. Each family keeps its own family-wise error rate at alpha.
 func correct(items []*item, method string) {
-	var fam []*item
+	fams := map[string][]*item{}
+	var gates []string // in order of first appearance, so that the result does not depend on map order
 	for _, it := range items {
+		it.c.PAdjusted = nan() // outside every family unless set below
 		if !it.inFam {
 			continue
 		}
@@ -442,11 +447,18 @@ func correct(items []*item, method string) {
 				continue // below the effect floor: cannot change verdict
 			}
 		}
-		fam = append(fam, it)
+		if _, ok := fams[it.c.Gate]; !ok {
+			gates = append(gates, it.c.Gate)
+		}
+		fams[it.c.Gate] = append(fams[it.c.Gate], it)
 	}
-	for _, it := range items {
-		it.c.PAdjusted = nan() // outside the family unless set below
+	for _, g := range gates {
+		correctFamily(fams[g], method)
 	}
+}
+
+// correctFamily fills PAdjusted over one family.
+func correctFamily(fam []*item, method string) {
 	k := len(fam)
 	sort.SliceStable(fam, func(i, j int) bool { return fam[i].change.P < fam[j].change.P })
 	switch method {
@@ -611,10 +623,10 @@ func applyNoise(it *item, nf *noise.File, unstableGate config.Gate) {
 // divided by the size of the corrected family, counting the comparison
 // itself (under floor-holm a change of threshold size would join it).
 func detectable(items []*item, method string) {
-	fam := 0
+	fam := map[string]int{} // the corrected families' sizes, one per gate (correct)
 	for _, it := range items {
 		if it.c.PAdjusted.Valid() {
-			fam++
+			fam[it.c.Gate]++
 		}
 	}
 	for _, it := range items {
@@ -624,9 +636,9 @@ func detectable(items []*item, method string) {
 		m := 1
 		switch method {
 		case report.Holm, report.BH:
-			m = max(fam, 1)
+			m = max(fam[it.c.Gate], 1)
 		case report.FloorHolm:
-			m = fam
+			m = fam[it.c.Gate]
 			if !it.c.PAdjusted.Valid() {
 				m++
 			}
