@@ -38,6 +38,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -453,32 +454,90 @@ func correct(items []*item, method string) {
 		fams[it.c.Gate] = append(fams[it.c.Gate], it)
 	}
 	for _, g := range gates {
-		correctFamily(fams[g], method)
+		correctFamily(hypotheses(fams[g]), method)
 	}
 }
 
-// correctFamily fills PAdjusted over one family.
-func correctFamily(fam []*item, method string) {
+// hypotheses groups a family's comparisons into the distinct hypotheses they test. Units that are a monotone
+// function of one another sample by sample (GB/s and pct-copy of ns/op: bytes / time) put the two sides' samples
+// in the same order, or exactly the reverse, so the U test sees the same ranks and returns the same p: one
+// hypothesis, which Holm must count once, not three times. Comparisons of one benchmark (name and config) with
+// the same rank pattern form one hypothesis; different benchmarks never do.
+func hypotheses(fam []*item) [][]*item {
+	var groups [][]*item
+	index := map[string]int{}
+	for _, it := range fam {
+		key := fmt.Sprint(it.c.Name, it.c.Config, "|", rankPattern(it.base.Values, it.cur.Values))
+		i, ok := index[key]
+		if !ok {
+			i = len(groups)
+			index[key] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], it)
+	}
+	return groups
+}
+
+// rankPattern is what the U test sees of two samples: walking the pooled values in ascending order, the number
+// of baseline and current values at each distinct value ("b,c;" per value), written in whichever of the two
+// directions comes first in byte order, since a decreasing transform reverses the walk.
+func rankPattern(base, cur []float64) string {
+	b, c := slices.Sorted(slices.Values(base)), slices.Sorted(slices.Values(cur))
+	var runs []string
+	for i, j := 0, 0; i < len(b) || j < len(c); {
+		v := math.Inf(1)
+		if i < len(b) {
+			v = b[i]
+		}
+		if j < len(c) && c[j] < v {
+			v = c[j]
+		}
+		nb, nc := 0, 0
+		for ; i < len(b) && b[i] == v; i++ {
+			nb++
+		}
+		for ; j < len(c) && c[j] == v; j++ {
+			nc++
+		}
+		runs = append(runs, fmt.Sprintf("%d,%d;", nb, nc))
+	}
+	fwd := strings.Join(runs, "")
+	slices.Reverse(runs)
+	return min(fwd, strings.Join(runs, ""))
+}
+
+// correctFamily fills PAdjusted over one family of hypotheses, each a group of comparisons with one p.
+func correctFamily(fam [][]*item, method string) {
 	k := len(fam)
-	sort.SliceStable(fam, func(i, j int) bool { return fam[i].change.P < fam[j].change.P })
+	p := func(h []*item) float64 { return h[0].change.P }
+	set := func(h []*item, adj float64) {
+		for _, it := range h {
+			it.c.PAdjusted = report.Number(adj)
+		}
+	}
+	sort.SliceStable(fam, func(i, j int) bool { return p(fam[i]) < p(fam[j]) })
 	switch method {
 	case report.Holm, report.FloorHolm:
 		run := 0.0
-		for i, it := range fam {
-			run = math.Max(run, math.Min(1, float64(k-i)*it.change.P))
-			it.c.PAdjusted = report.Number(run)
-			// The best this comparison could do is rank first.
-			it.minP *= float64(k)
+		for i, h := range fam {
+			run = math.Max(run, math.Min(1, float64(k-i)*p(h)))
+			set(h, run)
+			for _, it := range h {
+				it.minP *= float64(k) // the best this comparison could do is rank first
+			}
 		}
 	case report.BH:
 		run := 1.0
 		for i := k - 1; i >= 0; i-- {
-			run = math.Min(run, math.Min(1, float64(k)/float64(i+1)*fam[i].change.P))
-			fam[i].c.PAdjusted = report.Number(run)
+			run = math.Min(run, math.Min(1, float64(k)/float64(i+1)*p(fam[i])))
+			set(fam[i], run)
 		}
 	default:
-		for _, it := range fam {
-			it.c.PAdjusted = it.c.P
+		for _, h := range fam {
+			for _, it := range h {
+				it.c.PAdjusted = it.c.P
+			}
 		}
 	}
 }
@@ -623,11 +682,16 @@ func applyNoise(it *item, nf *noise.File, unstableGate config.Gate) {
 // divided by the size of the corrected family, counting the comparison
 // itself (under floor-holm a change of threshold size would join it).
 func detectable(items []*item, method string) {
-	fam := map[string]int{} // the corrected families' sizes, one per gate (correct)
+	// The corrected families' sizes in hypotheses, one family per gate (correct).
+	inFam := map[string][]*item{}
 	for _, it := range items {
 		if it.c.PAdjusted.Valid() {
-			fam[it.c.Gate]++
+			inFam[it.c.Gate] = append(inFam[it.c.Gate], it)
 		}
+	}
+	fam := map[string]int{}
+	for g, its := range inFam {
+		fam[g] = len(hypotheses(its))
 	}
 	for _, it := range items {
 		if it.base == nil || it.cur == nil || it.exact || it.failed != nil {

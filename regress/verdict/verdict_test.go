@@ -1,8 +1,10 @@
 package verdict
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -243,6 +245,64 @@ func TestWarnOnlyComparisonsDoNotDilute(t *testing.T) {
 	for adj := range warnAdj {
 		if want := math.Min(1, 40*float64(fused.P)); math.Abs(adj-want) > 1e-6 {
 			t.Errorf("warn p_adjusted %v, want 40 × p = %v", adj, want)
+		}
+	}
+}
+
+// TestDerivedUnitsAreOneHypothesis checks that a benchmark's GB/s and pct-copy, computed sample by sample from
+// its time, count once in the correction with the time they derive from, while another benchmark with the same
+// samples, and a unit of the same benchmark whose samples are ordered otherwise, each count apart.
+func TestDerivedUnitsAreOneHypothesis(t *testing.T) {
+	const yaml = "version: 1\ndefaults: {threshold: 1.5%}\nunits:\n  p99-ns: {better: lower}\n"
+	base := []float64{100, 101, 102, 103, 104, 105, 106, 107, 108, 109}
+	cur := []float64{104, 105, 106, 107, 108, 109, 110, 111, 112, 113}
+	per := func(v []float64, f func(float64) float64) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = f(x)
+		}
+		return out
+	}
+	gbps := func(ns float64) float64 { return 4096 / ns }
+	pct := func(ns float64) float64 { return 100 * gbps(ns) / 30 }
+	tail := []float64{130, 101, 140, 103, 150, 105, 160, 107, 170, 109} // p99: another order
+	series := []*group.Series{
+		{Name: "K", Unit: "sec/op", Base: base, Cur: cur},
+		{Name: "K", Unit: "GB/s", Base: per(base, gbps), Cur: per(cur, gbps)},
+		{Name: "K", Unit: "pct-copy", Base: per(base, pct), Cur: per(cur, pct)},
+	}
+	r := judge(t, yaml, "", series...)
+	for _, c := range r.Comparisons {
+		if float64(c.PAdjusted) != float64(c.P) || c.Verdict != report.Regression {
+			t.Errorf("%s: p %v, p_adjusted %v, verdict %s; want one hypothesis, p_adjusted = p, a regression",
+				c.Unit, c.P, c.PAdjusted, c.Verdict)
+		}
+	}
+	series = append(series, &group.Series{Name: "L", Unit: "sec/op", Base: base, Cur: cur},
+		&group.Series{Name: "K", Unit: "p99-ns", Base: base, Cur: tail})
+	r = judge(t, yaml, "", series...)
+	// Three hypotheses past the floor — K's time with its derived units, L's time, K's p99 — so Holm's
+	// step-down over their three p values gives every comparison its adjusted p.
+	byUnit := map[string]report.Comparison{}
+	for _, c := range r.Comparisons {
+		byUnit[c.Name+" "+c.Unit] = c
+	}
+	ps := []float64{float64(byUnit["K sec/op"].P), float64(byUnit["L sec/op"].P), float64(byUnit["K p99-ns"].P)}
+	holm := func(i int) float64 { // Holm's adjusted p of ps[i], ties kept in order
+		order := []int{0, 1, 2}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ps[a], ps[b]) })
+		run := 0.0
+		for rank, j := range order {
+			run = math.Max(run, math.Min(1, float64(3-rank)*ps[j]))
+			if j == i {
+				return run
+			}
+		}
+		return math.NaN()
+	}
+	for name, i := range map[string]int{"K sec/op": 0, "K GB/s": 0, "K pct-copy": 0, "L sec/op": 1, "K p99-ns": 2} {
+		if got := float64(byUnit[name].PAdjusted); !(math.Abs(got-holm(i)) <= 1e-12) {
+			t.Errorf("%s: p_adjusted %v, want %v (Holm over 3 hypotheses, p %v)", name, got, holm(i), ps)
 		}
 	}
 }
