@@ -27,13 +27,6 @@ func gpuCheckModel(t *testing.T, seed uint64, decodeCV, shift float64) *report.R
 		}
 		return v
 	}
-	per := func(v []float64, f func(float64) float64) []float64 {
-		o := make([]float64, len(v))
-		for j, x := range v {
-			o[j] = f(x)
-		}
-		return o
-	}
 	gbps := func(ns float64) float64 { return 1e6 / ns }
 	pct := func(ns float64) float64 { return 100 * gbps(ns) / 3000 }
 	var series []*group.Series
@@ -52,8 +45,8 @@ func gpuCheckModel(t *testing.T, seed uint64, decodeCV, shift float64) *report.R
 		b, c := draw(1000, cv), draw(1000*f, cv)
 		series = append(series,
 			&group.Series{Name: name, Unit: "sec/op", Base: b, Cur: c},
-			&group.Series{Name: name, Unit: "GB/s", Base: per(b, gbps), Cur: per(c, gbps)},
-			&group.Series{Name: name, Unit: "pct-copy", Base: per(b, pct), Cur: per(c, pct)},
+			&group.Series{Name: name, Unit: "GB/s", Base: mapped(b, gbps), Cur: mapped(c, gbps)},
+			&group.Series{Name: name, Unit: "pct-copy", Base: mapped(b, pct), Cur: mapped(c, pct)},
 			&group.Series{Name: name, Unit: "p99-ns", Base: draw(1100, 3*cv), Cur: draw(1100, 3*cv)})
 	}
 	return judge(t, yaml, "", series...)
@@ -90,4 +83,13 @@ func TestGPUCheckModel(t *testing.T) {
 				100*tc.cv, aaFail, checks, tc.maxAA, found, tc.minUp)
 		}
 	}
+}
+
+// mapped returns f of every value: a unit derived sample by sample from another.
+func mapped(v []float64, f func(float64) float64) []float64 {
+	o := make([]float64, len(v))
+	for j, x := range v {
+		o[j] = f(x)
+	}
+	return o
 }

@@ -256,20 +256,13 @@ func TestDerivedUnitsAreOneHypothesis(t *testing.T) {
 	const yaml = "version: 1\ndefaults: {threshold: 1.5%}\nunits:\n  p99-ns: {better: lower}\n"
 	base := []float64{100, 101, 102, 103, 104, 105, 106, 107, 108, 109}
 	cur := []float64{104, 105, 106, 107, 108, 109, 110, 111, 112, 113}
-	per := func(v []float64, f func(float64) float64) []float64 {
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = f(x)
-		}
-		return out
-	}
 	gbps := func(ns float64) float64 { return 4096 / ns }
 	pct := func(ns float64) float64 { return 100 * gbps(ns) / 30 }
 	tail := []float64{130, 101, 140, 103, 150, 105, 160, 107, 170, 109} // p99: another order
 	series := []*group.Series{
 		{Name: "K", Unit: "sec/op", Base: base, Cur: cur},
-		{Name: "K", Unit: "GB/s", Base: per(base, gbps), Cur: per(cur, gbps)},
-		{Name: "K", Unit: "pct-copy", Base: per(base, pct), Cur: per(cur, pct)},
+		{Name: "K", Unit: "GB/s", Base: mapped(base, gbps), Cur: mapped(cur, gbps)},
+		{Name: "K", Unit: "pct-copy", Base: mapped(base, pct), Cur: mapped(cur, pct)},
 	}
 	r := judge(t, yaml, "", series...)
 	for _, c := range r.Comparisons {
