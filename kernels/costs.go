@@ -16,7 +16,8 @@ const CostsKey = "kernelwatch-costs"
 //
 //   - Open: opening the backends (CUDA: the context, streams and events);
 //   - Modules: loading kernel modules (CUDA: PTX JIT-compiled by the driver, or found in its cache);
-//   - Copy: the copy-bandwidth reference and run-health checks;
+//   - Copy: the references every benchmark is judged against: the copy bandwidth, its run-health checks and
+//     the tensor-core probe (mma-tflops);
 //   - Inputs: allocating buffers, filling inputs, binding launches;
 //   - Warmup: launches before a case's first sample;
 //   - Sampling: the timed launches' loops, of which Timed is the launches themselves and Flush the cache

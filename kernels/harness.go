@@ -271,9 +271,10 @@ func (s *Suite) MeasureCopy() (float64, error) {
 	return float64(CopyFamily.MinBytes(s.copy.c)) / median(ns), nil
 }
 
-// Bench prints the run-health config line (checkHealth) before the family's first selected case, and sweeps family f over the suite's grid (or its
-// own, Family.Grid): one sub-benchmark per case and impl, named as in design §2. A case's buffers are set up
-// once, on its first selected sub-benchmark, shared by its impls, and freed after.
+// Bench prints the run-health config line (checkHealth) before the family's first selected case, and sweeps
+// family f over the suite's grid (or its own, Family.Grid): one sub-benchmark per case and impl, named as in
+// design §2. A case's buffers are set up once, on its first selected sub-benchmark, shared by its impls, and
+// freed after. A family whose GPU code is pending (Family.Pending) is skipped on a GPU unless the run asks.
 func (s *Suite) Bench(b *testing.B, f *Family) {
 	if s == nil || s.CopyGBps == 0 {
 		b.Fatal("kernels: no suite: TestMain did not Start one")
