@@ -1,6 +1,9 @@
 package kernels
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // normGELU is a composite test family: y = GELU(RMSNorm(x, w)), the normalized rows kept in the case's dtype
 // between the two members, as a composite's intermediates are. Its reference composes the members'.
@@ -83,4 +86,35 @@ func prepareForScratch(t *testing.T, be Backend, f *Family, c Case, impl Impl) i
 		t.Fatal(err)
 	}
 	return l.ScratchBytes()
+}
+
+// TestComposeReportsBadMembers checks that a composite whose member is wired to the wrong buffers, or is not
+// implemented, fails its Run with the member named, rather than running on.
+func TestComposeReportsBadMembers(t *testing.T) {
+	be := NewCPU(2)
+	defer be.Close()
+	missing := &Family{Name: "ComposeMissingMember", Inputs: GELUFamily.Inputs, Outputs: GELUFamily.Outputs}
+	for name, member := range map[string]func(l *cpuLaunch){
+		"wrong buffers": func(l *cpuLaunch) { l.call(GELUFamily, Fused, l.Case, l.in, l.in) },
+		"missing":       func(l *cpuLaunch) { l.call(missing, Fused, l.Case, l.in, l.out) },
+	} {
+		bad := &Family{Name: "ComposeBad" + name, Inputs: RMSNormFamily.Inputs, Outputs: RMSNormFamily.Outputs}
+		registerCPU(bad, member, nil)
+		c := Case{DType: FP32, Shape: Shape{Rows: 2, Cols: 8}}
+		var in, out []Buffer
+		for _, o := range bad.Inputs {
+			b, _ := be.Alloc(o.Type(c), o.Len(c))
+			in = append(in, b)
+		}
+		o, _ := be.Alloc(FP32, 16)
+		out = append(out, o)
+		l, err := be.Prepare(bad, Fused, c, in, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Run(); err == nil || !strings.Contains(err.Error(), "GELU") && !strings.Contains(err.Error(), missing.Name) {
+			t.Errorf("%s: Run error %v, want one naming the member", name, err)
+		}
+		delete(cpuKernels, bad.Name)
+	}
 }

@@ -288,13 +288,15 @@ type cpuLaunch struct {
 	run     func(*cpuLaunch)
 	pool    *workerPool
 	scratch arena
+	err     error // the first error of a composite's members (compose.go), returned by Run
 }
 
 // Run implements Launch.
 func (l *cpuLaunch) Run() error {
 	l.scratch.reset()
+	l.err = nil
 	l.run(l)
-	return nil
+	return l.err
 }
 
 // ScratchBytes implements Launch: the intermediates the last Run allocated.
