@@ -905,9 +905,6 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64,
 	return ns, nil
 }
 
-// ceilDiv is ⌈a/b⌉ for positive b.
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
 // ceilPow2 is the smallest power of two ≥ n (1 for n ≤ 1).
 func ceilPow2(n int) int {
 	p := 1

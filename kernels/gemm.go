@@ -88,7 +88,7 @@ const linearMB, linearNB, linearKB = 16, 64, 256
 // blocks: emit(r, n0, acc) with acc[i][j] = (x · ws[i]ᵀ)[r, n0+j], j < linearNB (fewer in the last block).
 func (l *cpuLaunch) linear(x act, ws []act, m, n, k int, emit func(r, n0 int, acc [][]float32)) {
 	nw := len(ws)
-	l.rows(ceilDivInt(m, linearMB), func(b0, b1 int) {
+	l.rows(ceilDiv(m, linearMB), func(b0, b1 int) {
 		xb := make([]float32, linearMB*linearKB)
 		wb := make([]float32, nw*linearNB*linearKB)
 		acc := make([]float32, nw*linearMB*linearNB)
@@ -140,6 +140,3 @@ func widen(d []float32, a act, off int) {
 		d[i] = F32FromBF16(h)
 	}
 }
-
-// ceilDivInt is ⌈a/b⌉ for positive b.
-func ceilDivInt(a, b int) int { return (a + b - 1) / b }
