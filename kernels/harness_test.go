@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/regress/group"
 )
 
 func TestCPUClass(t *testing.T) {
@@ -342,6 +344,17 @@ func TestStartPrintsMMA(t *testing.T) {
 		}
 		if err == nil && s.MMATFLOPS != tc.be.tflops {
 			t.Errorf("MMATFLOPS %v, want %v", s.MMATFLOPS, tc.be.tflops)
+		}
+		// Besides the machine's (device, gpu, gpu-driver, class), which results are only compared within,
+		// the lines are measured afresh by each process: a key the comparator took for a benchmark's
+		// configuration would split every comparison between processes (an A/A check on an H100 then
+		// reported every benchmark as removed and added), so each must be one of regress's run keys.
+		machine := []string{"device", "gpu", "gpu-driver", group.ClassKey}
+		for _, l := range strings.Split(out.String(), "\n") {
+			k, _, ok := strings.Cut(l, ": ")
+			if ok && !strings.Contains(k, " ") && !slices.Contains(machine, k) && !slices.Contains(group.RunKeys, k) {
+				t.Errorf("Start prints %q, which regress would take for the benchmarks' configuration (group.RunKeys)", l)
+			}
 		}
 		if s.copy != nil {
 			s.copy.release()
