@@ -91,6 +91,11 @@ type Family struct {
 	// -kernels.pending), so that a kernel that faults cannot take the regression gate's whole process down;
 	// the tests run it, which is how it stops being pending. The CPU runs it as any other.
 	Pending string
+	// Hot, when set, decides which cases also get the hot figure (hot-ns) on a GPU, instead of the
+	// harness's rule (a cold median under Policy.HotBelow). A family sets it where a case's cold time sits
+	// near that bound: the rule would then give hot-ns in some processes and not in others, and a unit with
+	// samples from only some processes can be neither stored as a baseline nor compared.
+	Hot func(c Case) bool
 }
 
 // dtypes is the family's storage dtypes: DTypes, or StorageDTypes when it declares none.

@@ -399,7 +399,7 @@ func (s *Suite) measure(b *testing.B, f *Family, c Case, l Launch, warm bool) er
 			b.ReportMetric(100*tflops/s.MMATFLOPS, "pct-mma")
 		}
 	}
-	if s.Policy.HotBelow > 0 && med < float64(s.Policy.HotBelow.Nanoseconds()) {
+	if s.wantsHot(f, c, med) {
 		start := time.Now()
 		hot, err := s.timed(l, s.Policy.HotSamples, Timing{Repeat: s.Policy.HotRepeat})
 		s.Costs.charge(&s.Costs.Sampling, start)
@@ -409,6 +409,18 @@ func (s *Suite) measure(b *testing.B, f *Family, c Case, l Launch, warm bool) er
 		b.ReportMetric(median(hot), "hot-ns")
 	}
 	return nil
+}
+
+// wantsHot is whether case c, of cold median med ns, also gets the hot figure: never without one in the policy
+// (HotBelow 0), else as the family's Hot says, else when med is under Policy.HotBelow.
+func (s *Suite) wantsHot(f *Family, c Case, med float64) bool {
+	switch {
+	case s.Policy.HotBelow <= 0:
+		return false
+	case f.Hot != nil:
+		return f.Hot(c)
+	}
+	return med < float64(s.Policy.HotBelow.Nanoseconds())
 }
 
 // flushTime is the backend's cache-flush time so far (0 when it does not measure it).

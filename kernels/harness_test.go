@@ -412,3 +412,36 @@ func TestBenchSkipsPending(t *testing.T) {
 		}
 	}
 }
+
+// TestFamilyHotDecides checks that a family's Hot, when set, decides which cases get hot-ns in place of the
+// harness's rule (a cold median under Policy.HotBelow), in both directions; that the rule holds without it;
+// and that a policy without a hot figure (HotBelow 0, the CPU's) gives none either way.
+func TestFamilyHotDecides(t *testing.T) {
+	const us = 1e3                                 // ns
+	s := &Suite{Policy: Policy{HotBelow: 20 * us}} // a time.Duration: ns
+	f := *AttentionFamily
+	short := Case{Dims: []int{32, 4, 60, 64}}
+	long := Case{Dims: []int{1, 32, 4096, 128}}
+	for _, tc := range []struct {
+		hot  func(Case) bool
+		c    Case
+		med  float64
+		want bool
+	}{
+		{nil, short, 19.9 * us, true},
+		{nil, short, 20.1 * us, false}, // the rule flips on noise at the bound
+		{AttentionFamily.Hot, short, 20.1 * us, true},
+		{AttentionFamily.Hot, short, 19.9 * us, true},
+		{AttentionFamily.Hot, long, 19.9 * us, false},
+		{func(Case) bool { return false }, short, 1 * us, false},
+	} {
+		f.Hot = tc.hot
+		if got := s.wantsHot(&f, tc.c, tc.med); got != tc.want {
+			t.Errorf("Hot set %v, %v, median %.1f µs: %v, want %v", tc.hot != nil, tc.c.Dims, tc.med/us, got, tc.want)
+		}
+	}
+	s.Policy.HotBelow = 0
+	if f.Hot = AttentionFamily.Hot; s.wantsHot(&f, short, 1*us) {
+		t.Error("HotBelow 0: a hot figure anyway")
+	}
+}
