@@ -43,7 +43,6 @@ var AttentionFamily = &Family{
 	Reference: attentionRef,
 	Flops:     attentionFlops,
 	Skip:      attentionSkip,
-	Pending:   gpuPending,
 	// The 60-step sequences are launch-bound (fused 8 µs on an H100), and naive's three launches take about
 	// 20 µs there, right at the harness's hot bound: an H100 baseline of 10 processes had hot-ns for naive
 	// mask=none in one of them. So they get it always, and the long sequences (0.3 ms and more) never.

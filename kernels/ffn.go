@@ -22,7 +22,6 @@ var FFNFamily = &Family{
 	VariantKey: "act",
 	Variants:   []string{"swiglu", "gelu"},
 	DTypes:     []DType{BF16},
-	Pending:    gpuPending,
 	Grid: map[string][][]int{
 		"cpu": {{32, 128, 256}},
 		// cuda: 512–4096 tokens of Llama-2-7B's SwiGLU block and of the GELU block (Skip pairs each variant

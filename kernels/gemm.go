@@ -7,7 +7,6 @@ var GEMMFamily = &Family{
 	Name:    "GEMM",
 	DimKeys: []string{"m", "n", "k"},
 	DTypes:  []DType{BF16},
-	Pending: gpuPending,
 	Grid: map[string][][]int{
 		"cpu": {{128, 128, 128}, {64, 256, 512}},
 		// cuda: the square yardstick, and Llama-2-7B's FFN projections at 2048 tokens (up/gate: 4096 → 11008,

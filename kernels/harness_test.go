@@ -361,7 +361,9 @@ func TestStartPrintsMMA(t *testing.T) {
 		}
 	}
 	// While the probe is pending, a run that does not ask for pending code neither runs it nor prints its lines.
-	if mmaPending != "" {
+	defer func(old string) { mmaPending = old }(mmaPending)
+	mmaPending = "not yet run on a GPU"
+	{
 		var out strings.Builder
 		s := NewSuite(fakeMMA{cpu, 0, errors.New("the probe ran")}, &out)
 		s.Policy.CopyBytes, s.Policy.CopySamples = 1<<20, 1

@@ -21,7 +21,6 @@ var LlamaLayerFamily = &Family{
 	Name:    "LlamaLayer",
 	DimKeys: []string{"t", "hidden", "inter"},
 	DTypes:  []DType{BF16},
-	Pending: gpuPending,
 	Grid: map[string][][]int{
 		"cpu": {{64, 256, 512}},
 		// cuda: Llama-2-7B (hidden 4096 = 32 heads, intermediate 11008) at the LLM suite's sequence lengths.
