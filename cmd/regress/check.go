@@ -48,13 +48,18 @@ request is charged only for its own changes (--baseline-tip: use the tip).
 prebuilt test binaries (run in the current directory), so a GPU host needs
 no Go toolchain.
 
---shard i/n runs shard i of n of the top-level benchmarks (by a hash of
-their names), both sides interleaved as usual: one machine each in a CI
-matrix, each with the same --seed (required). With --results DIR each
+--shard i/n runs shard i of n of the top-level benchmarks, both sides
+interleaved as usual: one machine each in a CI matrix, each with the same
+--seed (required). --shard-by cost (the default) balances the shards by
+the top-level benchmarks' sub-benchmark counts in the stored baseline of
+the class (baselines/<class>.bench in the checked-out tree), heaviest
+first to the lightest shard; without a stored baseline, and with
+--shard-by name, a hash of each name decides. With --results DIR each
 shard writes baseline.bench, current.bench and report.json into DIR; the
-header of each result file records count, seed and shard, and "regress
-judge DIR..." joins the shards into one report with one multiple-
-comparison correction. A shard's own verdict is not the gate: the joined
+header of each result file records count, seed, shard and shard-by (the
+deal's fingerprint), and "regress judge DIR..." joins the shards into one
+report with one multiple-comparison correction, refusing shards split
+differently. A shard's own verdict is not the gate: the joined
 one is. An empty shard writes its files (headers only) and exits 3.
 
 A run cut short keeps its rounds: on SIGINT or SIGTERM (Ctrl-C, a CI job's
@@ -295,7 +300,10 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		}
 		shard := ""
 		if m.shard.N > 0 {
-			shard = ", shard " + m.shard.String()
+			shard = ", shard " + m.shard.String() + " by name"
+			if m.shard.Dealt {
+				shard = ", shard " + m.shard.String() + " balanced by the stored baseline's sub-benchmark counts"
+			}
 		}
 		ck.info("%s vs %s: %d rounds, interleaved (seed %d: round 1 runs %s first%s)", base.label, cur.label, m.suite.Count, m.seed, first, shard)
 		plan := m.plan(m.suite.Count, 1)
@@ -353,7 +361,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		sd.header.Class = runner.ResultClass(out.Results, m.class)
 		sd.header.Date = time.Now()
 		if stored == nil {
-			sd.header.Run = runner.RunInfo{Count: m.suite.Count, Seed: m.seed, Shard: m.shard.String()}
+			sd.header.Run = runner.RunInfo{Count: m.suite.Count, Seed: m.seed, Shard: m.shard.String(), ShardBy: shardBy(m, res)}
 			if res.Stopped != "" {
 				sd.header.Run.RoundsDone, sd.header.Run.Stopped = res.Rounds, res.Stopped
 			}
@@ -644,4 +652,16 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 	}
 	cur.header.Go = goVersion(cur.bins)
 	return data, base, cur, nil
+}
+
+// shardBy is the shard-by header line of a sharded run: the deal's
+// fingerprint for shards balanced by cost, else "name".
+func shardBy(m *measure, res *runner.Result) string {
+	switch {
+	case m.shard.N == 0:
+		return ""
+	case m.shard.Dealt && res.Deal != "":
+		return res.Deal
+	}
+	return "name"
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kernelwatch/kernelwatch/regress/gitref"
@@ -35,8 +36,9 @@ to see them, run with --benchtime 1x --count 1.
 building: for a GPU host without a Go toolchain. It runs in the current
 directory, and takes no packages.
 
---shard i/n runs shard i (from 1) of n: the top-level benchmarks whose
-name hashes (FNV-1a) to i-1 modulo n, the same on every machine. A shard
+--shard i/n runs shard i (from 1) of n of the top-level benchmarks, split
+as --shard-by says (check's help: by cost from the stored baseline, else by
+a hash of each name), the same on every machine with the same tree. A shard
 may be empty; its file then holds only the header. regress merge combines
 the shards' files.
 
@@ -191,15 +193,32 @@ func listBenchmarks(ctx context.Context, e *env, m *measure, bins []runner.Binar
 	}
 	var b bytes.Buffer
 	n := 0
-	for _, bin := range bins {
+	listed := make([][]string, len(bins))
+	var keys []string
+	for i, bin := range bins {
 		names, err := runner.List(ctx, bin, m.filter, m.device, env)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "%s run: %v\n", programName, interrupted(err))
 			return exitError
 		}
-		var sel []string
+		listed[i] = names
 		for _, name := range names {
-			if m.shard.Has(name) {
+			keys = append(keys, bin.Pkg+"\x00"+name)
+		}
+	}
+	in := func(pkg, name string) bool { return m.shard.Has(name) }
+	if m.shard.Dealt && m.shard.N > 1 {
+		deal := runner.Deal(keys, m.shard.N, func(key string) (float64, bool) {
+			_, top, _ := strings.Cut(key, "\x00")
+			w, ok := m.weights[top]
+			return w, ok
+		})
+		in = func(pkg, name string) bool { return deal[pkg+"\x00"+name] == m.shard.I-1 }
+	}
+	for i, bin := range bins {
+		var sel []string
+		for _, name := range listed[i] {
+			if in(bin.Pkg, name) {
 				sel = append(sel, name)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kernelwatch/kernelwatch/regress/report"
+	"github.com/kernelwatch/kernelwatch/regress/runner"
 )
 
 // clone is a fresh clone of the repository with its branches, like a CI
@@ -271,6 +272,8 @@ func TestJudgeRefusesBadJoins(t *testing.T) {
 		{"mixed class", []string{dirs[0], variant("h200", dirs[1], classLine, "class: gpu-nvidia-h200")}, []string{"hardware classes differ", "gpu-nvidia-h200 in h200/", "in s1/"}},
 		{"different count", []string{dirs[0], variant("count8", dirs[1], "count: 6\n", "count: 8\n")}, []string{"s1 ran --count 6 but count8 --count 8"}},
 		{"different seed", []string{dirs[0], variant("seed4", dirs[1], "seed: 3\n", "seed: 4\n")}, []string{"s1 ran --seed 3 but seed4 --seed 4"}},
+		{"different split method", []string{dirs[0], variant("bycost", dirs[1], "shard-by: name\n", "shard-by: cost 00c0ffee12345678\n")},
+			[]string{"s1 was split by name but bycost by cost 00c0ffee12345678", "some may be in none or in two"}},
 		{"unsharded among shards", []string{dirs[0], variant("all", dirs[1], "shard: 2/2\n", "")}, []string{"all holds unsharded results"}},
 		{"no results", []string{dirs[0], "nosuch"}, []string{"nosuch: no baseline.bench"}},
 	} {
@@ -467,5 +470,118 @@ func TestCheckIgnore(t *testing.T) {
 		"--benchtime", "1x", "--quiet", "--format", "json", "--min-samples", "2", "--gpus", "0,1", "--ignore", "visible")
 	if rep := decodeReport(t, res.stdout); len(rep.Comparisons) != 4 || len(rep.Comparisons[0].Config) != 0 {
 		t.Errorf("check --ignore visible --gpus 0,1: %d comparisons, config %v", len(rep.Comparisons), rep.Comparisons[0].Config)
+	}
+}
+
+// TestShardByCost checks --shard-by cost, the default: with a stored baseline
+// of the class, the shards of a check balance the top-level benchmarks'
+// sub-benchmark counts in it (A has three, so shard 1/2 runs A alone and 2/2
+// the rest, where a hash of the names splits them otherwise), every shard's
+// header carries the same fingerprint of the deal, judge joins them, and
+// refuses a shard dealt from a different baseline; --shard-by name and a
+// tree without a stored baseline split by name, run --list lists what the
+// shard runs, and --shard-by takes only cost and name.
+func TestShardByCost(t *testing.T) {
+	t.Parallel()
+	bin := buildShardSuite(t, "0s")
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "baselines"), 0o755)
+	baseline := func(subsOfA int) {
+		var b strings.Builder
+		for i := range subsOfA {
+			fmt.Fprintf(&b, "BenchmarkA/s=%d-2 1 1 ns/op\n", i)
+		}
+		b.WriteString("BenchmarkB-2 1 1 ns/op\nBenchmarkC-2 1 1 ns/op\nBenchmarkD-2 1 1 ns/op\n")
+		write(t, dir, filepath.Join("baselines", runner.CPUClass()+".bench"), b.String())
+	}
+	baseline(3)
+	header := func(d, key string) string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, d, "current.bench"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := ""
+		for _, l := range strings.Split(string(data), "\n") {
+			if x, ok := strings.CutPrefix(l, key+": "); ok {
+				v = x
+			}
+		}
+		return v
+	}
+	tops := func(d string) []string {
+		t.Helper()
+		var out []string
+		for _, side := range []string{"baseline", "current"} {
+			data, err := os.ReadFile(filepath.Join(dir, d, side+".bench"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range strings.Split(string(data), "\n") {
+				if name, ok := strings.CutPrefix(l, "Benchmark"); ok {
+					top, _, _ := strings.Cut(strings.Fields(name)[0], "-")
+					if !slices.Contains(out, side+" "+top) {
+						out = append(out, side+" "+top)
+					}
+				}
+			}
+		}
+		return out
+	}
+	dirs := shardDirs(t, dir, bin, 2)
+	if got, want := fmt.Sprint(tops(dirs[0]), tops(dirs[1])), "[baseline A current A] [baseline B baseline C baseline D current B current C current D]"; got != want {
+		t.Errorf("shards by cost hold %s, want %s", got, want)
+	}
+	by := header(dirs[0], "shard-by")
+	if !strings.HasPrefix(by, "cost ") || header(dirs[1], "shard-by") != by || header(dirs[0], "shard") != "1/2" {
+		t.Errorf("shard-by %q and %q, want the same cost fingerprint", by, header(dirs[1], "shard-by"))
+	}
+	res := invoke(t, dir, "", "judge", "--config", "none", "--format", "json", dirs[0], dirs[1])
+	if res.code == 2 {
+		t.Fatalf("judge: exit 2\n%s", res.stderr)
+	}
+	if rep := decodeReport(t, res.stdout); len(rep.Comparisons) != 4 {
+		t.Errorf("joined %d comparisons, want 4", len(rep.Comparisons))
+	}
+	list := func(args ...string) string {
+		res := invoke(t, dir, "", append([]string{"run", "--bin", bin, "--config", "none", "--list"}, args...)...)
+		if res.code != 0 {
+			t.Fatalf("run --list %v: exit %d\n%s", args, res.code, res.stderr)
+		}
+		return strings.Join(strings.Fields(res.stdout), " ")
+	}
+	if got := list("--shard", "1/2") + " | " + list("--shard", "2/2"); got != "BenchmarkA | BenchmarkB BenchmarkC BenchmarkD" {
+		t.Errorf("run --list of the cost shards: %s", got)
+	}
+
+	// By name: a hash of each name, the same as without a stored baseline.
+	// (shardDirs writes s1 and s2 again: keep the cost shard 2/2.)
+	if err := os.Rename(filepath.Join(dir, dirs[1]), filepath.Join(dir, "old2")); err != nil {
+		t.Fatal(err)
+	}
+	byName := shardDirs(t, dir, bin, 2, "--shard-by", "name")
+	if header(byName[0], "shard-by") != "name" {
+		t.Errorf("--shard-by name wrote shard-by %q", header(byName[0], "shard-by"))
+	}
+	if got := list("--shard-by", "name", "--shard", "1/2") + " | " + list("--shard-by", "name", "--shard", "2/2"); got != "BenchmarkB BenchmarkD | BenchmarkA BenchmarkC" {
+		t.Errorf("run --list of the name shards: %s", got)
+	}
+
+	// A shard dealt from another stored baseline: refused, the benchmarks
+	// of the two deals need not cover the suite once.
+	baseline(1)
+	redealt := shardDirs(t, dir, bin, 2)
+	res = invoke(t, dir, "", "judge", "--config", "none", redealt[0], "old2")
+	if msg := strings.TrimSpace(res.stderr); res.code != 2 || !strings.Contains(msg, "s1 was split by cost ") || !strings.Contains(msg, "but old2 by cost ") {
+		t.Errorf("judge of shards of two deals: exit %d, %q", res.code, msg)
+	}
+	os.RemoveAll(filepath.Join(dir, "baselines"))
+	noBase := shardDirs(t, dir, bin, 2)
+	if header(noBase[0], "shard-by") != "name" {
+		t.Errorf("without a stored baseline: shard-by %q, want name", header(noBase[0], "shard-by"))
+	}
+	res = invoke(t, dir, "", "check", "--baseline-bin", bin, "--current-bin", bin, "--config", "none", "--shard", "1/2", "--seed", "1", "--shard-by", "size")
+	if res.code != 2 || !strings.Contains(res.stderr, `--shard-by "size": want cost or name`) {
+		t.Errorf("--shard-by size: exit %d, %q", res.code, res.stderr)
 	}
 }

@@ -30,6 +30,7 @@ type suiteFlags struct {
 	benchtime string
 	device    string
 	shard     string
+	shardBy   string
 	gpus      string
 	tags      string
 	tagsSet   bool
@@ -45,7 +46,8 @@ func (s *suiteFlags) register(fs *flag.FlagSet, withConfig bool) {
 	fs.IntVar(&s.count, "count", 0, "samples per benchmark and side (default: suite.count, else 10)")
 	fs.StringVar(&s.benchtime, "benchtime", "", "go test -benchtime of each sample, e.g. 100ms or 50x (default: suite.benchtime, else go test's)")
 	fs.StringVar(&s.device, "device", "auto", "backend: auto (cuda when built with the cuda tag and a GPU answers, else cpu), cpu or cuda")
-	fs.StringVar(&s.shard, "shard", "", "run only shard i of n (1-based, i/n) of the top-level benchmarks, chosen by a hash of their names")
+	fs.StringVar(&s.shard, "shard", "", "run only shard i of n (1-based, i/n) of the top-level benchmarks, split as --shard-by says")
+	fs.StringVar(&s.shardBy, "shard-by", "cost", "how --shard splits the top-level benchmarks: cost (balance their sub-benchmark counts in the stored baseline of the class; by name where there is none) or name (a hash of each name: a benchmark keeps its shard whatever else changes)")
 	fs.StringVar(&s.gpus, "gpus", "", "comma-separated GPU ids: deal the top-level benchmarks over the GPUs (balancing their sub-benchmark counts in the stored baseline, if any), run one process per GPU concurrently (CUDA_VISIBLE_DEVICES) and merge")
 	fs.Func("tags", "build tags, comma-separated (default: suite.tags)", func(v string) error {
 		s.tags, s.tagsSet = v, true
@@ -65,7 +67,7 @@ type measure struct {
 	filter   *runner.Filter
 	shard    runner.Shard
 	lanes    []runner.Lane
-	weights  map[string]float64 // for dealing over GPUs (stored baseline's sub-benchmarks per top level)
+	weights  map[string]float64 // for dealing over GPUs or cost shards (stored baseline's sub-benchmarks per top level)
 	args     []string           // pass-through, as test binary flags
 	seed     uint64
 	progress *runner.Progress
@@ -134,9 +136,17 @@ func (s *suiteFlags) resolve(e *env, ctx context.Context, cfg *config.Config, pa
 		return nil, err
 	}
 	m.filter = f
+	if s.shardBy != "cost" && s.shardBy != "name" {
+		return nil, fmt.Errorf("--shard-by %q: want cost or name", s.shardBy)
+	}
 	if s.shard != "" {
 		if m.shard, err = runner.ParseShard(s.shard); err != nil {
 			return nil, err
+		}
+		if s.shardBy == "cost" && m.shard.N > 1 {
+			if m.weights = dealWeights(e, m.class); m.weights != nil {
+				m.shard.Dealt, m.shard.Hosts = true, true
+			}
 		}
 	}
 	if s.gpus != "" {
@@ -188,13 +198,17 @@ func (m *measure) plan(rounds, count int) runner.Plan {
 	}
 }
 
-// dealWeights is what --gpus balances: for each top-level benchmark, how
+// dealWeights is what --gpus and --shard-by cost balance: for each top-level benchmark, how
 // many result lines it has in the stored baseline of the class
 // (baselines/<class>.bench as it is in the working tree). On a GPU a
 // sub-benchmark's wall time is mostly its fixed warm-up and data set-up, so
 // the count of sub-benchmarks is a fair measure of a top level's cost, which
-// dealing every N-th benchmark ignores. nil (deal every N-th) when there is
-// no stored baseline.
+// dealing every N-th benchmark or hashing names ignores. nil (--gpus: deal
+// every N-th; --shard: hash names) when there is no stored baseline. The
+// deal is the same on every machine of a sharded check only if this file
+// is: it is read from the checked-out tree (both sides' commits are the
+// same on every shard, which regress judge checks), and the deal's
+// fingerprint in each shard's header (shard-by) lets the join tell.
 func dealWeights(e *env, class string) map[string]float64 {
 	if class == "" {
 		return nil

@@ -18,12 +18,13 @@
 //   - a missing shard, a shard given twice, shards of different splits
 //     (1/2 with 1/3), unsharded results among shards, or a top-level
 //     benchmark in two shards: a benchmark counted twice or not at all;
-//   - shards run with a different --count or --seed, or of different
-//     commits on one side: not one run.
+//   - shards run with a different --count, --seed or split (shard-by: a
+//     hash of the names, or a deal by cost with a different fingerprint),
+//     or of different commits on one side: not one run.
 //
 // What the files say about their run is what regress check writes in their
-// header (runner.RunInfo: count, seed, shard, and rounds-done and stopped
-// for a run stopped early). A shard that stopped early is joined; the
+// header (runner.RunInfo: count, seed, shard, shard-by, and rounds-done and
+// stopped for a run stopped early). A shard that stopped early is joined; the
 // joined run is then incomplete with the fewest rounds of any shard, and
 // stopped by a signal if any shard was.
 package join
@@ -210,8 +211,19 @@ func (set *Set) checkRun() error {
 		if r.Seed != set.Seed {
 			return fmt.Errorf("%s ran --seed %d but %s --seed %d: the shards are not one run", first.Dir, set.Seed, sh.Dir, r.Seed)
 		}
+		if a, b := shardBy(first.Header.Run), shardBy(r); a != b {
+			return fmt.Errorf("%s was split by %s but %s by %s: the shards did not split the same benchmarks the same way (a different stored baseline, --bench or --shard-by), so some may be in none or in two", first.Dir, a, sh.Dir, b)
+		}
 	}
 	return nil
+}
+
+// shardBy is how a shard was chosen: "name" for files that do not say.
+func shardBy(r runner.RunInfo) string {
+	if r.ShardBy == "" {
+		return "name"
+	}
+	return r.ShardBy
 }
 
 // checkCover checks that the shards, sorted, are shards 1 to n of one

@@ -36,13 +36,16 @@ type Header struct {
 //
 //	count: 10           rounds asked for (--count): one sample per side per round
 //	seed: 4711          the seed of the ABBA order (--seed)
-//	shard: 2/3          the hash shard of the top-level benchmarks (--shard); absent for all
+//	shard: 2/3          the shard of the top-level benchmarks (--shard); absent for all
+//	shard-by: cost 9f…  how the shards were chosen: "name" (a hash of each name) or the
+//	                    fingerprint of a deal balanced by cost (Result.Deal); with shard only
 //	rounds-done: 8      only when the run stopped early: rounds finished on both sides
 //	stopped: deadline   only when the run stopped early: StopDeadline or StopSignal
 type RunInfo struct {
 	Count      int    // 0: not an interleaved run; nothing is written
 	Seed       uint64 // written whenever Count is
 	Shard      string // "i/n", "" when unsharded
+	ShardBy    string // "name" or Result.Deal; "" (files from before it was written) means name
 	RoundsDone int    // written with Stopped
 	Stopped    string // "", StopDeadline or StopSignal
 }
@@ -62,6 +65,9 @@ func (h Header) Lines() []byte {
 		fmt.Fprintf(&b, "count: %d\nseed: %d\n", r.Count, r.Seed)
 		if r.Shard != "" {
 			fmt.Fprintf(&b, "shard: %s\n", r.Shard)
+			if r.ShardBy != "" {
+				fmt.Fprintf(&b, "shard-by: %s\n", r.ShardBy)
+			}
 		}
 		if r.Stopped != "" {
 			fmt.Fprintf(&b, "rounds-done: %d\nstopped: %s\n", r.RoundsDone, r.Stopped)
@@ -94,7 +100,7 @@ func ReadHeader(data []byte) (Header, error) {
 		if old, ok := seen[k]; ok {
 			if old != v {
 				switch k {
-				case "commit", "branch", "class", "go", "count", "seed", "shard", "rounds-done", "stopped":
+				case "commit", "branch", "class", "go", "count", "seed", "shard", "shard-by", "rounds-done", "stopped":
 					return h, fmt.Errorf("%s is both %s and %s: not the results of one run", k, old, v)
 				}
 			}
@@ -124,6 +130,11 @@ func ReadHeader(data []byte) (Header, error) {
 			} else {
 				h.Run.Shard = sh.String()
 			}
+		case "shard-by":
+			if !validShardBy(v) {
+				err = fmt.Errorf("want name, or cost and 16 hex digits")
+			}
+			h.Run.ShardBy = v
 		case "rounds-done":
 			h.Run.RoundsDone, err = strconv.Atoi(v)
 			if err == nil && h.Run.RoundsDone < 0 {
@@ -262,4 +273,18 @@ func TestFlags(args []string) []string {
 		}
 	}
 	return out
+}
+
+// validShardBy reports whether v is a shard-by value: "name", or "cost" and
+// 16 hex digits (Result.Deal).
+func validShardBy(v string) bool {
+	if v == "name" {
+		return true
+	}
+	h, ok := strings.CutPrefix(v, "cost ")
+	if !ok || len(h) != 16 {
+		return false
+	}
+	_, err := strconv.ParseUint(h, 16, 64)
+	return err == nil
 }

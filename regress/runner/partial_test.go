@@ -96,7 +96,7 @@ func TestRunInterruptedKeepsFinishedRounds(t *testing.T) {
 
 func TestReadHeader(t *testing.T) {
 	h := Header{Commit: "1f2e3d4", Branch: "main", Class: "cpu-amd64-x", Go: "go1.26.0", Date: time.Now(),
-		Run: RunInfo{Count: 10, Seed: 0, Shard: "2/3", RoundsDone: 4, Stopped: StopDeadline}}
+		Run: RunInfo{Count: 10, Seed: 0, Shard: "2/3", ShardBy: "cost 00c0ffee12345678", RoundsDone: 4, Stopped: StopDeadline}}
 	data := append(h.Lines(), "shard: 2/3\nround: 0\nBenchmarkA-2 1 1 ns/op\nclass: cpu-amd64-x\n"...)
 	got, err := ReadHeader(data)
 	if err != nil {
@@ -116,6 +116,9 @@ func TestReadHeader(t *testing.T) {
 		{"count: 0\n", `count: "0": want at least 1`},
 		{"shard: 3/2\n", `shard: "3/2": want i/n with 1 ≤ i ≤ n`},
 		{"stopped: tired\n", `stopped: "tired": want deadline or signal`},
+		{"shard-by: size\n", `shard-by: "size": want name, or cost and 16 hex digits`},
+		{"shard-by: cost 12\n", `shard-by: "cost 12": want name, or cost and 16 hex digits`},
+		{"shard-by: name\nshard-by: cost 00c0ffee12345678\n", "shard-by is both name and cost 00c0ffee12345678: not the results of one run"},
 		{"count: 5\nseed: 1\nstopped: signal\n", "rounds-done and stopped go together"},
 	} {
 		if _, err := ReadHeader([]byte(tc.data)); err == nil || err.Error() != tc.want {

@@ -41,7 +41,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -154,6 +156,12 @@ type Result struct {
 	// Stopped is StopDeadline or StopSignal when Rounds is short of the
 	// plan's, else "".
 	Stopped string
+	// Deal fingerprints how Dealt lanes split the benchmarks: "cost "
+	// and 16 hex digits of an FNV-1a hash over every top-level benchmark
+	// listed on either side with the lane it went to, in sorted order. Two
+	// runs with the same Deal split the same benchmarks the same way. ""
+	// when no lane is dealt.
+	Deal string
 }
 
 // List returns the top-level benchmarks (BenchmarkX) of bin that filter
@@ -307,6 +315,7 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 					w, ok := plan.Weights[top]
 					return w, ok
 				})
+				res.Deal = dealPrint(dealt[sh.N])
 			}
 			return dealt[sh.N][pkg+"\x00"+name] == sh.I-1
 		}
@@ -423,6 +432,16 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 	return res, firstErr
 }
 
+// dealPrint is Result.Deal of a deal.
+func dealPrint(deal map[string]int) string {
+	keys := slices.Sorted(maps.Keys(deal))
+	h := fnv.New64a()
+	for _, k := range keys {
+		fmt.Fprintf(h, "%s\x00%d\n", k, deal[k])
+	}
+	return fmt.Sprintf("cost %016x", h.Sum64())
+}
+
 // Deal assigns each of names to one of n lanes (0-based). With weights (weight
 // reports a name's weight and whether it has one), it balances the summed
 // weight per lane: heaviest first, each to the lane with the least weight so
@@ -484,7 +503,7 @@ func runLane(ctx context.Context, st *laneState, sides []Side, plan Plan, swap b
 	for i := range sides {
 		if sh := st.lane.Shard; sh.N > 1 {
 			key := "shard"
-			if sh.Dealt {
+			if sh.Dealt && !sh.Hosts {
 				key = "lane"
 			}
 			fmt.Fprintf(&st.out[i], "%s: %s\n", key, sh)

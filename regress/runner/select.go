@@ -136,11 +136,18 @@ func splitRegexp(s string) [][]string {
 // A Dealt shard instead takes its share of one run's top-level benchmarks
 // as Run deals them over both sides (Deal: balanced by Plan.Weights, or every
 // N-th in listing order): an even split of a run over the GPUs of one host
-// (regress --gpus), where a hash could give one GPU most of a small suite. It
-// is meaningful only within the run that deals it.
+// (regress --gpus), where a hash could give one GPU most of a small suite.
+// A deal depends on everything listed and on the weights, so shards of one
+// split dealt on different machines (Hosts: regress check --shard with the
+// stored baseline's weights) agree only when both are the same everywhere;
+// Result.Deal fingerprints the deal so that the join can check that.
 type Shard struct {
 	I, N  int
 	Dealt bool
+	// Hosts marks a dealt shard of a run split over machines: its results
+	// say "shard: i/n", as a hash shard's do, where a lane of one machine's
+	// run (--gpus) says "lane: i/n".
+	Hosts bool
 }
 
 // ParseShard parses "i/n" with 1 ≤ i ≤ n.
