@@ -515,6 +515,16 @@ func TestRunVerb(t *testing.T) {
 	if m.code != 2 || !strings.Contains(m.stderr, "class gpu-nvidia-h200") {
 		t.Errorf("mixed classes: exit %d %s", m.code, m.stderr)
 	}
+	// A shard of another split (here: dealt by cost) could hold a benchmark the other holds too, or miss one.
+	data, _ = os.ReadFile(filepath.Join(r.dir, files[1]))
+	if !strings.Contains(string(data), "shard: 2/2\nshard-by: name\n") {
+		t.Fatalf("shard 2/2 does not say how it was split:\n%s", data)
+	}
+	write(t, r.dir, "dealt.bench", strings.Replace(string(data), "shard-by: name", "shard-by: cost 00c0ffee12345678", 1))
+	m = invoke(t, r.dir, "", "merge", "-o", "bad.bench", files[0], "dealt.bench")
+	if m.code != 2 || !strings.Contains(m.stderr, "shard1.bench was split by name but dealt.bench by cost 00c0ffee12345678") {
+		t.Errorf("mixed splits: exit %d %s", m.code, m.stderr)
+	}
 }
 
 func TestFlagErrors(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/kernelwatch/kernelwatch/regress/parse"
@@ -18,8 +19,11 @@ const mergeHelp = `Combines result files (the shards of regress run --shard i/n)
 Each file keeps its own configuration lines: keys set by an earlier file are
 cleared before the next one, so nothing leaks from one shard to another.
 Every file must parse, and all must name the same hardware class (or none):
-results of different machines are never mixed. Exit codes: 0 merged; 2 a
-file is unreadable or the classes differ; 3 no file holds any result.
+results of different machines are never mixed. Shards must be of one split
+(their shard-by lines: by name, or the same deal by cost), since shards of
+two deals can miss a benchmark or hold it twice. Exit codes: 0 merged; 2 a
+file is unreadable, or the classes or splits differ; 3 no file holds any
+result.
 `
 
 func runMerge(e *env, args []string) int {
@@ -47,6 +51,7 @@ func runMerge(e *env, args []string) int {
 	}
 	parts := make([][]byte, len(files))
 	class, classFile := "", ""
+	split, splitFile := "", ""
 	results := false
 	for i, f := range files {
 		path := absPath(e, f)
@@ -81,6 +86,13 @@ func runMerge(e *env, args []string) int {
 			}
 			return fail(fmt.Errorf("%s has %s but %s has %s: results of different machines are not merged", f, got, classFile, want))
 		}
+		switch by := shardSplit(data); {
+		case by == "":
+		case split == "":
+			split, splitFile = by, f
+		case by != split:
+			return fail(fmt.Errorf("%s was split by %s but %s by %s: not shards of one split (a different stored baseline, --bench or --shard-by), so a benchmark could be in none or in two", splitFile, split, f, by))
+		}
 		parts[i] = data
 	}
 	if !results {
@@ -97,4 +109,27 @@ func runMerge(e *env, args []string) int {
 		return fail(err)
 	}
 	return exitPass
+}
+
+// shardSplit is how the shards in a result file were split: its shard-by
+// lines (all of them, when it is itself a merge), "name" for a shard from
+// before shard-by was written, "" when it holds no shard.
+func shardSplit(data []byte) string {
+	var by []string
+	shard := false
+	for l := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(l, "shard-by: "); ok {
+			if v = strings.TrimSpace(v); !slices.Contains(by, v) {
+				by = append(by, v)
+			}
+		}
+		shard = shard || strings.HasPrefix(l, "shard: ")
+	}
+	switch {
+	case len(by) > 0:
+		return strings.Join(by, " and ")
+	case shard:
+		return "name"
+	}
+	return ""
 }

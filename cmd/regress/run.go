@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/kernelwatch/kernelwatch/regress/gitref"
@@ -208,11 +207,7 @@ func listBenchmarks(ctx context.Context, e *env, m *measure, bins []runner.Binar
 	}
 	in := func(pkg, name string) bool { return m.shard.Has(name) }
 	if m.shard.Dealt && m.shard.N > 1 {
-		deal := runner.Deal(keys, m.shard.N, func(key string) (float64, bool) {
-			_, top, _ := strings.Cut(key, "\x00")
-			w, ok := m.weights[top]
-			return w, ok
-		})
+		deal := runner.DealTops(keys, m.shard.N, m.weights)
 		in = func(pkg, name string) bool { return deal[pkg+"\x00"+name] == m.shard.I-1 }
 	}
 	for i, bin := range bins {

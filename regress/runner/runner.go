@@ -156,7 +156,7 @@ type Result struct {
 	// Stopped is StopDeadline or StopSignal when Rounds is short of the
 	// plan's, else "".
 	Stopped string
-	// Deal fingerprints how Dealt lanes split the benchmarks: "cost "
+	// Deal fingerprints how Dealt lanes split the benchmarks (DealPrint): "cost "
 	// and 16 hex digits of an FNV-1a hash over every top-level benchmark
 	// listed on either side with the lane it went to, in sorted order. Two
 	// runs with the same Deal split the same benchmarks the same way. ""
@@ -253,6 +253,7 @@ type laneState struct {
 	costs   Costs          // where its invocations' time went
 	rounds  int            // rounds finished on every side
 	kept    []int          // per side: length of out at the end of the last finished round
+	shardBy string         // a shard of a run split over machines: how ("name" or Result.Deal)
 }
 
 // Run runs the sides (one or two) as plan says and returns their output. On
@@ -307,16 +308,14 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 		}
 	}
 	dealt := map[int]map[string]int{} // by lane count: benchmark → lane (0-based)
+	for _, lane := range lanes {
+		if sh := lane.Shard; sh.Dealt && sh.N > 1 && dealt[sh.N] == nil {
+			dealt[sh.N] = DealTops(union, sh.N, plan.Weights)
+			res.Deal = DealPrint(dealt[sh.N])
+		}
+	}
 	inShard := func(sh Shard, pkg, name string) bool {
 		if sh.Dealt && sh.N > 1 {
-			if dealt[sh.N] == nil {
-				dealt[sh.N] = Deal(union, sh.N, func(key string) (float64, bool) {
-					_, top, _ := strings.Cut(key, "\x00")
-					w, ok := plan.Weights[top]
-					return w, ok
-				})
-				res.Deal = dealPrint(dealt[sh.N])
-			}
 			return dealt[sh.N][pkg+"\x00"+name] == sh.I-1
 		}
 		return sh.Has(name)
@@ -325,6 +324,12 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 	total := 0
 	for l, lane := range lanes {
 		st := &laneState{lane: lane, out: make([]bytes.Buffer, len(sides))}
+		if sh := lane.Shard; sh.N > 1 && (!sh.Dealt || sh.Hosts) {
+			st.shardBy = "name"
+			if sh.Dealt {
+				st.shardBy = DealPrint(dealt[sh.N])
+			}
+		}
 		for i, s := range sides {
 			for j, b := range s.Binaries {
 				var tops []string
@@ -432,8 +437,19 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 	return res, firstErr
 }
 
-// dealPrint is Result.Deal of a deal.
-func dealPrint(deal map[string]int) string {
+// DealTops deals the top-level benchmarks keys ("pkg\x00BenchmarkX", as
+// Run lists them over both sides) over n lanes by Deal, each weighing what
+// weights gives its BenchmarkX.
+func DealTops(keys []string, n int, weights map[string]float64) map[string]int {
+	return Deal(keys, n, func(key string) (float64, bool) {
+		_, top, _ := strings.Cut(key, "\x00")
+		w, ok := weights[top]
+		return w, ok
+	})
+}
+
+// DealPrint is Result.Deal of a deal: "cost" and its fingerprint.
+func DealPrint(deal map[string]int) string {
 	keys := slices.Sorted(maps.Keys(deal))
 	h := fnv.New64a()
 	for _, k := range keys {
@@ -507,6 +523,9 @@ func runLane(ctx context.Context, st *laneState, sides []Side, plan Plan, swap b
 				key = "lane"
 			}
 			fmt.Fprintf(&st.out[i], "%s: %s\n", key, sh)
+			if st.shardBy != "" {
+				fmt.Fprintf(&st.out[i], "shard-by: %s\n", st.shardBy)
+			}
 		}
 		st.kept[i] = st.out[i].Len()
 	}
