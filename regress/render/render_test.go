@@ -150,11 +150,25 @@ func incompleteReport(t *testing.T) *report.Report {
 	return r
 }
 
+// blindReport is passReport where one gated comparison could not have
+// detected its threshold (26% at 10 samples of its spread) and one could
+// (0.6%): the summary line and its row must say so.
+func blindReport(t *testing.T) *report.Report {
+	r := passReport(t)
+	blind, able := report.Number(0.26), report.Number(0.006)
+	r.Comparisons[0].Detectable = &blind
+	r.Comparisons[1].Detectable = &able
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 var exts = map[string]string{"text": "txt", "markdown": "md", "json": "json", "csv": "csv"}
 
 func TestGolden(t *testing.T) {
 	reports := map[string]func(*testing.T) *report.Report{"fail": failReport, "pass": passReport, "nodata": noDataReport,
-		"incomplete": incompleteReport}
+		"incomplete": incompleteReport, "blind": blindReport}
 	for name, mk := range reports {
 		for _, format := range Formats {
 			t.Run(name+"/"+format, func(t *testing.T) {

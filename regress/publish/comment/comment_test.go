@@ -55,7 +55,7 @@ var opts = Options{
 }
 
 func TestGolden(t *testing.T) {
-	for _, name := range []string{"fail", "pass", "nodata", "incomplete"} {
+	for _, name := range []string{"fail", "pass", "nodata", "incomplete", "blind"} {
 		t.Run(name, func(t *testing.T) {
 			r := load(t, name)
 			golden(t, name+".comment.md", Body(r, opts))
