@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernelwatch/kernelwatch/regress/config"
 	"github.com/kernelwatch/kernelwatch/regress/group"
+	"github.com/kernelwatch/kernelwatch/regress/noise"
 	"github.com/kernelwatch/kernelwatch/regress/report"
 )
 
@@ -296,6 +297,75 @@ func TestDerivedUnitsAreOneHypothesis(t *testing.T) {
 	for name, i := range map[string]int{"K sec/op": 0, "K GB/s": 0, "K pct-copy": 0, "L sec/op": 1, "K p99-ns": 2} {
 		if got := float64(byUnit[name].PAdjusted); !(math.Abs(got-holm(i)) <= 1e-12) {
 			t.Errorf("%s: p_adjusted %v, want %v (Holm over 3 hypotheses, p %v)", name, got, holm(i), ps)
+		}
+	}
+}
+
+// TestUnstableGate checks what a noise file does to the gate: a benchmark
+// whose calibrated floor (K × p99) exceeds noise.UnstableLimit is marked
+// unstable and gated as defaults.unstable says — warn when unset, so even a
+// doubling is reported without failing; fail or off when set — while a
+// stable benchmark keeps its fail gate, judged by the larger of the
+// configured threshold and its floor.
+func TestUnstableGate(t *testing.T) {
+	base := noisy(100, 10)
+	nf := &noise.File{Schema: noise.Schema, Class: "cpu-x", K: noise.K, Rounds: 20, Entries: []noise.Entry{
+		{Name: "Wild", Unit: "sec/op", Rounds: 20, P99: 0.8},   // floor 40%: unstable
+		{Name: "Steady", Unit: "sec/op", Rounds: 20, P99: 0.2}, // floor 10%
+	}}
+	series := func() []*group.Series {
+		return []*group.Series{
+			{Name: "Wild", Unit: "sec/op", Base: base, Cur: noisy(200, 10)},         // +100%
+			{Name: "Steady", Unit: "sec/op", Base: base, Cur: noisy(107, 10)},       // +7%: below its 10% floor
+			{Name: "Plain", Unit: "sec/op", Base: base, Cur: noisy(107, 10)},        // +7%, no noise entry: 5% applies
+			{Name: "Steady", Unit: "B/op", Base: noisy(64, 10), Cur: noisy(64, 10)}, // not in the file
+		}
+	}
+	for _, tc := range []struct {
+		yaml     string
+		wildGate string
+		verdict  string
+	}{
+		{"", report.GateWarn, report.Fail}, // Plain's +7% still fails
+		{"version: 1\ndefaults: {unstable: fail}\n", report.GateFail, report.Fail},
+		{"version: 1\ndefaults: {unstable: off}\n", report.GateOff, report.Fail},
+	} {
+		cfg := config.Default()
+		if tc.yaml != "" {
+			var err error
+			if cfg, err = config.Parse([]byte(tc.yaml), "test.yaml"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g := &group.Grouping{Series: series(), BaseConfig: map[string]string{"class": "cpu-x"}, CurConfig: map[string]string{"class": "cpu-x"}}
+		r := Judge(g, Options{Config: cfg, Noise: nf, NoiseFile: "baselines/cpu-x.noise.json"})
+		if err := r.Validate(); err != nil {
+			t.Fatalf("invalid report: %v", err)
+		}
+		by := map[string]report.Comparison{}
+		for _, c := range r.Comparisons {
+			by[c.Name+" "+c.Unit] = c
+		}
+		wild, steady, plain := by["Wild sec/op"], by["Steady sec/op"], by["Plain sec/op"]
+		if !wild.Unstable || wild.Gate != tc.wildGate || wild.Verdict != report.Regression || wild.ThresholdFrom != "noise" || wild.Threshold != 0.4 {
+			t.Errorf("%q: Wild unstable %v gate %s verdict %s threshold %v from %q; want unstable, gate %s, a regression at the 40%% floor",
+				tc.yaml, wild.Unstable, wild.Gate, wild.Verdict, wild.Threshold, wild.ThresholdFrom, tc.wildGate)
+		}
+		if (tc.wildGate != report.GateFail) != strings.Contains(strings.Join(wild.Warnings, " "), "unstable") {
+			t.Errorf("%q: Wild warnings %q", tc.yaml, wild.Warnings)
+		}
+		if wild.Fails() != (tc.wildGate == report.GateFail) {
+			t.Errorf("%q: Wild fails the gate: %v", tc.yaml, wild.Fails())
+		}
+		if steady.Unstable || steady.Gate != report.GateFail || steady.Threshold != 0.1 || steady.ThresholdFrom != "noise" ||
+			steady.ConfiguredThreshold == nil || *steady.ConfiguredThreshold != 0.05 || steady.Verdict != report.Unchanged {
+			t.Errorf("%q: Steady %+v; want gate fail, threshold 10%% from noise (configured 5%%), unchanged", tc.yaml, steady)
+		}
+		if plain.ThresholdFrom != "" || plain.Threshold != 0.05 || plain.Verdict != report.Regression {
+			t.Errorf("%q: Plain threshold %v from %q, verdict %s; want the configured 5%% and a regression", tc.yaml, plain.Threshold, plain.ThresholdFrom, plain.Verdict)
+		}
+		if r.Verdict != tc.verdict || r.Settings.NoiseFile != "baselines/cpu-x.noise.json" || r.Settings.NoiseK != noise.K {
+			t.Errorf("%q: report %s, settings %+v", tc.yaml, r.Verdict, r.Settings)
 		}
 	}
 }
