@@ -54,10 +54,28 @@ var opts = Options{
 	RunURL:     "https://github.example.com/kernelwatch/kernelwatch/actions/runs/42",
 }
 
+// blind is the pass report where one gated comparison could not have
+// detected its 5% threshold (26% at its spread) and one could (0.6%): the
+// heading, the status and that row must say so.
+func blind(t *testing.T) *report.Report {
+	r := load(t, "pass")
+	no, yes := report.Number(0.26), report.Number(0.006)
+	r.Comparisons[0].Detectable, r.Comparisons[1].Detectable = &no, &yes
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func TestGolden(t *testing.T) {
 	for _, name := range []string{"fail", "pass", "nodata", "incomplete", "blind"} {
 		t.Run(name, func(t *testing.T) {
-			r := load(t, name)
+			var r *report.Report
+			if name == "blind" {
+				r = blind(t)
+			} else {
+				r = load(t, name)
+			}
 			golden(t, name+".comment.md", Body(r, opts))
 			golden(t, name+".summary.md", Summary(r, opts))
 			golden(t, name+".status.txt", StatusState(r)+"\n"+StatusDescription(r)+"\n")
