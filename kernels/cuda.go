@@ -135,7 +135,30 @@ type CUDA struct {
 	flushBytes int64
 	fill       uint32
 	deferred   error // from Free and Release, returned by the next call that can
+
+	// Placement (placement.go): every buffer and launcher scratch is placed in one range reserved when the
+	// backend opens, at offsets that depend only on the case; arenaMem is that range (0 when placement is
+	// the driver's: -kernels.arena=false, or the reservation failed), arenaBase its first usable byte.
+	arena     placement
+	arenaMem  cu.DevicePtr
+	arenaBase cu.DevicePtr
+	spilled   bool // a block did not fit in the arena and came from the driver (warned once)
 }
+
+// Placement settings, set by the test binary's flags (cuda_flags_test.go) before the backend opens.
+var (
+	// cudaArenaOn places buffers in the arena (the default); off, each buffer is the driver's cuMemAlloc, as
+	// before the arena existed — for measuring what placement does.
+	cudaArenaOn = true
+	// cudaArenaSkew shifts the arena's first usable byte by this many bytes (a multiple of 256): every case's
+	// buffers move together, for measuring a kernel's sensitivity to where its memory lies.
+	cudaArenaSkew int64
+)
+
+// cudaArenaReserve is the device memory left outside the arena for what the driver allocates itself (modules,
+// their constant banks and local memory, events) and for the flush buffer: the larger of 2 GiB and 1/16 of
+// what is free when the backend opens.
+func cudaArenaReserve(free int64) int64 { return max(2<<30, free/16) }
 
 // OpenCUDA opens GPU ordinal: it starts the context thread, creates the context and loads the embedded modules.
 func OpenCUDA(ordinal int) (*CUDA, error) {
@@ -234,6 +257,16 @@ func (c *CUDA) open(ordinal int) error {
 	if err := cu.MemsetD32(c.gateMem, 0, 2); err != nil {
 		return fmt.Errorf("memset: %w", err)
 	}
+	// The flush buffer and then the arena, before any module loads, so that neither depends on a module's size.
+	if fb := PolicyFor(c.dev).Timing.FlushBytes; fb > 0 {
+		if c.flush, err = cu.MemAlloc(fb); err != nil {
+			return fmt.Errorf("kernels: cuda flush buffer of %d B: %w", fb, err)
+		}
+		c.flushBytes = fb
+	}
+	if err := c.openArena(); err != nil {
+		return err
+	}
 	c.modules, c.funcs, c.ptx = map[string]cu.Module{}, map[string]cu.Function{}, map[string]bool{}
 	files, err := cudaPTX.ReadDir("cuda/ptx")
 	if err != nil {
@@ -313,6 +346,9 @@ func (c *CUDA) teardown() error {
 	}
 	if c.flush != 0 {
 		check("free flush buffer", cu.MemFree(c.flush))
+	}
+	if c.arenaMem != 0 {
+		check("free arena", cu.MemFree(c.arenaMem))
 	}
 	if c.gateMem != 0 {
 		check("free gate", cu.MemFree(c.gateMem))
@@ -400,7 +436,7 @@ func (c *CUDA) Alloc(dt DType, n int) (Buffer, error) {
 	}
 	b := &cudaBuffer{dt: dt, n: n}
 	err := c.do(func() (err error) {
-		b.ptr, err = cu.MemAlloc(max(b.bytes(), 1))
+		b.ptr, err = c.devAlloc(b.bytes())
 		return err
 	})
 	if err != nil {
@@ -416,7 +452,7 @@ func (c *CUDA) Free(buf Buffer) {
 		return
 	}
 	c.call(func() error {
-		if err := cu.MemFree(b.ptr); err != nil && c.deferred == nil {
+		if err := c.devFree(b.ptr); err != nil && c.deferred == nil {
 			c.deferred = fmt.Errorf("kernels: cuda free: %w", err)
 		}
 		return nil
@@ -677,7 +713,7 @@ func (l *cudaLaunch) alloc(n int64, zero bool) cu.DevicePtr {
 	if l.err != nil {
 		return 0
 	}
-	p, err := cu.MemAlloc(max(n, 1))
+	p, err := l.be.devAlloc(n)
 	if err != nil {
 		l.fail(fmt.Errorf("scratch of %d B: %w", n, err))
 		return 0
@@ -757,7 +793,7 @@ func (l *cudaLaunch) free() {
 		l.be.deferred = err
 	}
 	for _, p := range l.scratch {
-		if err := cu.MemFree(p); err != nil && l.be.deferred == nil {
+		if err := l.be.devFree(p); err != nil && l.be.deferred == nil {
 			l.be.deferred = fmt.Errorf("kernels: cuda free scratch: %w", err)
 		}
 	}
