@@ -24,6 +24,13 @@
 #           (NAME@auto:RATIO picks the calibrated pass closest to RATIO).
 # baseline  regress run --count 10 of the whole suite into $OUT/<class>.bench.
 # stored    regress check --mode stored against baselines/<class>.bench (or $STORED).
+# placement what buffer placement does (kernels/placement.go): whole-suite processes of the plain suite and of
+#           the unrelated-change variants (kernels-spin.test, kernels-grow.test from scripts/unrelated-change.sh)
+#           with the driver's placement (-kernels.arena=false) and the arena, interleaved; FFN t=512 alone and
+#           after Softmax; the same FFN with the arena shifted by PLACEMENT_SKEWS bytes. Raw outputs in
+#           $OUT/placement/, compared offline.
+# unrelated UNRELATED_RUNS whole-suite checks of the plain suite against each variant in VARIANTS (spin grow):
+#           the summary counts fail-gated verdicts outside the changed family (RMSNorm) and lists the family's.
 # Every check writes $OUT/<name>.json and <name>.log; $OUT/summary.tsv has one line per check (exit, wall
 # seconds, regressions, the costs line). Bring $OUT back as one archive.
 set -uo pipefail
@@ -60,7 +67,7 @@ tests() {
 one() {
   local t0 rc
   t0=$(date +%s%N)
-  "$2" -test.run '^$' -test.bench "$3" -test.benchtime "$4" > "$OUT/$1.txt" 2> "$OUT/$1.err"
+  $2 -test.run '^$' -test.bench "$3" -test.benchtime "$4" > "$OUT/$1.txt" 2> "$OUT/$1.err"
   rc=$?
   log "$1: exit $rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms, $(grep -c '^Benchmark' "$OUT/$1.txt") results; $(grep '^kernelwatch-costs' "$OUT/$1.txt")"
 }
@@ -162,9 +169,56 @@ stored() {
   BASE_BIN= check stored $G/kernels.test --mode stored --baseline-file "$f"
 }
 
+placement() {
+  local d=$OUT/placement i v a
+  mkdir -p "$d"
+  for i in 1 2; do
+    for a in false true; do
+      for v in kernels kernels-spin kernels-grow; do
+        [ $i = 2 ] && [ $v = kernels-grow ] && continue
+        one "placement/suite-$v-arena$a-$i" "$G/$v.test -kernels.arena=$a" . 1x
+      done
+      one "placement/ffn-arena$a-$i" "$G/kernels.test -kernels.arena=$a" 'FFN/dtype=bf16/tokens=512/' 1x
+      one "placement/softmax-ffn-arena$a-$i" "$G/kernels.test -kernels.arena=$a" 'Softmax|FFN/dtype=bf16/tokens=512/' 1x
+    done
+  done
+  for a in ${PLACEMENT_SKEWS:-0 256 4096 65536 1048576 2097152 3145728 8388608 33554432}; do
+    one "placement/ffn-skew$a" "$G/kernels.test -kernels.arena-skew=$a" 'FFN/dtype=bf16/tokens=512/' 1x
+  done
+}
+
+unrelated() {
+  local v i
+  for v in ${VARIANTS:-spin grow}; do
+    [ -x "$G/kernels-$v.test" ] || { log "unrelated: no $G/kernels-$v.test (scripts/unrelated-change.sh $v)"; return 1; }
+    for ((i = 1; i <= ${UNRELATED_RUNS:-1}; i++)); do
+      check "$(printf 'unrelated-%s-%02d' "$v" "$i")" "$G/kernels-$v.test"
+      python3 - "$OUT/$(printf 'unrelated-%s-%02d' "$v" "$i").json" "${FAMILY:-RMSNorm}" <<'PY' | tee -a "$OUT/unrelated.txt" >&2
+import json, sys
+r = json.load(open(sys.argv[1]))
+fam = sys.argv[2] + "/"
+out = [c for c in r["comparisons"] if not c["name"].startswith(fam)]
+inn = [c for c in r["comparisons"] if c["name"].startswith(fam)]
+flag = lambda c: c["verdict"] in ("regression", "improvement")
+print(sys.argv[1].rsplit("/", 1)[-1], "outside", sys.argv[2] + ":",
+      sum(flag(c) and c.get("gate") == "fail" for c in out), "fail-gated,",
+      sum(flag(c) and c.get("gate") != "fail" for c in out), "warn-gated verdicts of", len(out))
+for c in out:
+    if flag(c):
+        print("  outside", c["name"], c["unit"], f'{100 * c["delta"]:+.2f}%', c["verdict"], c.get("gate"))
+for c in inn:
+    if c["unit"] == "sec/op" and c.get("gate") == "fail":
+        moved = abs(c["delta"]) > c["threshold"]
+        print("  " + sys.argv[2], c["name"], f'{100 * c["delta"]:+.2f}% (threshold {100 * c["threshold"]:.1f}%)',
+              c["verdict"], "MOVED" if moved else "")
+PY
+    done
+  done
+}
+
 for p in "$@"; do
   case $p in
-    tests | probe | bench | old | aa | calibrate | detect | baseline | stored) "$p" || log "$p: failed" ;;
+    tests | probe | bench | old | aa | calibrate | detect | baseline | stored | placement | unrelated) "$p" || log "$p: failed" ;;
     *) echo "unknown phase $p" >&2; exit 2 ;;
   esac
 done

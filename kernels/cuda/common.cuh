@@ -140,7 +140,13 @@ __device__ __forceinline__ float block_max(float v, float* red) {
 // kernel's own loads: the barriers of the body keep the load before them) and at END thread 0 of each block
 // spins that many clock cycles, which the block's end waits for.
 #ifdef KW_SLOWDOWN
-__device__ long long kw_spin_cycles;
+// kw_spin_cycles is 0 unless set at run time (cuModuleGetGlobal), or compiled in with -DKW_SPIN_CYCLES=N: the
+// unrelated-change test (scripts/unrelated-change.sh) builds a variant whose only difference is one family's
+// module compiled that way.
+#ifndef KW_SPIN_CYCLES
+#define KW_SPIN_CYCLES 0
+#endif
+__device__ long long kw_spin_cycles = KW_SPIN_CYCLES;
 #define KW_SLOWDOWN_BEGIN() const long long kw_spin_n = kw_spin_cycles
 #define KW_SLOWDOWN_END()                                                   \
     do {                                                                    \
