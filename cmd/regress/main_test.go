@@ -130,6 +130,7 @@ func TestBadInput(t *testing.T) {
 		{"conflicting unit metadata", "Unit GB/s better=higher\n" + good + samples("A", 2, 1000, "") + "Unit GB/s better=lower\n" + samples("A", 2, 1000, ""), nil, "bad.txt:6: metadata better of unit GB/s already set to higher"},
 		{"unknown flag", "", []string{"compare", "--bogus", base, base}, "flag provided but not defined: -bogus"},
 		{"bad threshold flag", "", []string{"compare", "--config", "none", "--threshold", "5 percent", base, base}, "--threshold"},
+		{"threshold without %", "", []string{"compare", "--config", "none", "--threshold", "5", base, base}, `--threshold: "5" is 500% as a fraction: write 5% or 0.05`},
 		{"bad alpha flag", "", []string{"compare", "--config", "none", "--alpha", "2", base, base}, "--alpha 2"},
 		{"bad format", "", []string{"compare", "--config", "none", "--format", "xml", base, base}, `--format "xml"`},
 		{"bad correction", "", []string{"compare", "--config", "none", "--correction", "sidak", base, base}, `--correction "sidak"`},
@@ -175,6 +176,7 @@ func TestBadConfig(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
 		{"unknown key", "version: 1\ndefaults:\n  treshold: 5%\n", "bench.yaml:3:"},
 		{"bad threshold", "version: 1\ndefaults:\n  threshold: 5 percent\n", "bench.yaml:3:"},
+		{"threshold without %", "version: 1\ndefaults:\n  threshold: 5\n", `bench.yaml:3: threshold "5" is 500% as a fraction: write 5% or 0.05`},
 		{"malformed", "version: 1\nrules:\n  - match: [\n", "bench.yaml:"},
 	}
 	for _, tc := range tests {

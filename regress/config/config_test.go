@@ -556,8 +556,13 @@ func TestParseFraction(t *testing.T) {
 		{".5%", 0.005, true},
 		{" 5% ", 0.05, true},
 		{"999%", 9.99, true},
-		{"9.5", 9.5, true},
+		{"0.999", 0.999, true},
 		{"1e-2", 0.01, true},
+		{"150%", 1.5, true},
+		// 1 or more without % would be 100% or more: refused, not read as 500%.
+		{"5", 0, false},
+		{"1", 0, false},
+		{"9.5", 0, false},
 		{"10", 0, false},
 		{"1000%", 0, false},
 		{"-1%", 0, false},
@@ -577,6 +582,28 @@ func TestParseFraction(t *testing.T) {
 		got, err := ParseFraction(tc.in)
 		if (err == nil) != tc.ok || math.Abs(got-tc.want) > 1e-15 {
 			t.Errorf("ParseFraction(%q) = %v, %v; want %v, ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestThresholdWithoutPercent checks that a threshold of 1 or more without
+// % is refused with both spellings of what was probably meant, in the flag
+// parser and in benchmarks.yaml (with the file and line).
+func TestThresholdWithoutPercent(t *testing.T) {
+	for in, want := range map[string]string{
+		"5":   `"5" is 500% as a fraction: write 5% or 0.05`,
+		"1.5": `"1.5" is 150% as a fraction: write 1.5% or 0.015`,
+		"1":   `"1" is 100% as a fraction: write 1% or 0.01`,
+	} {
+		if _, err := ParseFraction(in); err == nil || err.Error() != want {
+			t.Errorf("ParseFraction(%q): %v, want %q", in, err, want)
+		}
+	}
+	for _, key := range []string{"threshold", "tolerance"} {
+		_, err := Parse([]byte("version: 1\nrules:\n  - match: \"*\"\n    "+key+": 5\n"), "bench.yaml")
+		want := "bench.yaml:4: " + key + ` "5" is 500% as a fraction: write 5% or 0.05`
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: 5: %v, want %q", key, err, want)
 		}
 	}
 }

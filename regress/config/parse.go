@@ -493,11 +493,19 @@ func parseNumber(s string) (float64, error) {
 
 // ParseFraction parses a threshold or tolerance: a fraction like 0.05 or a
 // percentage like 5%, at least 0 and less than 10 (1000%).
+//
+// A number of 1 or more without % is refused: nobody gates on a change of
+// 100% or more on purpose, and "threshold: 5" meant as 5% would silently
+// gate at 500%. The message says both ways to write what was meant.
 func ParseFraction(s string) (float64, error) {
 	num, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
 	v, err := parseNumber(num)
 	if err != nil {
 		return 0, fmt.Errorf("%q: want a fraction like 0.05 or a percentage like 5%%", s)
+	}
+	if !pct && v >= 1 {
+		return 0, fmt.Errorf("%q is %s as a fraction: write %s%% or %s", s, percentOf(v), num,
+			strconv.FormatFloat(v/100, 'f', -1, 64))
 	}
 	if pct {
 		v /= 100
@@ -506,4 +514,9 @@ func ParseFraction(s string) (float64, error) {
 		return 0, fmt.Errorf("%q: want at least 0 and less than 10 (1000%%)", s)
 	}
 	return v, nil
+}
+
+// percentOf formats a fraction as a percentage: 5 → 500%.
+func percentOf(v float64) string {
+	return strconv.FormatFloat(math.Round(v*100*1e9)/1e9, 'f', -1, 64) + "%"
 }
