@@ -17,46 +17,56 @@ import (
 	"github.com/kernelwatch/kernelwatch/regress/runner"
 )
 
-const baselineSynopsis = "save [--class C] [run flags] [FILE] | show [--class C]"
+const baselineSynopsis = "save|show [flags]"
 
 const baselineHelp = `Stored baselines are result files of main, one per hardware class, at
 baselines/<class>.bench in the repository (regress check --mode stored reads
 them as committed at the baseline ref).
+`
 
-save runs the suite like regress run (same flags) and stores the result, or
-stores FILE when given. It refuses results with fewer samples of a gated
-benchmark than its min_samples (benchmarks.yaml): every stored-mode
-comparison against them would be inconclusive. --force stores them anyway. The file replaces the old one atomically, with its
-configuration lines (commit, class, go, ...) intact. The class is the one the
-results name; --class names it when they name none.
+const baselineSaveSynopsis = "[flags] [FILE] [-- go test flags]"
 
-show prints what is stored for this machine's hardware class (or --class):
-the commit it was measured at, when, and how many benchmarks it holds.
+const baselineSaveHelp = `Runs the suite like regress run (the same suite flags) and stores the
+result as baselines/<class>.bench, or stores FILE when given. It refuses
+results with fewer samples of a gated benchmark than its min_samples
+(benchmarks.yaml): every stored-mode comparison against them would be
+inconclusive; --force stores them anyway. The file replaces the old one
+atomically, with its configuration lines (commit, class, go, ...) intact.
+The class is the one the results name; --class names it when they name
+none.
 
-Exit codes: 0 done; 1 save ran but a benchmark failed (stored without it);
-2 usage, configuration, input or build error; 3 show: nothing stored for
-the class (the message says how to store it).
+Exit codes: 0 stored; 1 stored, but a benchmark failed (stored without it);
+2 usage, configuration, input or build error; 3 no benchmark selected.
+`
+
+const baselineShowSynopsis = "[flags]"
+
+const baselineShowHelp = `Prints what is stored for this machine's hardware class (or --class): the
+commit it was measured at, when, and how many benchmarks it holds; from the
+working tree of the enclosing git repository, or from the tip of
+--baselines-ref.
+
+Exit codes: 0 shown; 2 usage or input error (a stored file that does not
+parse, a directory outside any git repository); 3 nothing stored for the
+class (the message says how to store it).
 `
 
 // classPattern is what a class must look like to name a file.
 var classPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
+// runBaseline dispatches to baseline save and baseline show.
 func runBaseline(e *env, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		fmt.Fprintf(e.stdout, "usage: %s baseline %s\n\n%s", programName, baselineSynopsis, baselineHelp)
-		if len(args) == 0 {
-			return exitError
-		}
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		printHelp(e.stdout, lookupVerb("baseline"))
 		return exitPass
 	}
-	switch args[0] {
-	case "save":
-		return runBaselineSave(e, args[1:])
-	case "show":
-		return runBaselineShow(e, args[1:])
+	if len(args) > 0 {
+		if v := lookupVerb("baseline " + args[0]); v != nil {
+			return v.run(e, args[1:])
+		}
+		return failer(e, "baseline")(usagef("unknown action %q (want save or show)", args[0]))
 	}
-	fmt.Fprintf(e.stderr, "%s baseline: unknown action %q (want save or show)\n", programName, args[0])
-	return exitError
+	return failer(e, "baseline")(usagef("want an action: save or show"))
 }
 
 // baselineDir is the baselines directory of the enclosing repository (of
@@ -70,38 +80,39 @@ func baselineDir(e *env) string {
 	return filepath.Join(e.dir, "baselines")
 }
 
-func runBaselineSave(e *env, args []string) int {
+// baselineSaveFlags are baseline save's flags: the suite's and where the
+// baseline goes.
+type baselineSaveFlags struct {
+	s     suiteFlags
+	class string
+	force bool
+	store storeFlags
+}
+
+func newBaselineSaveFlags() (*flag.FlagSet, *baselineSaveFlags) {
 	fs := newFlagSet("baseline save")
-	var s suiteFlags
-	s.register(fs, true)
-	var class string
-	var force bool
-	fs.StringVar(&class, "class", "", "hardware class to store the results under (default: the class the results name)")
-	fs.BoolVar(&force, "force", false, "store results with fewer samples per benchmark than min_samples (their comparisons will be inconclusive)")
-	var store storeFlags
-	store.register(fs)
-	fail := func(err error) int {
-		fmt.Fprintf(e.stderr, "%s baseline save: %v\n", programName, interrupted(err))
-		if errors.Is(err, errUsage) {
-			fmt.Fprintf(e.stderr, "usage: %s baseline %s (see -h)\n", programName, baselineSynopsis)
-		}
-		return exitError
-	}
+	b := &baselineSaveFlags{}
+	b.s.register(fs, "baseline save")
+	fs.StringVar(&b.class, "class", "", "`CLASS` hardware class to store the results under (default: the class the results name)")
+	fs.BoolVar(&b.force, "force", false, "store results with fewer samples per benchmark than min_samples (their comparisons will be inconclusive)")
+	b.store.register(fs)
+	return fs, b
+}
+
+func runBaselineSave(e *env, args []string) int {
+	fs, b := newBaselineSaveFlags()
+	fail := failer(e, "baseline save")
 	own, pass := splitPassthrough(args)
-	pos, err := parseInterspersed(fs, own)
-	if errors.Is(err, flag.ErrHelp) {
-		printUsage(fs, e.stdout, "baseline save", "[flags] [FILE] [-- go test flags]")
-		fmt.Fprint(e.stdout, "\n"+baselineHelp)
-		return exitPass
+	pos, code, ok := parseArgs(e, "baseline save", fs, own)
+	if !ok {
+		return code
 	}
-	if err != nil {
-		return fail(fmt.Errorf("%w: %w", err, errUsage))
-	}
+	s, store, force, class := &b.s, &b.store, b.force, b.class
 	if len(pos) > 1 {
-		return fail(fmt.Errorf("unexpected argument %q: %w", pos[1], errUsage))
+		return fail(usagef("unexpected argument %q", pos[1]))
 	}
 	if class != "" && !classPattern.MatchString(class) {
-		return fail(fmt.Errorf("--class %q: want a class such as cpu-amd64-amd-epyc", class))
+		return fail(usagef("--class %q: want a class such as cpu-amd64-amd-epyc", class))
 	}
 	var data []byte
 	var failures []runner.Failure
@@ -110,13 +121,14 @@ func runBaselineSave(e *env, args []string) int {
 		if _, err := parse.NewReader(nil).ReadSide([]string{path}); err != nil {
 			return fail(relErr(err, e.dir))
 		}
+		var err error
 		if data, err = os.ReadFile(path); err != nil {
 			return fail(relErr(err, e.dir))
 		}
 	} else {
 		ctx, stop := notifyContext()
 		defer stop()
-		m, bins, cleanup, err := buildSuite(ctx, e, &s, pass, "baseline")
+		m, bins, cleanup, err := buildSuite(ctx, e, s, pass, "baseline")
 		defer cleanup()
 		if err != nil {
 			if code := printBuildError(e, "baseline save", "", err); code >= 0 {
@@ -174,35 +186,36 @@ func runBaselineSave(e *env, args []string) int {
 	return reportFailures(e, "baseline save", failures)
 }
 
-func runBaselineShow(e *env, args []string) int {
+// baselineShowFlags are baseline show's flags: which class, and where to
+// look.
+type baselineShowFlags struct {
+	config, device, class, ref string
+}
+
+func newBaselineShowFlags() (*flag.FlagSet, *baselineShowFlags) {
 	fs := newFlagSet("baseline show")
-	var s suiteFlags
-	s.register(fs, true)
-	var class string
-	fs.StringVar(&class, "class", "", "hardware class to show (default: this machine's)")
-	var ref string
-	fs.StringVar(&ref, "baselines-ref", "", "show what is stored on this branch instead of the working tree")
-	fail := func(err error) int {
-		fmt.Fprintf(e.stderr, "%s baseline show: %v\n", programName, err)
-		if errors.Is(err, errUsage) {
-			fmt.Fprintf(e.stderr, "usage: %s baseline %s (see -h)\n", programName, baselineSynopsis)
-		}
-		return exitError
+	b := &baselineShowFlags{}
+	fs.StringVar(&b.class, "class", "", "`CLASS` hardware class to show (default: this machine's)")
+	fs.StringVar(&b.ref, "baselines-ref", "", "`BRANCH` show what is stored on this branch instead of the working tree")
+	fs.StringVar(&b.config, "config", "", "`FILE` benchmarks.yaml whose suite.tags tell this machine's class (default: the one at the repository root, if any; \"none\" for built-in defaults)")
+	fs.StringVar(&b.device, "device", "auto", "`BACKEND` backend that tells this machine's class: auto (cuda when the suite is built with the cuda tag and a GPU answers, else cpu), cpu or cuda")
+	return fs, b
+}
+
+func runBaselineShow(e *env, args []string) int {
+	fs, b := newBaselineShowFlags()
+	fail := failer(e, "baseline show")
+	pos, code, ok := parseArgs(e, "baseline show", fs, args)
+	if !ok {
+		return code
 	}
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printUsage(fs, e.stdout, "baseline show", "[--class C]")
-		fmt.Fprint(e.stdout, "\n"+baselineHelp)
-		return exitPass
-	}
-	if err != nil {
-		return fail(fmt.Errorf("%w: %w", err, errUsage))
-	}
+	class, ref := b.class, b.ref
 	if len(pos) > 0 {
-		return fail(fmt.Errorf("unexpected argument %q: %w", pos[0], errUsage))
+		return fail(usagef("unexpected argument %q", pos[0]))
 	}
 	if class == "" {
 		ctx, stop := notifyContext()
+		s := suiteFlags{config: b.config, device: b.device}
 		m, err := s.resolve(e, ctx, nil, nil, false)
 		stop()
 		if err != nil {
@@ -213,7 +226,7 @@ func runBaselineShow(e *env, args []string) int {
 		}
 	}
 	if !classPattern.MatchString(class) {
-		return fail(fmt.Errorf("--class %q: want a class such as cpu-amd64-amd-epyc", class))
+		return fail(usagef("--class %q: want a class such as cpu-amd64-amd-epyc", class))
 	}
 	if ref != "" {
 		return showStored(e, ref, class)

@@ -17,10 +17,10 @@ import (
 	"github.com/kernelwatch/kernelwatch/regress/runner"
 )
 
-const calibrateSynopsis = "[--rounds N] [run flags] [--commit] [--baselines-ref REF] [-- go test flags]"
+const calibrateSynopsis = "[flags] [-- go test flags]"
 
 const calibrateHelp = `Measures each benchmark's noise: the code in the working tree runs against
-itself for --rounds interleaved rounds (an A/A run, one sample per side per
+itself for --count interleaved rounds (an A/A run, one sample per side per
 round, each its own process), and baselines/<class>.noise.json records, per
 (benchmark, unit), the spread of the samples and the 99th percentile of
 |Δ| between the two sides of a round.
@@ -36,40 +36,43 @@ Exit codes: 0 done; 1 a benchmark failed (measured without it); 2 usage,
 configuration, input or build error; 3 no benchmark selected.
 `
 
-func runCalibrate(e *env, args []string) int {
+// calibrateFlags are calibrate's flags: the suite's, the rounds and where
+// the noise file goes.
+type calibrateFlags struct {
+	s      suiteFlags
+	st     storeFlags
+	rounds int
+}
+
+func newCalibrateFlags() (*flag.FlagSet, *calibrateFlags) {
 	fs := newFlagSet("calibrate")
-	var s suiteFlags
-	s.register(fs, true)
-	var st storeFlags
-	st.register(fs)
-	var rounds int
-	fs.IntVar(&rounds, "rounds", 20, "interleaved A/A rounds (one sample per side per round)")
-	fail := func(err error) int {
-		fmt.Fprintf(e.stderr, "%s calibrate: %v\n", programName, interrupted(err))
-		if errors.Is(err, errUsage) {
-			fmt.Fprintf(e.stderr, "usage: %s calibrate %s (see -h)\n", programName, calibrateSynopsis)
-		}
-		return exitError
-	}
+	c := &calibrateFlags{}
+	c.s.register(fs, "calibrate")
+	fs.IntVar(&c.rounds, "count", 20, "`N` interleaved A/A rounds, one sample per side each; at least 6")
+	alias(fs, "rounds", "count")
+	c.st.register(fs)
+	return fs, c
+}
+
+func runCalibrate(e *env, args []string) int {
+	fs, c := newCalibrateFlags()
+	s, st := &c.s, &c.st
+	fail := failer(e, "calibrate")
 	own, pass := splitPassthrough(args)
-	pos, err := parseInterspersed(fs, own)
-	if errors.Is(err, flag.ErrHelp) {
-		printUsage(fs, e.stdout, "calibrate", calibrateSynopsis)
-		fmt.Fprint(e.stdout, "\n"+calibrateHelp)
-		return exitPass
+	pos, code, ok := parseArgs(e, "calibrate", fs, own)
+	if !ok {
+		return code
 	}
-	if err != nil {
-		return fail(fmt.Errorf("%w: %w", err, errUsage))
-	}
+	rounds := c.rounds
 	if len(pos) > 0 {
-		return fail(fmt.Errorf("unexpected argument %q (go test flags go after --): %w", pos[0], errUsage))
+		return fail(usagef("unexpected argument %q (go test flags go after --)", pos[0]))
 	}
 	if rounds < 6 {
-		return fail(fmt.Errorf("--rounds %d: want at least 6 (a 99th percentile of fewer rounds says little)", rounds))
+		return fail(usagef("--count %d: want at least 6 rounds (a 99th percentile of fewer says little)", rounds))
 	}
 	ctx, stop := notifyContext()
 	defer stop()
-	m, bins, cleanup, err := buildSuite(ctx, e, &s, pass, "calibrate")
+	m, bins, cleanup, err := buildSuite(ctx, e, s, pass, "calibrate")
 	defer cleanup()
 	if err != nil {
 		if code := printBuildError(e, "calibrate", "", err); code >= 0 {

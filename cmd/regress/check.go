@@ -90,61 +90,63 @@ type checkFlags struct {
 	deadline                string
 }
 
-func runCheck(e *env, args []string) int {
+// checkOptions are check's flags: the report's, the suite's and check's
+// own.
+type checkOptions struct {
+	j judgeFlags
+	s suiteFlags
+	c checkFlags
+}
+
+func newCheckFlags() (*flag.FlagSet, *checkOptions) {
 	fs := newFlagSet("check")
-	var j judgeFlags
-	j.register(fs)
-	var s suiteFlags
-	s.register(fs, false)
-	var c checkFlags
-	fs.StringVar(&c.baseline, "baseline", "main", "baseline ref; resolved to its merge base with --current unless --baseline-tip")
+	o := &checkOptions{}
+	o.j.register(fs)
+	o.s.register(fs, "check")
+	c := &o.c
+	fs.StringVar(&c.baseline, "baseline", "main", "`REF` baseline ref; resolved to its merge base with --current unless --baseline-tip")
 	fs.BoolVar(&c.baselineTip, "baseline-tip", false, "use the tip of --baseline, not its merge base with --current")
-	fs.StringVar(&c.current, "current", "HEAD", "current ref; \".\" is the working tree with uncommitted changes")
-	fs.StringVar(&c.mode, "mode", "relative", "relative (build and run both sides, interleaved) or stored (read baselines/<class>.bench at the baseline ref)")
-	fs.StringVar(&c.baselineBin, "baseline-bin", "", "prebuilt baseline test binary (with --current-bin: no git, no build)")
-	fs.StringVar(&c.currentBin, "current-bin", "", "prebuilt current test binary")
-	fs.StringVar(&c.class, "class", "", "stored mode: hardware class of the stored baseline (default: this machine's)")
-	fs.StringVar(&c.baselineFile, "baseline-file", "", "stored mode: read the stored baseline from this file instead of baselines/<class>.bench at --baseline (no git needed)")
-	fs.StringVar(&c.baselinesRef, "baselines-ref", "", "stored mode: read baselines/<class>.bench at the tip of this branch (e.g. kernelwatch-baselines) instead of at the baseline ref")
-	fs.StringVar(&c.results, "results", "", "also write each side's result file (baseline.bench, current.bench) and the JSON report (report.json) into this directory")
-	fs.StringVar(&c.deadline, "deadline", "", "start no round that would not finish before this: a duration from the start of check (50m) or an RFC 3339 time; the rounds done are compared (see -h)")
-	fail := func(err error) int {
-		fmt.Fprintf(e.stderr, "%s check: %v\n", programName, interrupted(err))
-		if errors.Is(err, errUsage) {
-			fmt.Fprintf(e.stderr, "usage: %s check %s (see -h)\n", programName, checkSynopsis)
-		}
-		return exitError
-	}
+	fs.StringVar(&c.current, "current", "HEAD", "`REF` current ref; \".\" is the working tree with uncommitted changes")
+	fs.StringVar(&c.mode, "mode", "relative", "`MODE` relative (build and run both sides, interleaved) or stored (read baselines/<class>.bench at the baseline ref)")
+	fs.StringVar(&c.baselineBin, "baseline-bin", "", "`BINARY` prebuilt baseline test binary (with --current-bin: no git, no build)")
+	fs.StringVar(&c.currentBin, "current-bin", "", "`BINARY` prebuilt current test binary")
+	fs.StringVar(&c.class, "class", "", "`CLASS` stored mode: hardware class of the stored baseline (default: this machine's)")
+	fs.StringVar(&c.baselineFile, "baseline-file", "", "`FILE` stored mode: read the stored baseline from this file instead of baselines/<class>.bench at --baseline (no git needed)")
+	fs.StringVar(&c.baselinesRef, "baselines-ref", "", "`BRANCH` stored mode: read baselines/<class>.bench at the tip of this branch (e.g. kernelwatch-baselines) instead of at the baseline ref")
+	fs.StringVar(&c.results, "results", "", "`DIR` also write each side's result file (baseline.bench, current.bench) and the JSON report (report.json) into this directory")
+	fs.StringVar(&c.deadline, "deadline", "", "`WHEN` start no round that would not finish before WHEN: a duration from the start of check (50m) or an RFC 3339 time; the rounds done are compared")
+	return fs, o
+}
+
+func runCheck(e *env, args []string) int {
+	fs, o := newCheckFlags()
+	j, s, c := &o.j, &o.s, &o.c
+	fail := failer(e, "check")
 	own, pass := splitPassthrough(args)
-	pos, err := parseInterspersed(fs, own)
-	if errors.Is(err, flag.ErrHelp) {
-		printUsage(fs, e.stdout, "check", checkSynopsis)
-		fmt.Fprint(e.stdout, "\n"+checkHelp)
-		return exitPass
-	}
-	if err != nil {
-		return fail(fmt.Errorf("%w: %w", err, errUsage))
+	pos, code, ok := parseArgs(e, "check", fs, own)
+	if !ok {
+		return code
 	}
 	if len(pos) > 0 {
-		return fail(fmt.Errorf("unexpected argument %q (go test flags go after --): %w", pos[0], errUsage))
+		return fail(usagef("unexpected argument %q (go test flags go after --)", pos[0]))
 	}
 	switch {
 	case c.mode != "relative" && c.mode != "stored":
-		return fail(fmt.Errorf("--mode %q: want relative or stored", c.mode))
+		return fail(usagef("--mode %q: want relative or stored", c.mode))
 	case c.mode == "relative" && (c.baselineBin == "") != (c.currentBin == ""):
-		return fail(errors.New("--baseline-bin and --current-bin go together in relative mode"))
+		return fail(usagef("--baseline-bin and --current-bin go together in relative mode"))
 	case c.mode != "stored" && c.baselinesRef != "":
-		return fail(fmt.Errorf("--baselines-ref goes with --mode stored: %w", errUsage))
+		return fail(usagef("--baselines-ref goes with --mode stored"))
 	case c.mode == "stored" && c.baselineBin != "":
-		return fail(errors.New("--baseline-bin: stored mode reads the baseline from baselines/<class>.bench"))
+		return fail(usagef("--baseline-bin: stored mode reads the baseline from baselines/<class>.bench"))
 	case c.mode != "stored" && c.baselineFile != "":
-		return fail(errors.New("--baseline-file goes with --mode stored"))
+		return fail(usagef("--baseline-file goes with --mode stored"))
 	case c.baselineFile != "" && c.currentBin == "":
-		return fail(errors.New("--baseline-file needs --current-bin (without git there is no ref to build)"))
+		return fail(usagef("--baseline-file needs --current-bin (without git there is no ref to build)"))
 	case c.mode == "stored" && s.shard != "":
-		return fail(errors.New("--shard: stored mode compares with the whole stored baseline; only relative (interleaved) checks are sharded"))
+		return fail(usagef("--shard: stored mode compares with the whole stored baseline; only relative (interleaved) checks are sharded"))
 	case s.shard != "" && s.seed == "":
-		return fail(errors.New("--shard: give every shard of one run the same --seed (for example the CI run's id): regress judge joins only shards with the same seed"))
+		return fail(usagef("--shard: give every shard of one run the same --seed (for example the CI run's id): regress judge joins only shards with the same seed"))
 	}
 	start := time.Now()
 	deadline, err := parseDeadline(c.deadline, start)
@@ -163,7 +165,7 @@ func runCheck(e *env, args []string) int {
 		return fail(err)
 	}
 	j.noiseRef = c.baselinesRef
-	ck := &checker{e: e, m: m, c: &c, quiet: s.quiet, start: start, deadline: deadline, stopSignals: stop, noiseFor: j.noiseFor(e), ignore: j.ignore}
+	ck := &checker{e: e, m: m, c: c, quiet: s.quiet, start: start, deadline: deadline, stopSignals: stop, noiseFor: j.noiseFor(e), ignore: j.ignore}
 	defer ck.cleanup()
 	r, err := ck.run(ctx, opt)
 	if err != nil {

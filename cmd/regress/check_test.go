@@ -502,7 +502,7 @@ func TestRunVerb(t *testing.T) {
 	if total != 2 {
 		t.Errorf("shards hold %d results, want 2", total)
 	}
-	m := invoke(t, r.dir, "", append([]string{"merge", "-o", "merged.bench"}, files...)...)
+	m := invoke(t, r.dir, "", append([]string{"merge", "--out", "merged.bench"}, files...)...)
 	if m.code != 0 {
 		t.Fatalf("merge: exit %d\n%s", m.code, m.stderr)
 	}
@@ -546,7 +546,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"check", "--baseline-file", "b.bench"}, "--baseline-file goes with --mode stored"},
 		{[]string{"check", "--mode", "stored", "--baseline-file", "b.bench"}, "--baseline-file needs --current-bin"},
 		{[]string{"--count", "-1", "--config", "none"}, "--count -1"},
-		{[]string{"baseline"}, "usage: regress baseline"},
+		{[]string{"baseline"}, "want an action: save or show; see 'regress help baseline'"},
 		{[]string{"baseline", "drop"}, "unknown action \"drop\""},
 		{[]string{"baseline", "show", "--class", "../x"}, "--class \"../x\""},
 		{[]string{"merge"}, "no files to merge"},

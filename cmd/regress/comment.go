@@ -69,48 +69,42 @@ func githubDefaults() publishFlags {
 
 func (p *publishFlags) register(fs *flag.FlagSet) {
 	d := githubDefaults()
-	fs.StringVar(&p.repo, "repo", "", "repository owner/name (default $GITHUB_REPOSITORY or the event's)")
-	fs.IntVar(&p.pr, "pr", 0, "pull request number (default: from the event, else looked up by head commit)")
-	fs.StringVar(&p.sha, "sha", "", "the pull request's head commit the report is for (default: from the event)")
-	fs.StringVar(&p.headRepo, "head-repo", "", "owner/name of the head repository, for the lookup (default: from the event)")
-	fs.StringVar(&p.class, "class", "", "hardware class keying the sticky comment (default: the report's class)")
+	fs.StringVar(&p.repo, "repo", "", "`OWNER/NAME` repository owner/name (default $GITHUB_REPOSITORY or the event's)")
+	fs.IntVar(&p.pr, "pr", 0, "`N` pull request number (default: from the event, else looked up by head commit)")
+	fs.StringVar(&p.sha, "sha", "", "`SHA` the pull request's head commit the report is for (default: from the event)")
+	fs.StringVar(&p.headRepo, "head-repo", "", "`OWNER/NAME` owner/name of the head repository, for the lookup (default: from the event)")
+	fs.StringVar(&p.class, "class", "", "`CLASS` hardware class keying the sticky comment (default: the report's class)")
 	fs.BoolVar(&p.comment, "comment", d.comment, "post or update the sticky pull-request comment")
 	fs.BoolVar(&p.summary, "summary", d.summary, "append the report to $GITHUB_STEP_SUMMARY and write $GITHUB_OUTPUT, when set")
-	fs.StringVar(&p.statusContext, "status-context", "", "also set a commit status with this context on the head commit")
-	fs.StringVar(&p.botLogin, "bot-login", "", "login our comments carry when the token is an installation token (default "+ghpub.DefaultBotLogin+"; a GitHub App: APP-SLUG[bot])")
-	fs.DurationVar(&p.timeout, "timeout", d.timeout, "time limit of each API request attempt")
-	fs.DurationVar(&p.maxWait, "max-wait", d.maxWait, "most time to spend waiting on retries, rate limits included")
+	fs.StringVar(&p.statusContext, "status-context", "", "`CONTEXT` also set a commit status with this context on the head commit")
+	fs.StringVar(&p.botLogin, "bot-login", "", "`LOGIN` login our comments carry when the token is an installation token (default "+ghpub.DefaultBotLogin+"; a GitHub App: APP-SLUG[bot])")
+	fs.DurationVar(&p.timeout, "timeout", d.timeout, "`D` time limit of each API request attempt")
+	fs.DurationVar(&p.maxWait, "max-wait", d.maxWait, "`D` most time to spend waiting on retries, rate limits included")
 	fs.BoolVar(&p.dryRun, "dry-run", false, "print the comment and the status description instead of publishing anything")
 }
 
-func runComment(e *env, args []string) int {
+func newCommentFlags() (*flag.FlagSet, *publishFlags) {
 	fs := newFlagSet("comment")
-	var p publishFlags
+	p := &publishFlags{}
 	p.register(fs)
-	fail := func(err error) int {
-		fmt.Fprintf(e.stderr, "%s comment: %v\n", programName, err)
-		if errors.Is(err, errUsage) {
-			fmt.Fprintf(e.stderr, "usage: %s comment %s (see -h)\n", programName, commentSynopsis)
-		}
-		return exitError
-	}
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printUsage(fs, e.stdout, "comment", commentSynopsis)
-		fmt.Fprint(e.stdout, "\n"+commentHelp)
-		return exitPass
-	}
-	if err != nil {
-		return fail(fmt.Errorf("%w: %w", err, errUsage))
+	return fs, p
+}
+
+func runComment(e *env, args []string) int {
+	fs, p := newCommentFlags()
+	fail := failer(e, "comment")
+	pos, code, ok := parseArgs(e, "comment", fs, args)
+	if !ok {
+		return code
 	}
 	if len(pos) != 1 {
-		return fail(fmt.Errorf("want exactly one report file, got %d: %w", len(pos), errUsage))
+		return fail(usagef("want exactly one report file, got %d", len(pos)))
 	}
 	r, path, err := readReport(e, pos[0])
 	if err != nil {
 		return fail(err)
 	}
-	if err := publishReport(e, r, path, p); err != nil {
+	if err := publishReport(e, r, path, *p); err != nil {
 		return fail(err)
 	}
 	return r.ExitCode()

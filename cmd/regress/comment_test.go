@@ -127,7 +127,7 @@ func TestCommentErrors(t *testing.T) {
 		{"no token", base, []string{"comment", "--pr", "1", rep}, "no GitHub token: set GITHUB_TOKEN"},
 		{"no file", base, []string{"comment"}, "want exactly one report file"},
 		{"invalid report", base, []string{"comment", bad}, "counts"},
-		{"token is not a flag", base, []string{"comment", "--token", "x", rep}, "flag provided but not defined: -token"},
+		{"token is not a flag", base, []string{"comment", "--token", "x", rep}, "flag --token: not a flag of regress comment"},
 		{"echoing server", withToken, []string{"comment", "--pr", "1", "--sha", strings.Repeat("b", 40), rep}, "Bearer ***: the token lacks the permission pull-requests: read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

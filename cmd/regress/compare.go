@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"flag"
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -12,28 +10,45 @@ import (
 
 const compareSynopsis = "[flags] OLD[,OLD2...] NEW[,NEW2...]"
 
-func runCompare(e *env, args []string) int {
+const compareHelp = `Compares two sets of result files (go test -bench output; "-" is standard
+input) with benchstat's statistics and gates on the comparison: OLD is the
+baseline side, NEW the current one. Several files of one side are read as
+one side (--old and --new repeat, or commas join them). Benchmarks are
+compared within one hardware class (the class configuration line) unless
+--force-class.
+
+Exit codes: 0 pass; 1 a gated regression, or a gated benchmark removed,
+failed or over budget; 2 usage, configuration or input error (the message
+names the file and line); 3 nothing comparable (no benchmark on both sides,
+different hardware classes), or inconclusive (no gated comparison could be
+judged: too few samples).
+`
+
+// compareFlags are compare's flags: the report's and the files of each
+// side.
+type compareFlags struct {
+	judgeFlags
+	olds, news listFlag
+}
+
+func newCompareFlags() (*flag.FlagSet, *compareFlags) {
 	fs := newFlagSet("compare")
-	var j judgeFlags
-	j.register(fs)
-	var olds, news listFlag
-	fs.Var(&olds, "old", "baseline result file (repeatable; instead of the OLD argument)")
-	fs.Var(&news, "new", "current result file (repeatable; instead of the NEW argument)")
-	fail := func(err error) int {
-		fmt.Fprintf(e.stderr, "%s compare: %v\n", programName, err)
-		if errors.Is(err, errUsage) {
-			fmt.Fprintf(e.stderr, "usage: %s compare %s (see -h)\n", programName, compareSynopsis)
-		}
-		return exitError
+	c := &compareFlags{}
+	c.register(fs)
+	fs.Var(&c.olds, "old", "`FILE` baseline result file (repeatable; instead of the OLD argument)")
+	fs.Var(&c.news, "new", "`FILE` current result file (repeatable; instead of the NEW argument)")
+	return fs, c
+}
+
+func runCompare(e *env, args []string) int {
+	fs, c := newCompareFlags()
+	j := &c.judgeFlags
+	fail := failer(e, "compare")
+	pos, code, ok := parseArgs(e, "compare", fs, args)
+	if !ok {
+		return code
 	}
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printUsage(fs, e.stdout, "compare", compareSynopsis)
-		return exitPass
-	}
-	if err != nil {
-		return fail(fmt.Errorf("%w: %w", err, errUsage))
-	}
+	olds, news := c.olds, c.news
 	if len(olds) == 0 && len(pos) > 0 {
 		olds, pos = splitList(pos[0]), pos[1:]
 	}
@@ -42,9 +57,9 @@ func runCompare(e *env, args []string) int {
 	}
 	switch {
 	case len(pos) > 0:
-		return fail(fmt.Errorf("unexpected argument %q: %w", pos[0], errUsage))
+		return fail(usagef("unexpected argument %q", pos[0]))
 	case len(olds) == 0 || len(news) == 0:
-		return fail(fmt.Errorf("need baseline and current result files: %w", errUsage))
+		return fail(usagef("need baseline and current result files"))
 	}
 	opt, err := j.options(e)
 	if err != nil {

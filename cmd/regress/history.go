@@ -42,11 +42,11 @@ type historyFlags struct {
 }
 
 func (h *historyFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&h.class, "class", "", "hardware class (default: the only class stored, or the class of the report)")
-	fs.StringVar(&h.since, "since", "", "only commits after this ref")
-	fs.StringVar(&h.ref, "ref", "HEAD", "read the history of baselines/<class>.bench reachable from this ref")
-	fs.StringVar(&h.baselinesRef, "baselines-ref", "", "read the history from this branch (e.g. kernelwatch-baselines) instead of --ref")
-	fs.StringVar(&h.dir, "dir", "", "read the result files of this directory (one point per file, in name order) instead of git")
+	fs.StringVar(&h.class, "class", "", "`CLASS` hardware class (default: the only class stored, or the class of the report)")
+	fs.StringVar(&h.since, "since", "", "`REF` only commits after this ref")
+	fs.StringVar(&h.ref, "ref", "HEAD", "`REF` read the history of baselines/<class>.bench reachable from this ref")
+	fs.StringVar(&h.baselinesRef, "baselines-ref", "", "`BRANCH` read the history from this branch (e.g. kernelwatch-baselines) instead of --ref")
+	fs.StringVar(&h.dir, "dir", "", "`DIR` read the result files of this directory (one point per file, in name order) instead of git")
 }
 
 // errNoHistory means there is nothing to build a history from: exit 3.
@@ -63,7 +63,7 @@ func (h *historyFlags) load(ctx context.Context, e *env, opt history.Options) (*
 	var snaps []history.Snapshot
 	if h.dir != "" {
 		if h.since != "" || h.baselinesRef != "" {
-			return nil, fmt.Errorf("--dir reads files, not git: it goes without --since and --baselines-ref: %w", errUsage)
+			return nil, usagef("--dir reads files, not git: it goes without --since and --baselines-ref")
 		}
 		dir := absPath(e, h.dir)
 		entries, err := os.ReadDir(dir)
@@ -109,8 +109,8 @@ func (h *historyFlags) load(ctx context.Context, e *env, opt history.Options) (*
 			return nil, err
 		}
 		if len(stored) != 1 {
-			return nil, fmt.Errorf("%s stores baselines of %d classes (%s): name one with --class: %w",
-				tip.Label(), len(stored), strings.Join(stored, ", "), errUsage)
+			return nil, usagef("%s stores baselines of %d classes (%s): name one with --class",
+				tip.Label(), len(stored), strings.Join(stored, ", "))
 		}
 		opt.Class = stored[0]
 	}
@@ -148,37 +148,41 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
-func runHistory(e *env, args []string) int {
+// historyOptions are history's flags.
+type historyOptions struct {
+	h                   historyFlags
+	config, format, out string
+	gate                bool
+}
+
+func newHistoryFlags() (*flag.FlagSet, *historyOptions) {
 	fs := newFlagSet("history")
-	var h historyFlags
-	h.register(fs)
-	var configPath, format, out string
-	var gate bool
-	fs.StringVar(&configPath, "config", "", "benchmarks.yaml to use (directions and gates; default: the one at the repository root)")
-	fs.StringVar(&format, "format", "text", "output format: "+strings.Join(render.HistoryFormats, ", "))
-	fs.StringVar(&out, "out", "", "write the output to this file (atomically) instead of standard output")
-	fs.BoolVar(&gate, "gate", false, "exit 1 when a step in a gated direction is found")
+	o := &historyOptions{}
+	o.h.register(fs)
+	fs.StringVar(&o.config, "config", "", "`FILE` benchmarks.yaml to use (directions and gates; default: the one at the repository root)")
+	fs.StringVar(&o.format, "format", "text", "`FORMAT` output format: "+strings.Join(render.HistoryFormats, ", "))
+	fs.StringVar(&o.out, "out", "", "`FILE` write the output to this file (atomically) instead of standard output")
+	fs.BoolVar(&o.gate, "gate", false, "exit 1 when a step in a gated direction is found")
+	return fs, o
+}
+
+func runHistory(e *env, args []string) int {
+	fs, o := newHistoryFlags()
+	h := &o.h
 	fail := func(err error) int {
-		fmt.Fprintf(e.stderr, "%s history: %v\n", programName, relErr(interrupted(err), e.dir))
-		if errors.Is(err, errUsage) {
-			fmt.Fprintf(e.stderr, "usage: %s history %s (see -h)\n", programName, historySynopsis)
-		}
+		code := failer(e, "history")(relErr(interrupted(err), e.dir))
 		if errors.Is(err, errNoHistory) {
 			return exitNoData
 		}
-		return exitError
+		return code
 	}
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printUsage(fs, e.stdout, "history", historySynopsis)
-		fmt.Fprint(e.stdout, "\n"+historyHelp)
-		return exitPass
+	pos, code, ok := parseArgs(e, "history", fs, args)
+	if !ok {
+		return code
 	}
-	if err != nil {
-		return fail(fmt.Errorf("%w: %w", err, errUsage))
-	}
+	configPath, format, out, gate := o.config, o.format, o.out, o.gate
 	if len(pos) > 0 {
-		return fail(fmt.Errorf("unexpected argument %q: %w", pos[0], errUsage))
+		return fail(usagef("unexpected argument %q", pos[0]))
 	}
 	if !slices.Contains(render.HistoryFormats, format) {
 		return fail(fmt.Errorf("--format %q: want one of %s", format, strings.Join(render.HistoryFormats, ", ")))

@@ -48,28 +48,22 @@ failed or over budget; 2 usage or input error, or a run cut short;
 // merge: merge writes one side's result file and exits 0, 2 or 3, while
 // joining shards needs both sides, the report flags and the gate's exit
 // codes.
-func runJudge(e *env, args []string) int {
+func newJudgeFlags() (*flag.FlagSet, *judgeFlags) {
 	fs := newFlagSet("judge")
-	var j judgeFlags
+	j := &judgeFlags{}
 	j.register(fs)
-	fail := func(err error) int {
-		fmt.Fprintf(e.stderr, "%s judge: %v\n", programName, err)
-		if errors.Is(err, errUsage) {
-			fmt.Fprintf(e.stderr, "usage: %s judge %s (see -h)\n", programName, judgeSynopsis)
-		}
-		return exitError
-	}
-	dirs, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printUsage(fs, e.stdout, "judge", judgeSynopsis)
-		fmt.Fprint(e.stdout, "\n"+judgeHelp)
-		return exitPass
-	}
-	if err != nil {
-		return fail(fmt.Errorf("%w: %w", err, errUsage))
+	return fs, j
+}
+
+func runJudge(e *env, args []string) int {
+	fs, j := newJudgeFlags()
+	fail := failer(e, "judge")
+	dirs, code, ok := parseArgs(e, "judge", fs, args)
+	if !ok {
+		return code
 	}
 	if len(dirs) == 0 {
-		return fail(fmt.Errorf("no shard directories: %w", errUsage))
+		return fail(usagef("no shard directories"))
 	}
 	opt, err := j.options(e)
 	if err != nil {
@@ -152,6 +146,7 @@ func shardLabels(set *join.Set) (base, cur string) {
 type judgeFlags struct {
 	config     string
 	format     string
+	wide       bool // text: full names and every column
 	out        string
 	alpha      float64
 	threshold  string
@@ -165,17 +160,18 @@ type judgeFlags struct {
 }
 
 func (j *judgeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&j.config, "config", "", "benchmarks.yaml to use (default: the one at the repository root, if any; \"none\" for built-in defaults)")
-	fs.StringVar(&j.format, "format", "text", "output format: "+strings.Join(render.Formats, ", "))
+	fs.StringVar(&j.config, "config", "", "`FILE` benchmarks.yaml to use (default: the one at the repository root, if any; \"none\" for built-in defaults)")
+	fs.StringVar(&j.format, "format", "text", "`FORMAT` output format: "+strings.Join(render.Formats, ", "))
+	fs.BoolVar(&j.wide, "wide", false, "text format: full benchmark names and every column, however wide (default: tables fit 120 columns)")
 	fs.BoolVar(&j.github, "github", false, "also publish the report like 'regress comment' does: job summary, step outputs and the sticky pull-request comment (token from GITHUB_TOKEN)")
-	fs.StringVar(&j.out, "out", "", "write the report to this file (atomically) instead of standard output")
-	fs.Float64Var(&j.alpha, "alpha", 0, "significance level (default 0.05 or benchmarks.yaml defaults.alpha)")
-	fs.StringVar(&j.threshold, "threshold", "", "effect floor, e.g. 5% or 0.05 (default 5% or benchmarks.yaml defaults.threshold); rules still override it")
-	fs.IntVar(&j.minSamples, "min-samples", 0, "samples per side needed for a verdict (default 6)")
-	fs.StringVar(&j.correction, "correction", "", "multiple-comparison correction: floor-holm (default), holm, bh, none")
+	fs.StringVar(&j.out, "out", "", "`FILE` write the report to this file (atomically) instead of standard output")
+	fs.Float64Var(&j.alpha, "alpha", 0, "`A` significance level (default 0.05 or benchmarks.yaml defaults.alpha)")
+	fs.StringVar(&j.threshold, "threshold", "", "`T` effect floor: 5% or 0.05, never a bare 5 (default 5% or benchmarks.yaml defaults.threshold); rules still override it")
+	fs.IntVar(&j.minSamples, "min-samples", 0, "`N` samples a side needed for a verdict (default 6 or benchmarks.yaml defaults.min_samples)")
+	fs.StringVar(&j.correction, "correction", "", "`METHOD` multiple-comparison correction: floor-holm (default), holm, bh, none")
 	fs.BoolVar(&j.forceClass, "force-class", false, "compare results of different hardware classes")
-	fs.StringVar(&j.noise, "noise", "", "calibrated noise file (regress calibrate) whose floors raise the thresholds (default: baselines/<class>.noise.json if present; \"none\" to ignore it)")
-	fs.Var(&j.ignore, "ignore", "configuration keys that never split comparisons (comma-separated, repeatable)")
+	fs.StringVar(&j.noise, "noise", "", "`FILE` calibrated noise file (regress calibrate) whose floors raise the thresholds (default: baselines/<class>.noise.json if present; \"none\" to ignore it)")
+	fs.Var(&j.ignore, "ignore", "`KEYS` configuration keys that never split comparisons (comma-separated, repeatable)")
 }
 
 // options loads the configuration and applies the command-line overrides.
@@ -267,11 +263,14 @@ func (j *judgeFlags) emit(e *env, r *report.Report) error {
 }
 
 // relErr shortens absolute paths under dir in error messages back to what
-// the user typed.
+// the user typed. A usage error stays one.
 func relErr(err error, dir string) error {
 	msg := err.Error()
 	if dir != "" {
 		msg = strings.ReplaceAll(msg, dir+string(filepath.Separator), "")
+	}
+	if errors.Is(err, errUsage) {
+		return usagef("%s", msg)
 	}
 	return errors.New(msg)
 }

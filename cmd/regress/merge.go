@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,7 +12,7 @@ import (
 	"github.com/kernelwatch/kernelwatch/regress/runner"
 )
 
-const mergeSynopsis = "-o OUT FILE..."
+const mergeSynopsis = "[--out OUT] FILE..."
 
 const mergeHelp = `Combines result files (the shards of regress run --shard i/n) into one.
 Each file keeps its own configuration lines: keys set by an earlier file are
@@ -21,33 +20,30 @@ cleared before the next one, so nothing leaks from one shard to another.
 Every file must parse, and all must name the same hardware class (or none):
 results of different machines are never mixed. Shards must be of one split
 (their shard-by lines: by name, or the same deal by cost), since shards of
-two deals can miss a benchmark or hold it twice. Exit codes: 0 merged; 2 a
-file is unreadable, or the classes or splits differ; 3 no file holds any
-result.
+two deals can miss a benchmark or hold it twice.
+
+Exit codes: 0 merged; 2 a file is unreadable, or the classes or splits
+differ; 3 no file holds any result.
 `
 
-func runMerge(e *env, args []string) int {
+func newMergeFlags() (*flag.FlagSet, *string) {
 	fs := newFlagSet("merge")
-	var out string
-	fs.StringVar(&out, "o", "", "write the merged file here (atomically); - or empty for standard output")
-	fail := func(err error) int {
-		fmt.Fprintf(e.stderr, "%s merge: %v\n", programName, err)
-		if errors.Is(err, errUsage) {
-			fmt.Fprintf(e.stderr, "usage: %s merge %s (see -h)\n", programName, mergeSynopsis)
-		}
-		return exitError
+	out := new(string)
+	fs.StringVar(out, "out", "", "`FILE` write the merged file here (atomically) instead of standard output; - is standard output")
+	alias(fs, "o", "out")
+	return fs, out
+}
+
+func runMerge(e *env, args []string) int {
+	fs, outp := newMergeFlags()
+	fail := failer(e, "merge")
+	files, code, ok := parseArgs(e, "merge", fs, args)
+	if !ok {
+		return code
 	}
-	files, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printUsage(fs, e.stdout, "merge", mergeSynopsis)
-		fmt.Fprint(e.stdout, "\n"+mergeHelp)
-		return exitPass
-	}
-	if err != nil {
-		return fail(fmt.Errorf("%w: %w", err, errUsage))
-	}
+	out := *outp
 	if len(files) == 0 {
-		return fail(fmt.Errorf("no files to merge: %w", errUsage))
+		return fail(usagef("no files to merge"))
 	}
 	parts := make([][]byte, len(files))
 	class, classFile := "", ""
@@ -100,10 +96,11 @@ func runMerge(e *env, args []string) int {
 		return exitNoData
 	}
 	write := func(w io.Writer) error { return runner.Concat(w, parts...) }
+	var err error
 	if out == "" || out == "-" {
 		err = write(e.stdout)
 	} else if err = writeAtomic(absPath(e, out), write); err != nil {
-		err = fmt.Errorf("-o %s: %w", out, err)
+		err = fmt.Errorf("--out %s: %w", out, err)
 	}
 	if err != nil {
 		return fail(err)

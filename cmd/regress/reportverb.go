@@ -12,7 +12,7 @@ import (
 	"github.com/kernelwatch/kernelwatch/regress/report"
 )
 
-const reportSynopsis = "--html OUT.html [REPORT.json] [--class C] [--since REF] [--baselines-ref REF | --dir DIR] [--no-history]"
+const reportSynopsis = "--out OUT.html [flags] [REPORT.json]"
 
 const reportHelp = `Renders one self-contained HTML page (inline SVG and CSS, no scripts, no
 requests; readable without JavaScript): a trend chart per benchmark from
@@ -30,31 +30,39 @@ Exit codes: 0 written; 2 usage or input error; 3 neither a history nor a
 report to show.
 `
 
-func runReport(e *env, args []string) int {
+// reportFlags are report's flags: the history's, and the page's.
+type reportFlags struct {
+	h           historyFlags
+	out, config string
+	noHistory   bool
+}
+
+func newReportFlags() (*flag.FlagSet, *reportFlags) {
 	fs := newFlagSet("report")
-	var h historyFlags
-	h.register(fs)
-	var out, configPath string
-	var noHistory bool
-	fs.StringVar(&out, "html", "", "write the HTML page to this file (required)")
-	fs.StringVar(&configPath, "config", "", "benchmarks.yaml to use for the history (directions and gates)")
-	fs.BoolVar(&noHistory, "no-history", false, "show the report alone")
+	r := &reportFlags{}
+	r.h.register(fs)
+	fs.StringVar(&r.out, "out", "", "`FILE` write the HTML page to this file (required)")
+	alias(fs, "html", "out")
+	fs.StringVar(&r.config, "config", "", "`FILE` benchmarks.yaml to use for the history (directions and gates; default: the one at the repository root)")
+	fs.BoolVar(&r.noHistory, "no-history", false, "show the report alone")
+	return fs, r
+}
+
+func runReport(e *env, args []string) int {
+	fs, rf := newReportFlags()
+	h := &rf.h
 	fail := func(err error) int {
-		fmt.Fprintf(e.stderr, "%s report: %v\n", programName, relErr(interrupted(err), e.dir))
-		if errors.Is(err, errUsage) {
-			fmt.Fprintf(e.stderr, "usage: %s report %s (see -h)\n", programName, reportSynopsis)
-		}
+		code := failer(e, "report")(relErr(interrupted(err), e.dir))
 		if errors.Is(err, errNoHistory) {
 			return exitNoData
 		}
-		return exitError
+		return code
 	}
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printUsage(fs, e.stdout, "report", reportSynopsis)
-		fmt.Fprint(e.stdout, "\n"+reportHelp)
-		return exitPass
+	pos, code, ok := parseArgs(e, "report", fs, args)
+	if !ok {
+		return code
 	}
+	out, configPath, noHistory := rf.out, rf.config, rf.noHistory
 	explicit := false
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -63,16 +71,14 @@ func runReport(e *env, args []string) int {
 		}
 	})
 	switch {
-	case err != nil:
-		return fail(fmt.Errorf("%w: %w", err, errUsage))
 	case out == "":
-		return fail(fmt.Errorf("--html OUT.html is required: %w", errUsage))
+		return fail(usagef("--out OUT.html is required"))
 	case len(pos) > 1:
-		return fail(fmt.Errorf("unexpected argument %q: %w", pos[1], errUsage))
+		return fail(usagef("unexpected argument %q", pos[1]))
 	case noHistory && explicit:
-		return fail(fmt.Errorf("--no-history goes without the history flags: %w", errUsage))
+		return fail(usagef("--no-history goes without the history flags"))
 	case noHistory && len(pos) == 0:
-		return fail(fmt.Errorf("--no-history needs a REPORT.json: %w", errUsage))
+		return fail(usagef("--no-history needs a REPORT.json"))
 	}
 	var rep *report.Report
 	if len(pos) == 1 {
@@ -107,7 +113,7 @@ func runReport(e *env, args []string) int {
 		}
 	}
 	if err := writeAtomic(absPath(e, out), func(w io.Writer) error { return html.Write(w, hist, rep) }); err != nil {
-		return fail(fmt.Errorf("--html %s: %w", out, err))
+		return fail(fmt.Errorf("--out %s: %w", out, err))
 	}
 	what := "the report"
 	switch {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -46,32 +45,32 @@ error; its results are missing); 2 usage, configuration or build error;
 3 no benchmark selected (without --shard).
 `
 
-func runRun(e *env, args []string) int {
+// runFlags are run's flags: the suite's and where the results go.
+type runFlags struct {
+	s    suiteFlags
+	out  string
+	list bool
+	bin  string
+}
+
+func newRunFlags() (*flag.FlagSet, *runFlags) {
 	fs := newFlagSet("run")
-	var s suiteFlags
-	s.register(fs, true)
-	var out string
-	var list bool
-	var bin string
-	fs.StringVar(&bin, "bin", "", "prebuilt test binary (go test -c) to run instead of building the packages")
-	fs.StringVar(&out, "out", "", "write the result file here (atomically) instead of standard output")
-	fs.BoolVar(&list, "list", false, "print the selected top-level benchmarks and exit without running them")
-	fail := func(err error) int {
-		fmt.Fprintf(e.stderr, "%s run: %v\n", programName, interrupted(err))
-		if errors.Is(err, errUsage) {
-			fmt.Fprintf(e.stderr, "usage: %s run %s (see -h)\n", programName, runSynopsis)
-		}
-		return exitError
-	}
+	r := &runFlags{}
+	r.s.register(fs, "run")
+	fs.StringVar(&r.bin, "bin", "", "`BINARY` prebuilt test binary (go test -c) to run instead of building the packages")
+	fs.StringVar(&r.out, "out", "", "`FILE` write the result file here (atomically) instead of standard output; - is standard output")
+	fs.BoolVar(&r.list, "list", false, "print the selected top-level benchmarks and exit without running them")
+	return fs, r
+}
+
+func runRun(e *env, args []string) int {
+	fs, r := newRunFlags()
+	s, out, list, bin := &r.s, &r.out, &r.list, &r.bin
+	fail := failer(e, "run")
 	own, pass := splitPassthrough(args)
-	pkgs, err := parseInterspersed(fs, own)
-	if errors.Is(err, flag.ErrHelp) {
-		printUsage(fs, e.stdout, "run", runSynopsis)
-		fmt.Fprint(e.stdout, "\n"+runHelp)
-		return exitPass
-	}
-	if err != nil {
-		return fail(fmt.Errorf("%w: %w", err, errUsage))
+	pkgs, code, ok := parseArgs(e, "run", fs, own)
+	if !ok {
+		return code
 	}
 	ctx, stop := notifyContext()
 	defer stop()
@@ -82,11 +81,11 @@ func runRun(e *env, args []string) int {
 	}
 	var bins []runner.Binary
 	var build time.Duration
-	if bin != "" {
+	if *bin != "" {
 		if len(pkgs) > 0 {
-			return fail(fmt.Errorf("--bin runs one prebuilt binary: packages %v are not built: %w", pkgs, errUsage))
+			return fail(usagef("--bin runs one prebuilt binary: packages %v are not built", pkgs))
 		}
-		b, err := prebuiltBinary(e, "--bin", bin)
+		b, err := prebuiltBinary(e, "--bin", *bin)
 		if err != nil {
 			return fail(err)
 		}
@@ -108,7 +107,7 @@ func runRun(e *env, args []string) int {
 		}
 		build = time.Since(start)
 	}
-	if list {
+	if *list {
 		return listBenchmarks(ctx, e, m, bins)
 	}
 	rf, err := runSuite(ctx, e, m, bins)
@@ -123,10 +122,10 @@ func runRun(e *env, args []string) int {
 		return exitNoData
 	}
 	write := func(w io.Writer) error { _, err := w.Write(rf.data); return err }
-	if out == "" || out == "-" {
+	if *out == "" || *out == "-" {
 		err = write(e.stdout)
-	} else if err = writeAtomic(absPath(e, out), write); err != nil {
-		err = fmt.Errorf("--out %s: %w", out, err)
+	} else if err = writeAtomic(absPath(e, *out), write); err != nil {
+		err = fmt.Errorf("--out %s: %w", *out, err)
 	}
 	if err != nil {
 		return fail(err)

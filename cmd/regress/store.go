@@ -5,12 +5,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/kernelwatch/kernelwatch/regress/parse"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kernelwatch/kernelwatch/regress/parse"
 
 	"github.com/kernelwatch/kernelwatch/regress/gitref"
 )
@@ -26,7 +27,7 @@ type storeFlags struct {
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.commit, "commit", false, "also commit the stored file (on the checked-out branch, or on --baselines-ref)")
-	fs.StringVar(&s.ref, "baselines-ref", "", "store by committing to this branch (e.g. kernelwatch-baselines) with git plumbing: the working tree, the index and main are not touched")
+	fs.StringVar(&s.ref, "baselines-ref", "", "`BRANCH` store by committing to this branch (e.g. kernelwatch-baselines) with git plumbing: the working tree, the index and main are not touched")
 }
 
 // store writes files (paths relative to the repository root) where the

@@ -38,22 +38,39 @@ type suiteFlags struct {
 	quiet     bool
 }
 
-func (s *suiteFlags) register(fs *flag.FlagSet, withConfig bool) {
-	if withConfig {
-		fs.StringVar(&s.config, "config", "", "benchmarks.yaml to use (default: the one at the repository root, if any; \"none\" for built-in defaults)")
+// register declares the suite flags of verb (run, check, baseline save or
+// calibrate), each with a text true for that verb: a verb gets only the
+// flags it acts on.
+func (s *suiteFlags) register(fs *flag.FlagSet, verb string) {
+	if verb != "check" { // check's --config is a report flag (judgeFlags)
+		fs.StringVar(&s.config, "config", "", "`FILE` benchmarks.yaml to use (default: the one at the repository root, if any; \"none\" for built-in defaults)")
 	}
-	fs.StringVar(&s.bench, "bench", "", "run only the benchmarks this go test -bench regexp selects (default: suite.bench, else all)")
-	fs.IntVar(&s.count, "count", 0, "samples per benchmark and side (default: suite.count, else 10)")
-	fs.StringVar(&s.benchtime, "benchtime", "", "go test -benchtime of each sample, e.g. 100ms or 50x (default: suite.benchtime, else go test's)")
-	fs.StringVar(&s.device, "device", "auto", "backend: auto (cuda when built with the cuda tag and a GPU answers, else cpu), cpu or cuda")
-	fs.StringVar(&s.shard, "shard", "", "run only shard i of n (1-based, i/n) of the top-level benchmarks, split as --shard-by says")
-	fs.StringVar(&s.shardBy, "shard-by", "cost", "how --shard splits the top-level benchmarks: cost (balance their sub-benchmark counts in the stored baseline of the class; by name where there is none) or name (a hash of each name: a benchmark keeps its shard whatever else changes)")
-	fs.StringVar(&s.gpus, "gpus", "", "comma-separated GPU ids: deal the top-level benchmarks over the GPUs (balancing their sub-benchmark counts in the stored baseline, if any), run one process per GPU concurrently (CUDA_VISIBLE_DEVICES) and merge")
-	fs.Func("tags", "build tags, comma-separated (default: suite.tags)", func(v string) error {
+	fs.StringVar(&s.bench, "bench", "", "`REGEXP` run only the benchmarks this go test -bench regexp selects (default: suite.bench, else all)")
+	switch verb {
+	case "check":
+		fs.IntVar(&s.count, "count", 0, "`N` interleaved rounds: each runs every benchmark once on each side, one process per side (default: suite.count, else 10)")
+	case "run":
+		fs.IntVar(&s.count, "count", 0, "`N` samples per benchmark, one process each (default: suite.count, else 10)")
+	case "baseline save":
+		fs.IntVar(&s.count, "count", 0, "`N` samples per benchmark to store, one process each (default: suite.count, else 10); fewer than min_samples are refused")
+	}
+	fs.StringVar(&s.benchtime, "benchtime", "", "`D` go test -benchtime of each sample, e.g. 100ms or 50x (default: suite.benchtime, else go test's)")
+	fs.StringVar(&s.device, "device", "auto", "`BACKEND` backend: auto (cuda when built with the cuda tag and a GPU answers, else cpu), cpu or cuda")
+	if verb == "check" || verb == "run" {
+		fs.StringVar(&s.shard, "shard", "", "`I/N` run only shard i/n (1-based) of the top-level benchmarks, split as --shard-by says")
+		fs.StringVar(&s.shardBy, "shard-by", "cost", "`HOW` how --shard splits the top-level benchmarks (cost or name): cost balances their sub-benchmark counts in the stored baseline of the class (by name where there is none); name hashes each name, so a benchmark keeps its shard whatever else changes")
+	}
+	fs.StringVar(&s.gpus, "gpus", "", "`IDS` comma-separated GPU ids: deal the top-level benchmarks over the GPUs (balancing their sub-benchmark counts in the stored baseline, if any), run one process per GPU concurrently (CUDA_VISIBLE_DEVICES) and merge")
+	fs.Func("tags", "`TAGS` build tags, comma-separated (default: suite.tags)", func(v string) error {
 		s.tags, s.tagsSet = v, true
 		return nil
 	})
-	fs.StringVar(&s.seed, "seed", "", "seed that picks which side runs first (default: from the clock; printed)")
+	switch verb {
+	case "check":
+		fs.StringVar(&s.seed, "seed", "", "`N` seed of the coin flip that picks which side runs first in round 1 (default: from the clock; printed); every shard of a sharded check needs the same")
+	case "calibrate":
+		fs.StringVar(&s.seed, "seed", "", "`N` seed of the coin flip that picks which of the two identical sides runs first in round 1 (default: from the clock; printed)")
+	}
 	fs.BoolVar(&s.quiet, "quiet", false, "no progress on standard error")
 }
 
@@ -136,6 +153,9 @@ func (s *suiteFlags) resolve(e *env, ctx context.Context, cfg *config.Config, pa
 		return nil, err
 	}
 	m.filter = f
+	if s.shardBy == "" {
+		s.shardBy = "cost" // a verb without --shard
+	}
 	if s.shardBy != "cost" && s.shardBy != "name" {
 		return nil, fmt.Errorf("--shard-by %q: want cost or name", s.shardBy)
 	}
