@@ -75,7 +75,8 @@ Exit codes: 0 pass; 1 a gated regression, or a gated benchmark removed,
 failed or over budget; 2 usage, configuration or build error (the
 compiler's messages come first), or a run cut short (above); 3 nothing
 comparable (no stored baseline for this class: the message says how to
-create it; an empty shard).
+create it; an empty shard), or INCONCLUSIVE: no gated comparison could be
+judged (too few rounds for min_samples: the message says how many).
 `
 
 type checkFlags struct {
@@ -186,6 +187,7 @@ func runCheck(e *env, args []string) int {
 	if in := r.Incomplete; in != nil {
 		fmt.Fprintf(e.stderr, "%s check: incomplete, %s: %s\n", programName, render.Incomplete(r), incompleteConsequence(r))
 	}
+	explainInconclusive(e, "check", r, "rerun with --count %d or more")
 	return r.ExitCode()
 }
 

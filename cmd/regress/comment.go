@@ -39,9 +39,9 @@ from $GITHUB_API_URL (GitHub Enterprise Server: https://HOST/api/v3).
 The report may come from untrusted code (a fork's artifact): it is size-
 limited, validated against the schema, and every text from it is escaped.
 
-Exit codes: the report's (0 pass, 1 fail, 3 nothing comparable, 2 a run
-cut short: see regress check -h) once everything asked for is published; 2
-when the report is invalid or publishing failed.
+Exit codes: the report's (0 pass, 1 fail, 3 nothing comparable or
+inconclusive, 2 a run cut short: see regress help check) once everything
+asked for is published; 2 when the report is invalid or publishing failed.
 `
 
 // maxReportBytes bounds the report read (5,000 benchmarks × 3 units × 100

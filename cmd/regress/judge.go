@@ -41,7 +41,8 @@ min_samples rounds).
 
 Exit codes: 0 pass; 1 a gated regression, or a gated benchmark removed,
 failed or over budget; 2 usage or input error, or a run cut short;
-3 nothing comparable.
+3 nothing comparable, or inconclusive (no gated comparison could be
+judged: too few rounds).
 `
 
 // runJudge is the judge verb. It is a verb of its own rather than a mode of
@@ -107,7 +108,18 @@ func runJudge(e *env, args []string) int {
 	if r.Incomplete != nil {
 		fmt.Fprintf(e.stderr, "%s judge: incomplete, %s: %s\n", programName, render.Incomplete(r), incompleteConsequence(r))
 	}
+	explainInconclusive(e, "judge", r, "run the sharded check with --count %d or more")
 	return r.ExitCode()
+}
+
+// explainInconclusive says on standard error why an inconclusive report
+// exits 3 and what to do (fix, with the samples needed for %d), whatever
+// format the report itself went out in.
+func explainInconclusive(e *env, verb string, r *report.Report, fix string) {
+	if why := render.Unjudged(r); why != "" && !r.CutShort() {
+		fmt.Fprintf(e.stderr, "%s %s: INCONCLUSIVE, exit %d: %s; %s\n", programName, verb, r.ExitCode(), why,
+			fmt.Sprintf(fix, r.Unjudged.NeedSamples))
+	}
 }
 
 // shardLabels are the labels of the sides: those of the shards' own

@@ -179,10 +179,13 @@ var nouns = map[string][2]string{
 
 // headline is the one-line outcome of r, without its settings:
 // "FAIL: 2 regressions, 1 removed", "PASS: 0 regressions, 140 unchanged",
-// "NO DATA: nothing was comparable — 3 added"; for a run cut short,
-// "INCOMPLETE (3 of 10 rounds, interrupted): 0 regressions, 2 unchanged", or
-// when its verdict stands, "PASS: … (7 of 10 rounds, stopped at the
-// deadline)".
+// "NO DATA: nothing was comparable — 3 added", "INCONCLUSIVE: no gated
+// comparison could be judged: need ≥ 6 samples a side (have 2) — 80
+// inconclusive"; for a run cut short, "INCOMPLETE (3 of 10 rounds,
+// interrupted): 0 regressions, 2 unchanged", or when its verdict stands,
+// "PASS: … (7 of 10 rounds, stopped at the deadline)". A verdict that
+// stands although some gated comparisons could not be judged, or could not
+// have detected their threshold, says so after the counts.
 func headline(r *report.Report) string {
 	var parts []string
 	for _, v := range report.Verdicts {
@@ -198,8 +201,21 @@ func headline(r *report.Report) string {
 		parts = append(parts, fmt.Sprintf("%d %s", n, noun))
 	}
 	list := strings.Join(parts, ", ")
-	if b := blindNote(r); b != "" {
-		list += " — " + b
+	if r.Verdict != report.Inconclusive {
+		var buts []string
+		if u := r.Unjudged; u != nil {
+			buts = append(buts, fmt.Sprintf("%d of %d gated comparisons could not be judged (%s, have %s)",
+				u.Count, u.Of, needSamples(u), haveSamples(u)))
+		}
+		if b := blindNote(r); b != "" {
+			if len(buts) > 0 {
+				b = strings.Replace(b, " gated comparisons", "", 1)
+			}
+			buts = append(buts, b)
+		}
+		if len(buts) > 0 {
+			list += " — but " + strings.Join(buts, " and ")
+		}
 	}
 	in := r.Incomplete
 	if r.CutShort() {
@@ -214,6 +230,8 @@ func headline(r *report.Report) string {
 		line = "FAIL: " + list
 	case r.Verdict == report.Pass:
 		line = "PASS: " + list
+	case r.Verdict == report.Inconclusive:
+		line = "INCONCLUSIVE: " + Unjudged(r) + " — " + list
 	case list == "":
 		line = "NO DATA: nothing was comparable"
 	default:
@@ -224,6 +242,22 @@ func headline(r *report.Report) string {
 	}
 	return line
 }
+
+// Unjudged says why an inconclusive report is: "no gated comparison could
+// be judged: need ≥ 6 samples a side (have 2)"; "" for any other report.
+func Unjudged(r *report.Report) string {
+	u := r.Unjudged
+	if r.Verdict != report.Inconclusive || u == nil {
+		return ""
+	}
+	return fmt.Sprintf("no gated comparison could be judged: %s (have %s)", needSamples(u), haveSamples(u))
+}
+
+func needSamples(u *report.Unjudged) string {
+	return fmt.Sprintf("need ≥ %d samples a side", u.NeedSamples)
+}
+
+func haveSamples(u *report.Unjudged) string { return strconv.Itoa(u.HaveSamples) }
 
 // incomplete says how far a run cut short got and why: "3 of 10 rounds,
 // interrupted".
@@ -386,8 +420,8 @@ func unsafeRune(r rune) bool {
 }
 
 // blindNote says how many gated comparisons could not have detected a
-// change of their threshold's size: "but 31 of 200 gated comparisons could
-// not detect 5%"; "" when all could, or when the report does not say.
+// change of their threshold's size: "31 of 200 gated comparisons could not
+// detect 5%"; "" when all could, or when the report does not say.
 func blindNote(r *report.Report) string {
 	gated, blind := 0, 0
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -409,7 +443,7 @@ func blindNote(r *report.Report) string {
 	if hi > lo {
 		what = "their thresholds (" + percent(lo) + "–" + percent(hi) + ")"
 	}
-	return fmt.Sprintf("but %d of %d gated comparisons could not detect %s", blind, gated, what)
+	return fmt.Sprintf("%d of %d gated comparisons could not detect %s", blind, gated, what)
 }
 
 // detects is the verdict-cell note of a comparison that could not have

@@ -164,11 +164,51 @@ func blindReport(t *testing.T) *report.Report {
 	return r
 }
 
+// inconclusiveReport is a check run with --count 2: no gated timing could
+// be judged; the exact scratch-B comparison beside it was.
+func inconclusiveReport(t *testing.T) *report.Report {
+	cfg := map[string]string{"goos": "linux", "goarch": "amd64", "class": "cpu-amd64-amd-epyc-9654"}
+	tooFew := "need ≥ 6 samples per side for a verdict, have 2+2"
+	r := &report.Report{
+		Verdict:  report.Inconclusive,
+		Settings: report.Settings{Alpha: 0.05, Confidence: 0.95, Threshold: 0.05, Correction: report.FloorHolm, MinSamples: 6},
+		Baseline: report.Side{Label: "main@1f2e3d4", Config: cfg},
+		Current:  report.Side{Label: "HEAD@9a8b7c6", Config: cfg},
+		Comparisons: []report.Comparison{
+			cmp("RMSNorm/dtype=fp32/impl=fused", "sec/op", report.Lower, report.GateFail, report.Inconclusive,
+				sum(241.4e-6, math.NaN(), math.NaN(), 2), sum(233.7e-6, math.NaN(), math.NaN(), 2), -0.0317, math.NaN(), math.NaN(), 0.67, math.NaN()),
+			cmp("GELU/dtype=fp32/impl=fused", "sec/op", report.Lower, report.GateFail, report.Inconclusive,
+				sum(1.235e-3, math.NaN(), math.NaN(), 2), sum(1.272e-3, math.NaN(), math.NaN(), 2), 0.0303, math.NaN(), math.NaN(), 0.67, math.NaN()),
+			cmp("RMSNorm/dtype=fp32/impl=fused", "scratch-B", report.Lower, report.GateFail, report.Unchanged,
+				sum(0, 0, 0, 2), sum(0, 0, 0, 2), math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()),
+		},
+		Warnings: []string{},
+		Unjudged: &report.Unjudged{Count: 2, Of: 2, NeedSamples: 6, HaveSamples: 2},
+	}
+	r.Comparisons[0].Warnings = []string{tooFew}
+	r.Comparisons[1].Warnings = []string{tooFew}
+	return finish(t, r)
+}
+
+// partialReport is blindReport with one more gated comparison that could
+// not be judged (4 samples on one side): the verdict stands, and the summary
+// says what could not be judged and what could not be detected.
+func partialReport(t *testing.T) *report.Report {
+	r := blindReport(t)
+	c := cmp("MatMul/n=2048", "sec/op", report.Lower, report.GateFail, report.Inconclusive,
+		sum(151e-3, math.NaN(), math.NaN(), 10), sum(150e-3, math.NaN(), math.NaN(), 4), -0.0066, math.NaN(), math.NaN(), 0.8, math.NaN())
+	c.Warnings = []string{"need ≥ 6 samples per side for a verdict, have 10+4"}
+	r.Comparisons = append(r.Comparisons, c)
+	r.Counts = report.Counts{}
+	r.Unjudged = &report.Unjudged{Count: 1, Of: 3, NeedSamples: 6, HaveSamples: 4}
+	return finish(t, r)
+}
+
 var exts = map[string]string{"text": "txt", "markdown": "md", "json": "json", "csv": "csv"}
 
 func TestGolden(t *testing.T) {
 	reports := map[string]func(*testing.T) *report.Report{"fail": failReport, "pass": passReport, "nodata": noDataReport,
-		"incomplete": incompleteReport, "blind": blindReport}
+		"incomplete": incompleteReport, "blind": blindReport, "inconclusive": inconclusiveReport, "partial": partialReport}
 	for name, mk := range reports {
 		for _, format := range Formats {
 			t.Run(name+"/"+format, func(t *testing.T) {

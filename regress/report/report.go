@@ -23,9 +23,12 @@ import (
 // Schema is the value of Report.Schema for this version of the format.
 const Schema = "kernelwatch.regress/v1"
 
-// Overall outcomes of a report (Report.Verdict).
+// Overall outcomes of a report (Report.Verdict): pass, fail, no-data, and
+// Inconclusive, the word of the comparison verdict, when comparisons were
+// made but not one gated comparison the statistics test could be judged
+// (too few samples): never a pass.
 const (
-	Pass   = "pass"    // something was compared and nothing gated failed
+	Pass   = "pass"    // something was compared, gated comparisons were judged, and nothing gated failed
 	Fail   = "fail"    // at least one gated comparison failed
 	NoData = "no-data" // nothing was comparable: never a pass
 )
@@ -70,7 +73,8 @@ const (
 
 // Report is one comparison of a baseline with a current set of results.
 type Report struct {
-	Schema      string       `json:"schema"`
+	Schema string `json:"schema"`
+	// Verdict is pass, fail, no-data or inconclusive.
 	Verdict     string       `json:"verdict"`
 	Settings    Settings     `json:"settings"`
 	Baseline    Side         `json:"baseline"`
@@ -83,7 +87,29 @@ type Report struct {
 	// Incomplete is set when the run stopped before all its rounds; the
 	// comparisons use the rounds that finished.
 	Incomplete *Incomplete `json:"incomplete,omitempty"`
+	// Unjudged is set when some gated comparison the statistics test
+	// could not be judged; when none could, the verdict is inconclusive.
+	Unjudged *Unjudged `json:"unjudged,omitempty"`
 }
+
+// Unjudged counts the gated comparisons (gate fail, both sides, a unit
+// tested by the statistics rather than exactly) whose verdict is
+// inconclusive, and says what they lacked: "need ≥ NeedSamples samples a
+// side (have HaveSamples)". A report whose every such comparison is
+// unjudged is not a pass: nothing it gates on was judged.
+type Unjudged struct {
+	// Count of Of gated comparisons could not be judged.
+	Count int `json:"count"`
+	Of    int `json:"of"`
+	// NeedSamples is the most samples a side any of them needs (the
+	// min_samples of the configuration, or more where the correction
+	// needs more); HaveSamples the fewest a side any of them has.
+	NeedSamples int `json:"need_samples"`
+	HaveSamples int `json:"have_samples"`
+}
+
+// AllUnjudged reports whether no gated comparison could be judged.
+func (u *Unjudged) AllUnjudged() bool { return u != nil && u.Of > 0 && u.Count == u.Of }
 
 // Costs is where a command's wall time went: WallSeconds is the whole
 // command's, Phases what each part took (building, each phase of the test
@@ -319,8 +345,8 @@ func (r *Report) CutShort() bool {
 }
 
 // ExitCode maps the report's verdict to the exit codes of design §3:
-// 0 pass, 1 fail, 3 nothing comparable; 2 for a run cut short whose
-// verdict does not stand (Incomplete.Stands).
+// 0 pass, 1 fail, 3 nothing comparable or inconclusive; 2 for a run cut
+// short whose verdict does not stand (Incomplete.Stands).
 func (r *Report) ExitCode() int {
 	if r.CutShort() {
 		return 2
@@ -331,7 +357,7 @@ func (r *Report) ExitCode() int {
 	case Fail:
 		return 1
 	}
-	return 3
+	return 3 // no-data, inconclusive
 }
 
 // Number is a float64 that encodes NaN and ±Inf as JSON null (and decodes
@@ -403,7 +429,7 @@ func (r *Report) Validate() error {
 		return fmt.Errorf("schema %q, want %q", r.Schema, Schema)
 	}
 	switch r.Verdict {
-	case Pass, Fail, NoData:
+	case Pass, Fail, NoData, Inconclusive:
 	default:
 		return fmt.Errorf("unknown report verdict %q", r.Verdict)
 	}
@@ -449,8 +475,16 @@ func (r *Report) Validate() error {
 	}
 	// A no-data report may list removed benchmarks without failing.
 	failing := len(r.Failing()) > 0
-	if r.Verdict == Fail && !failing || r.Verdict == Pass && failing {
+	if r.Verdict == Fail && !failing || (r.Verdict == Pass || r.Verdict == Inconclusive) && failing {
 		return fmt.Errorf("verdict %q inconsistent with %d failing comparisons", r.Verdict, len(r.Failing()))
+	}
+	if u := r.Unjudged; u != nil {
+		if u.Count < 1 || u.Count > u.Of || u.Count > r.Counts.Inconclusive || u.NeedSamples < 2 || u.HaveSamples < 0 {
+			return fmt.Errorf("unjudged %+v inconsistent with %d inconclusive comparisons", *u, r.Counts.Inconclusive)
+		}
+	}
+	if (r.Verdict == Inconclusive) != (r.Unjudged.AllUnjudged() && !failing) && r.Verdict != NoData {
+		return fmt.Errorf("verdict %q inconsistent with unjudged %+v", r.Verdict, r.Unjudged)
 	}
 	return nil
 }

@@ -65,3 +65,44 @@ func TestReadRejects(t *testing.T) {
 		}
 	}
 }
+
+// inconclusive is a report whose one gated comparison was not judged.
+func inconclusive() *Report {
+	r := sample()
+	c := &r.Comparisons[0]
+	c.Verdict, c.PAdjusted = Inconclusive, Number(math.NaN())
+	r.Counts = Counts{Inconclusive: 1}
+	r.Verdict = Inconclusive
+	r.Unjudged = &Unjudged{Count: 1, Of: 1, NeedSamples: 6, HaveSamples: 3}
+	return r
+}
+
+func TestInconclusiveReport(t *testing.T) {
+	var buf bytes.Buffer
+	if err := inconclusive().Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"verdict": "inconclusive",`) || !strings.Contains(buf.String(), `"need_samples": 6`) {
+		t.Errorf("JSON:\n%s", buf.String())
+	}
+	r, err := Read(strings.NewReader(buf.String()), "r.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ExitCode() != 3 {
+		t.Errorf("exit code %d, want 3", r.ExitCode())
+	}
+	for name, in := range map[string]string{
+		"pass with nothing judged": strings.Replace(buf.String(), `"verdict": "inconclusive",`, `"verdict": "pass",`, 1),
+		"more unjudged than gated": strings.Replace(buf.String(), `"of": 1`, `"of": 0`, 1),
+	} {
+		if _, err := Read(strings.NewReader(in), "r.json"); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	without := inconclusive()
+	without.Unjudged = nil
+	if err := without.Validate(); err == nil {
+		t.Errorf("an inconclusive report that does not say what went unjudged was accepted")
+	}
+}

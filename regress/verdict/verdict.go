@@ -1,5 +1,6 @@
 // Package verdict judges paired series and produces the report: for each
-// comparison a verdict, and for the whole report pass, fail or no-data.
+// comparison a verdict, and for the whole report pass, fail, no-data or
+// inconclusive.
 //
 // For each (benchmark, distinguishing config, unit):
 //
@@ -33,6 +34,15 @@
 // 12% regressions than Holm or Benjamini–Hochberg over everything, since
 // comparisons that cannot matter no longer dilute the family (design §4).
 // p_adjusted is absent (null) for comparisons outside the family.
+//
+// The report fails when a gated comparison fails; it is no-data when
+// nothing was compared, and inconclusive when comparisons were made but not
+// one gated comparison that the statistics test could be judged (every one
+// short of samples): a suite measured with --count 2 proves nothing, so it
+// must not pass. Exact units do not make such a report pass: they are side
+// metrics (scratch bytes) of benchmarks whose timing went unjudged. When
+// only some gated comparisons are unjudged the verdict stands and
+// Report.Unjudged says how many could not be, and what they lacked.
 package verdict
 
 import (
@@ -113,6 +123,7 @@ type item struct {
 	inFam  bool
 	minP   float64  // smallest p the U test can reach with these sample sizes
 	failed []string // messages of the failures that cover this comparison
+	need   int      // samples a side an inconclusive verdict needs (decide)
 }
 
 // Judge turns paired series into a report.
@@ -217,7 +228,40 @@ func Judge(g *group.Grouping, opt Options) *report.Report {
 	default:
 		r.Verdict = report.Pass
 	}
+	r.Unjudged = unjudged(items)
+	if r.Verdict == report.Pass && r.Unjudged.AllUnjudged() {
+		// Not one gated comparison was judged: nothing says the code
+		// did not regress.
+		r.Verdict = report.Inconclusive
+	}
 	return r
+}
+
+// unjudged counts the gated comparisons the statistics test (gate fail,
+// both sides, not exact, not failed) and those of them left inconclusive
+// for want of samples, with the samples they need and have; nil when every
+// one was judged.
+func unjudged(items []*item) *report.Unjudged {
+	u := &report.Unjudged{}
+	for _, it := range items {
+		if it.c.Gate != report.GateFail || it.base == nil || it.cur == nil || it.exact || it.failed != nil {
+			continue
+		}
+		u.Of++
+		if it.c.Verdict != report.Inconclusive || it.need == 0 {
+			continue
+		}
+		have := min(len(it.base.Values), len(it.cur.Values))
+		if u.Count == 0 || have < u.HaveSamples {
+			u.HaveSamples = have
+		}
+		u.NeedSamples = max(u.NeedSamples, it.need)
+		u.Count++
+	}
+	if u.Count == 0 {
+		return nil
+	}
+	return u
 }
 
 // uncovered returns a comparison for each failure (merged by name) that
@@ -592,6 +636,7 @@ func decide(it *item) {
 	if n1 < pol.MinSamples || n2 < pol.MinSamples {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("need ≥ %d samples per side for a verdict, have %d+%d", pol.MinSamples, n1, n2))
 		setVerdict(c, report.Inconclusive)
+		it.need = pol.MinSamples
 		return
 	}
 	p := float64(c.PAdjusted)
@@ -603,6 +648,7 @@ func decide(it *item) {
 		need := samplesFor(pol.Alpha, it.minP/stats.MinP(n1, n2))
 		c.Warnings = append(c.Warnings, fmt.Sprintf("need ≥ %d samples per side to detect a change at alpha %v after the correction, have %d+%d", need, pol.Alpha, n1, n2))
 		setVerdict(c, report.Inconclusive)
+		it.need = need
 		return
 	}
 	switch {

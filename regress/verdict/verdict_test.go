@@ -65,7 +65,7 @@ func TestVerdicts(t *testing.T) {
 		{"bandwidth drop", "", "", group.Series{Name: "A", Unit: "B/s", Base: noisy(100, 10), Cur: noisy(85, 10)}, report.Regression, report.Fail},
 		{"bandwidth gain", "", "", group.Series{Name: "A", Unit: "GB/s", Base: noisy(100, 10), Cur: noisy(120, 10)}, report.Improvement, report.Pass},
 		{"pct-copy drop", "", "", group.Series{Name: "A", Unit: "pct-copy", Base: noisy(95, 10), Cur: noisy(80, 10)}, report.Regression, report.Fail},
-		{"too few samples", "", "", group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 3), Cur: noisy(2, 3)}, report.Inconclusive, report.Pass},
+		{"too few samples", "", "", group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 3), Cur: noisy(2, 3)}, report.Inconclusive, report.Inconclusive},
 		{"rule threshold", "version: 1\nrules:\n  - match: \"A\"\n    threshold: 25%\n", "", group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1.2, 10)}, report.Unchanged, report.Pass},
 		{"warn gate", "version: 1\nrules:\n  - match: \"*/impl=naive\"\n    gate: warn\n", "", group.Series{Name: "K/impl=naive", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1.2, 10)}, report.Regression, report.Pass},
 		{"class rule applies", "version: 1\nrules:\n  - match: \"*\"\n    class: \"gpu-*\"\n    threshold: 1%\n", "gpu-nvidia-h100", group.Series{Name: "A", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1.03, 10)}, report.Regression, report.Fail},
@@ -85,6 +85,62 @@ func TestVerdicts(t *testing.T) {
 			if c.Verdict != tc.verdict || r.Verdict != tc.report {
 				t.Errorf("verdict %s / report %s, want %s / %s (delta %+.3f p=%v adj=%v warnings %v)",
 					c.Verdict, r.Verdict, tc.verdict, tc.report, float64(c.Delta), float64(c.P), float64(c.PAdjusted), c.Warnings)
+			}
+		})
+	}
+}
+
+// TestReportInconclusive checks the report's verdict when gated
+// comparisons go unjudged: none judged is inconclusive (an exact unit judged
+// beside them does not make it pass), some judged keeps the verdict and
+// says how many were not, and a failure still fails.
+func TestReportInconclusive(t *testing.T) {
+	exact := "version: 1\nunits:\n  scratch-B: {assume: exact}\n"
+	tests := []struct {
+		name     string
+		yaml     string
+		series   []*group.Series
+		verdict  string
+		unjudged *report.Unjudged
+	}{
+		{"none judged", "", []*group.Series{
+			{Name: "A", Unit: "sec/op", Base: noisy(1, 2), Cur: noisy(1, 2)},
+			{Name: "B", Unit: "sec/op", Base: noisy(1, 3), Cur: noisy(1, 2)},
+		}, report.Inconclusive, &report.Unjudged{Count: 2, Of: 2, NeedSamples: 6, HaveSamples: 2}},
+		{"an exact unit beside them", exact, []*group.Series{
+			{Name: "A", Unit: "sec/op", Base: noisy(1, 2), Cur: noisy(1, 2)},
+			{Name: "A", Unit: "scratch-B", Base: []float64{64, 64}, Cur: []float64{64, 64}},
+		}, report.Inconclusive, &report.Unjudged{Count: 1, Of: 1, NeedSamples: 6, HaveSamples: 2}},
+		{"some judged", "", []*group.Series{
+			{Name: "A", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1, 10)},
+			{Name: "B", Unit: "sec/op", Base: noisy(1, 4), Cur: noisy(1, 5)},
+		}, report.Pass, &report.Unjudged{Count: 1, Of: 2, NeedSamples: 6, HaveSamples: 4}},
+		{"a rule's min_samples", "version: 1\nrules:\n  - match: B\n    min_samples: 8\n", []*group.Series{
+			{Name: "A", Unit: "sec/op", Base: noisy(1, 2), Cur: noisy(1, 2)},
+			{Name: "B", Unit: "sec/op", Base: noisy(1, 7), Cur: noisy(1, 7)},
+		}, report.Inconclusive, &report.Unjudged{Count: 2, Of: 2, NeedSamples: 8, HaveSamples: 2}},
+		{"a failure still fails", exact, []*group.Series{
+			{Name: "A", Unit: "sec/op", Base: noisy(1, 2), Cur: noisy(1, 2)},
+			{Name: "A", Unit: "scratch-B", Base: []float64{64, 64}, Cur: []float64{128, 128}},
+		}, report.Fail, &report.Unjudged{Count: 1, Of: 1, NeedSamples: 6, HaveSamples: 2}},
+		{"only warn-gated unjudged", "version: 1\ndefaults: {gate: warn}\n", []*group.Series{
+			{Name: "A", Unit: "sec/op", Base: noisy(1, 2), Cur: noisy(1, 2)},
+		}, report.Pass, nil},
+		{"all judged", "", []*group.Series{
+			{Name: "A", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1, 10)},
+		}, report.Pass, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := judge(t, tc.yaml, "", tc.series...)
+			if r.Verdict != tc.verdict {
+				t.Errorf("verdict %s, want %s", r.Verdict, tc.verdict)
+			}
+			if (r.Unjudged == nil) != (tc.unjudged == nil) || r.Unjudged != nil && *r.Unjudged != *tc.unjudged {
+				t.Errorf("unjudged %+v, want %+v", r.Unjudged, tc.unjudged)
+			}
+			if want := map[string]int{report.Inconclusive: 3}[r.Verdict]; want != 0 && r.ExitCode() != want {
+				t.Errorf("exit code %d, want %d", r.ExitCode(), want)
 			}
 		})
 	}
