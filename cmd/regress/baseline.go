@@ -99,6 +99,15 @@ func newBaselineSaveFlags() (*flag.FlagSet, *baselineSaveFlags) {
 	return fs, b
 }
 
+// inRepository reports whether the working directory is inside a git
+// repository.
+func inRepository(e *env) bool {
+	ctx, stop := notifyContext()
+	defer stop()
+	_, err := gitref.Open(ctx, e.dir)
+	return err == nil
+}
+
 func runBaselineSave(e *env, args []string) int {
 	fs, b := newBaselineSaveFlags()
 	fail := failer(e, "baseline save")
@@ -234,6 +243,12 @@ func runBaselineShow(e *env, args []string) int {
 	dir := baselineDir(e)
 	path := filepath.Join(dir, class+".bench")
 	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && !inRepository(e) {
+		// Stored baselines live in a repository: outside one there is
+		// nothing to show and nowhere to store one.
+		return fail(fmt.Errorf("%s is not a git repository (nor inside one) and holds no %s: run it in a checkout of the repository that stores the baselines, or name a branch with --baselines-ref",
+			e.dir, relPath(e, path)))
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		var have []string
 		if entries, err := os.ReadDir(dir); err == nil {

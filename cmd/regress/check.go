@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -14,6 +15,7 @@ import (
 	"github.com/kernelwatch/kernelwatch/regress/gitref"
 	"github.com/kernelwatch/kernelwatch/regress/join"
 	"github.com/kernelwatch/kernelwatch/regress/noise"
+	"github.com/kernelwatch/kernelwatch/regress/parse"
 	"github.com/kernelwatch/kernelwatch/regress/render"
 	"github.com/kernelwatch/kernelwatch/regress/report"
 	"github.com/kernelwatch/kernelwatch/regress/runner"
@@ -316,7 +318,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		// Whatever finished is compared; a second signal now ends regress.
 		ck.stopSignals()
 	} else {
-		ck.info("stored %s vs %s: %d samples per benchmark", base.label, cur.label, m.suite.Count)
+		ck.info("%s vs %s: %d samples per benchmark", base.label, cur.label, m.suite.Count)
 		plan := m.plan(m.suite.Count, 1)
 		plan.Deadline = ck.deadline
 		res, err = runner.Run(ctx, []runner.Side{{Name: "current", Binaries: cur.bins}}, plan)
@@ -602,6 +604,9 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("--baseline-file %s: %w", f, err)
 		}
+		if err := validStored(data, f); err != nil {
+			return nil, nil, nil, err
+		}
 		cur, err = ck.prebuilt("current", ck.c.currentBin)
 		return data, &side{name: "baseline", label: "stored " + filepath.Base(f)}, cur, err
 	}
@@ -645,6 +650,11 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 	if !ok {
 		return nil, nil, nil, &noBaselineError{class: class, path: path, at: bc, ref: ck.c.baselinesRef}
 	}
+	// Before anything is built or run: a broken stored file fails now,
+	// named as committed, not after the whole suite ran.
+	if err := validStored(data, filepath.ToSlash(path)+"@"+bc.Short()); err != nil {
+		return nil, nil, nil, err
+	}
 	base = &side{name: "baseline", label: "stored " + bc.Label()}
 	if ck.c.currentBin != "" {
 		cur, err = ck.prebuilt("current", ck.c.currentBin)
@@ -656,6 +666,16 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 	}
 	cur.header.Go = goVersion(cur.bins)
 	return data, base, cur, nil
+}
+
+// validStored parses a stored baseline as the comparison will, and names
+// it in errors as name (baselines/<class>.bench@<commit>, or the file of
+// --baseline-file) with the line: "baselines/x.bench@f025a11:20: …".
+func validStored(data []byte, name string) error {
+	if _, err := parse.NewReader(bytes.NewReader(data)).ReadSide([]string{"-"}); err != nil {
+		return errors.New(name + strings.TrimPrefix(err.Error(), "-"))
+	}
+	return nil
 }
 
 // shardBy is the shard-by header line of a sharded run: the deal's
