@@ -83,7 +83,7 @@ func (t *MarkdownTable) Header() string {
 
 // Row returns the table line of c, numbering its warnings as footnotes.
 func (t *MarkdownTable) Row(c *report.Comparison) string {
-	sc := rowScaler(c)
+	sc := rowFormatOf(c)
 	warns := make([]string, len(c.Warnings))
 	for i, m := range c.Warnings {
 		warns[i] = mdEscape(m)

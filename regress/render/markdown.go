@@ -7,8 +7,6 @@ import (
 	"strings"
 	"unicode"
 
-	"golang.org/x/perf/benchunit"
-
 	"github.com/kernelwatch/kernelwatch/regress/report"
 )
 
@@ -79,11 +77,11 @@ func Markdown(w io.Writer, r *report.Report) error {
 	return err
 }
 
-func mdSummary(s *report.Summary, sc benchunit.Scaler) string {
+func mdSummary(s *report.Summary, f rowFormat) string {
 	if s == nil || !s.Center.Valid() {
 		return missing
 	}
-	return sc.Format(float64(s.Center)) + " ± " + pctRange(s)
+	return f.format(float64(s.Center)) + " ± " + pctRange(s)
 }
 
 // mdOrder returns the comparisons in presentation order: failing the gate

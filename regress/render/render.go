@@ -50,25 +50,75 @@ func JSON(w io.Writer, r *report.Report) error { return r.Write(w) }
 // missing stands for a value that does not exist.
 const missing = "—"
 
-// rowScaler returns the common benchunit scaler for the centers of c, as
-// benchstat scales the cells of one row.
-func rowScaler(c *report.Comparison) benchunit.Scaler {
+// rowFormat formats the values of one comparison: on benchunit's common
+// scale of the row's centers, as benchstat scales the cells of one row.
+// A rate of bytes or FLOPs carries its unit in each cell, scaled as one
+// number ("535.6 MB/s"): the unit's own prefix would otherwise stack with
+// the scaler's ("535.6m GB/s").
+type rowFormat struct {
+	sc     benchunit.Scaler
+	factor float64 // to the base unit of a rate, else 1
+	unit   string  // the base unit of a rate ("B/s"), else ""
+}
+
+// siPrefixes are the prefixes a rate unit may carry.
+var siPrefixes = map[string]float64{"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+
+// rate recognizes a unit that is a rate of bytes or FLOPs with or without
+// a prefix of its own (B/s, GB/s, TFLOP/s): its base unit and the factor
+// of its prefix. Byte rates are decimal, as Go's MB/s and the suite's GB/s
+// are.
+func rate(unit string) (base string, factor float64, ok bool) {
+	for _, b := range []string{"B/s", "FLOP/s"} {
+		if p, found := strings.CutSuffix(unit, b); found {
+			if f, ok := siPrefixes[p]; ok {
+				return b, f, true
+			}
+		}
+	}
+	return "", 0, false
+}
+
+// rowFormatOf returns the format of c's values.
+func rowFormatOf(c *report.Comparison) rowFormat {
+	f := rowFormat{factor: 1}
+	cls := benchunit.ClassOf(c.Unit)
+	if base, factor, ok := rate(c.Unit); ok {
+		f.unit, f.factor, cls = base, factor, benchunit.Decimal
+	}
 	var vals []float64
 	for _, s := range []*report.Summary{c.Baseline, c.Current} {
 		if s != nil && s.Center.Valid() {
-			vals = append(vals, float64(s.Center))
+			vals = append(vals, f.factor*float64(s.Center))
 		}
 	}
-	return benchunit.CommonScale(vals, benchunit.ClassOf(c.Unit))
+	f.sc = benchunit.CommonScale(vals, cls)
+	return f
 }
 
-// centerOf formats the center of s with sc and its confidence interval as a
+// format formats one value of the row.
+func (f rowFormat) format(v float64) string {
+	s := f.sc.Format(f.factor * v)
+	if f.unit == "" {
+		return s
+	}
+	return strings.TrimSuffix(s, f.sc.Prefix) + " " + f.sc.Prefix + f.unit
+}
+
+// scaleValue formats one value of unit on its own scale, as rowFormat
+// would.
+func scaleValue(v float64, unit string) string {
+	c := report.Comparison{Unit: unit, Current: &report.Summary{Center: report.Number(v)}}
+	return rowFormatOf(&c).format(v)
+}
+
+// centerOf formats the center of s with f and its confidence interval as a
 // percentage; missing when s or its center does not exist.
-func centerOf(s *report.Summary, sc benchunit.Scaler) (value, pct string) {
+func centerOf(s *report.Summary, f rowFormat) (value, pct string) {
 	if s == nil || !s.Center.Valid() {
 		return missing, ""
 	}
-	return sc.Format(float64(s.Center)), pctRange(s)
+	return f.format(float64(s.Center)), pctRange(s)
 }
 
 // pctRange formats the confidence interval of s relative to its center like
@@ -154,7 +204,7 @@ func budget(c *report.Comparison) string {
 	if c.Budget == nil || !report.Number(*c.Budget).Valid() {
 		return ""
 	}
-	return "budget " + benchunit.Scale(*c.Budget, benchunit.ClassOf(c.Unit))
+	return "budget " + scaleValue(*c.Budget, c.Unit)
 }
 
 // percent formats a fraction as a percentage without float noise: 0.05 → 5%.
@@ -448,7 +498,10 @@ func blindNote(r *report.Report) string {
 
 // detects is the verdict-cell note of a comparison that could not have
 // detected its threshold: "(detects ≥ 26%)", or "(detects nothing)" when no
-// change could reach significance.
+// change could reach significance. The figure is rounded up, to two
+// significant digits: a comparison that detects only changes of 5.2% or
+// more must not read "≥ 5%" beside a summary that counts it among those
+// that could not detect 5%.
 func detects(c *report.Comparison) string {
 	if !c.Blind() {
 		return ""
@@ -456,5 +509,20 @@ func detects(c *report.Comparison) string {
 	if !c.Detectable.Valid() {
 		return "(detects nothing)"
 	}
-	return fmt.Sprintf("(detects ≥ %.0f%%)", 100*float64(*c.Detectable))
+	return "(detects ≥ " + ceilPercent(float64(*c.Detectable)) + ")"
+}
+
+// ceilPercent formats a fraction as a percentage rounded up to two
+// significant digits (at least to a hundredth of a percent): 0.052 → 5.2%,
+// 0.2601 → 27%.
+func ceilPercent(f float64) string {
+	p := math.Round(f*100*1e9) / 1e9 // float noise must not round up
+	scale := 1.0
+	switch {
+	case p < 1:
+		scale = 100
+	case p < 10:
+		scale = 10
+	}
+	return strconv.FormatFloat(math.Ceil(p*scale)/scale, 'f', -1, 64) + "%"
 }

@@ -498,3 +498,54 @@ func TestIncompleteHeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectsAgreesWithTheSummary: a row whose detectable change rounds to
+// its threshold (5.2% against 5%) is counted among those that could not
+// detect 5%, so its note must not read "≥ 5%".
+func TestDetectsAgreesWithTheSummary(t *testing.T) {
+	for _, tc := range []struct {
+		detectable float64
+		note       string
+	}{
+		{0.052, "(detects ≥ 5.2%)"},
+		{0.05001, "(detects ≥ 5.1%)"},
+		{0.05, ""}, // detects its threshold: no note, not counted
+		{0.26, "(detects ≥ 26%)"},
+		{0.2601, "(detects ≥ 27%)"},
+		{1.5, "(detects ≥ 150%)"},
+	} {
+		r := passReport(t)
+		d := report.Number(tc.detectable)
+		c := &r.Comparisons[0]
+		c.Detectable = &d
+		if got := detects(c); got != tc.note {
+			t.Errorf("detectable %v: note %q, want %q", tc.detectable, got, tc.note)
+		}
+		counted := strings.Contains(headline(r), "1 of 1 gated comparisons could not detect 5%")
+		if counted != (tc.note != "") {
+			t.Errorf("detectable %v: note %q but headline %q", tc.detectable, tc.note, headline(r))
+		}
+	}
+}
+
+// TestRatesCarryTheirUnit: a rate whose unit has its own prefix is scaled
+// as one number, never as "535.6m GB/s".
+func TestRatesCarryTheirUnit(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		unit string
+		want string
+	}{
+		{0.5356, "GB/s", "535.6 MB/s"},
+		{2883.1, "GB/s", "2.883 TB/s"},
+		{123.3, "GB/s", "123.3 GB/s"},
+		{340e6, "B/s", "340.0 MB/s"},
+		{0.75, "TFLOP/s", "750.0 GFLOP/s"},
+		{93.12e-6, "sec/op", "93.12µ"},
+		{95.7, "pct-copy", "95.70"},
+	} {
+		if got := scaleValue(tc.v, tc.unit); got != tc.want {
+			t.Errorf("%v %s: %q, want %q", tc.v, tc.unit, got, tc.want)
+		}
+	}
+}

@@ -40,7 +40,7 @@ func Text(w io.Writer, r *report.Report) error {
 			cell{s: ci}, cell{s: "p"}, cell{s: "n"}, cell{s: "verdict"})
 		var notes footnotes
 		for _, c := range rows {
-			sc := rowScaler(c)
+			sc := rowFormatOf(c)
 			bv, bp := centerOf(c.Baseline, sc)
 			cv, cp := centerOf(c.Current, sc)
 			verdict := c.Verdict
