@@ -385,12 +385,6 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 			return nil, &noBenchmarksError{side: out.Side, filter: m.filter.String(), shard: m.shard.String()}
 		}
 	}
-	total := time.Since(ck.start)
-	own := total - ck.buildTime - res.InvocationTime
-	ck.info("built in %.1fs; %d test binary runs took %.1fs; regress itself %.1fs (%.1f%% of %.1fs)",
-		ck.buildTime.Seconds(), res.Invocations, res.InvocationTime.Seconds(), own.Seconds(),
-		100*own.Seconds()/total.Seconds(), total.Seconds())
-
 	opt.BaseLabel, opt.CurLabel = base.label, cur.label
 	opt.BaseFiles, opt.CurFiles = []string{}, []string{}
 	if ck.c.results != "" {
@@ -402,9 +396,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		return nil, err
 	}
 	r.Costs = commandCosts(time.Since(ck.start), ck.buildTime, res)
-	if res.Costs.Reported > 0 {
-		ck.info("time: %s", render.CostsLine(r.Costs))
-	}
+	ck.info("time: %s", render.CostsLine(r.Costs))
 	if res.Stopped != "" {
 		r.Incomplete = &report.Incomplete{Rounds: res.Rounds, Planned: m.suite.Count, Reason: res.Stopped}
 	}

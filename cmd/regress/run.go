@@ -114,7 +114,7 @@ func runRun(e *env, args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	if !s.quiet && rf.res.Costs.Reported > 0 {
+	if !s.quiet {
 		fmt.Fprintf(e.stderr, "%s run: time: %s\n", programName, render.CostsLine(commandCosts(time.Since(start), build, rf.res)))
 	}
 	if rf.benchmarks == 0 && m.shard.N == 0 {

@@ -12,7 +12,8 @@ import (
 // and configuration of both sides, then per comparison the two summaries, the
 // delta with its confidence interval, p, n and the verdict (✗ fails the gate,
 // ! is only warned about), comparison warnings as footnotes, the report's
-// warnings and a final one-line summary.
+// warnings and a final one-line summary. Where the time went is not part of
+// it: the command prints that on standard error (CostsLine), once.
 func Text(w io.Writer, r *report.Report) error {
 	var b strings.Builder
 	b.WriteString("baseline: " + orMissing(clean(r.Baseline.Label)) + "\n")
@@ -73,9 +74,6 @@ func Text(w io.Writer, r *report.Report) error {
 	b.WriteString("\n")
 	for _, m := range r.Warnings {
 		b.WriteString("warning: " + clean(m) + "\n")
-	}
-	if l := CostsLine(r.Costs); l != "" {
-		b.WriteString("time: " + l + "\n")
 	}
 	b.WriteString(headline(r) + " (" + clean(settings(r)) + ")\n")
 	_, err := io.WriteString(w, b.String())
