@@ -247,7 +247,7 @@ func loadConfig(e *env, path string) (*config.Config, error) {
 
 // emit renders r where the flags say.
 func (j *judgeFlags) emit(e *env, r *report.Report) error {
-	write := func(w io.Writer) error { return render.Write(w, r, j.format) }
+	write := func(w io.Writer) error { return render.WriteWith(w, r, j.format, render.Options{Wide: j.wide}) }
 	path := ""
 	if j.out == "" {
 		if err := write(e.stdout); err != nil {

@@ -37,3 +37,39 @@ func TestTimeLineOnceOnStderr(t *testing.T) {
 		}
 	}
 }
+
+// TestWideFlag compares results whose full table is wider than 120
+// columns: by default every table line fits, with a legend; --wide prints
+// the full names.
+func TestWideFlag(t *testing.T) {
+	dir := t.TempDir()
+	var base, cur strings.Builder
+	base.WriteString(good)
+	cur.WriteString(good)
+	for _, fam := range []string{"LinearRecurrence", "SelectiveScan", "CrossEntropy"} {
+		for _, impl := range []string{"fused", "naive"} {
+			name := fam + "/dtype=bf16/batch=8/t=65536/d=1536/diag=complex/impl=" + impl
+			base.WriteString(samples(name, 10, 1e6, " 535.6 GB/s"))
+			cur.WriteString(samples(name, 10, 1.002e6, " 534.5 GB/s"))
+		}
+	}
+	b := write(t, dir, "base.txt", base.String())
+	c := write(t, dir, "cur.txt", cur.String())
+	narrow := invoke(t, dir, "", "compare", "--config", "none", b, c)
+	wide := invoke(t, dir, "", "compare", "--config", "none", "--wide", b, c)
+	if narrow.code != 0 || wide.code != 0 {
+		t.Fatalf("exit %d and %d\n%s%s", narrow.code, wide.code, narrow.stderr, wide.stderr)
+	}
+	for _, l := range strings.Split(narrow.stdout, "\n") {
+		if n := len([]rune(l)); n > 120 && !strings.HasPrefix(l, "PASS") {
+			t.Errorf("line of %d columns:\n%s", n, l)
+		}
+	}
+	full := "LinearRecurrence/dtype=bf16/batch=8/t=65536/d=1536/diag=complex/impl=fused "
+	if strings.Contains(narrow.stdout, "\n"+full) || !strings.Contains(wide.stdout, "\n"+full) {
+		t.Errorf("full names: default\n%s\n--wide\n%s", narrow.stdout, wide.stdout)
+	}
+	if !strings.Contains(narrow.stdout, "--wide shows everything") || !strings.Contains(narrow.stdout, "535.6 GB/s") {
+		t.Errorf("default output lacks the legend or a rate with its unit:\n%s", narrow.stdout)
+	}
+}

@@ -29,11 +29,23 @@ import (
 // Formats lists the formats Write accepts.
 var Formats = []string{"text", "markdown", "json", "csv"}
 
+// Options adjust how a report is rendered; the zero value is the default.
+type Options struct {
+	// Wide lets text tables be as wide as their full names and every
+	// column make them, instead of fitting TextWidth.
+	Wide bool
+}
+
 // Write renders r to w in the named format: one of Formats.
 func Write(w io.Writer, r *report.Report, format string) error {
+	return WriteWith(w, r, format, Options{})
+}
+
+// WriteWith is Write with options.
+func WriteWith(w io.Writer, r *report.Report, format string, opt Options) error {
 	switch format {
 	case "text":
-		return Text(w, r)
+		return TextWith(w, r, opt)
 	case "markdown":
 		return Markdown(w, r)
 	case "json":

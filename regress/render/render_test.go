@@ -393,7 +393,7 @@ func TestNoNaN(t *testing.T) {
 	}
 	// The exact unit's missing p prints as —.
 	var buf bytes.Buffer
-	if err := Text(&buf, failReport(t)); err != nil {
+	if err := TextWith(&buf, failReport(t), Options{Wide: true}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "p=—") {
@@ -403,7 +403,7 @@ func TestNoNaN(t *testing.T) {
 
 func TestTextAlignment(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Text(&buf, failReport(t)); err != nil {
+	if err := TextWith(&buf, failReport(t), Options{Wide: true}); err != nil {
 		t.Fatal(err)
 	}
 	// Within each table, every row's " ± ", "p=" and "n=" start in the same
@@ -546,6 +546,138 @@ func TestRatesCarryTheirUnit(t *testing.T) {
 	} {
 		if got := scaleValue(tc.v, tc.unit); got != tc.want {
 			t.Errorf("%v %s: %q, want %q", tc.v, tc.unit, got, tc.want)
+		}
+	}
+}
+
+// suiteReport is a check of the CPU kernel suite at one shape, as the main
+// job runs it: 28 benchmarks whose names all hold rows=256/cols=4096, in
+// sec/op and GB/s, 10 samples a side; one regression, some rows that could
+// not detect 5%, and a rate below 1 GB/s.
+func suiteReport(t *testing.T) *report.Report {
+	cfg := map[string]string{"goos": "linux", "goarch": "amd64", "class": "cpu-amd64-amd-epyc", "device": "cpu"}
+	r := &report.Report{
+		Verdict:  report.Fail,
+		Settings: report.Settings{Alpha: 0.05, Confidence: 0.95, Threshold: 0.05, Correction: report.FloorHolm, MinSamples: 6},
+		Baseline: report.Side{Label: "main@1f2e3d4 (merge base)", Config: cfg},
+		Current:  report.Side{Label: "HEAD@9a8b7c6", Config: cfg},
+		Warnings: []string{},
+	}
+	type fam struct{ name, extra string }
+	fams := []fam{{"Copy", ""}, {"RMSNorm", ""}, {"LayerNorm", ""}, {"Softmax", ""}, {"CrossEntropy", ""},
+		{"FP8Quant", "/scale=row"}, {"FP8Quant", "/scale=block128"}}
+	k := 0
+	for _, unit := range []string{"sec/op", "GB/s"} {
+		for _, f := range fams {
+			for _, dtype := range []string{"fp32", "bf16"} {
+				for _, impl := range []string{"fused", "naive"} {
+					k++
+					name := f.name + "/dtype=" + dtype + "/rows=256/cols=4096" + f.extra + "/impl=" + impl
+					base := 1e-4 * float64(1+k%7)
+					d, p, padj, verdict := 0.004*float64(k%5-2), 0.3+0.05*float64(k%9), 1.0, report.Unchanged
+					if f.name == "Softmax" && dtype == "fp32" && impl == "fused" {
+						d, p, padj, verdict = 0.118, 0.00002, 0.0008, report.Regression
+					}
+					better := report.Lower
+					if unit == "GB/s" {
+						base, d, better = 0.5356*float64(1+k%40), -d/(1+d), report.Higher
+					}
+					c := cmp(name, unit, better, report.GateFail, verdict,
+						sum(base, base*0.98, base*1.03, 10), sum(base*(1+d), base*(1+d)*0.97, base*(1+d)*1.02, 10),
+						d, d-0.021, d+0.034, p, padj)
+					if impl == "naive" {
+						c.Gate = report.GateWarn
+						c.PAdjusted = nan
+					}
+					if k%3 == 0 && c.Gate == report.GateFail {
+						det := report.Number(0.05 + 0.01*float64(k%4) + 0.002)
+						c.Detectable = &det
+					}
+					r.Comparisons = append(r.Comparisons, c)
+				}
+			}
+		}
+	}
+	return finish(t, r)
+}
+
+// TestTextFits120Columns renders reports whose full tables are wider than
+// 120 columns: every table line fits by default (testdata/suite.txt.golden
+// shows how), the legend maps short names back, and --wide
+// (testdata/suite.wide.txt.golden) prints full names and every column.
+func TestTextFits120Columns(t *testing.T) {
+	for name, mk := range map[string]func(*testing.T) *report.Report{"suite": suiteReport, "fail": failReport} {
+		var narrow, wide bytes.Buffer
+		if err := TextWith(&narrow, mk(t), Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := TextWith(&wide, mk(t), Options{Wide: true}); err != nil {
+			t.Fatal(err)
+		}
+		widest := 0
+		for _, l := range strings.Split(wide.String(), "\n") {
+			widest = max(widest, width(l))
+		}
+		if widest <= TextWidth {
+			t.Fatalf("%s: the full tables are %d wide: nothing to fit", name, widest)
+		}
+		tables := strings.Split(narrow.String(), "\n")
+		for _, l := range tables {
+			if strings.HasPrefix(l, "warning: ") || strings.HasPrefix(l, "FAIL: ") {
+				continue // not a table
+			}
+			if width(l) > TextWidth {
+				t.Errorf("%s: line of %d columns:\n%s", name, width(l), l)
+			}
+		}
+		if !strings.Contains(narrow.String(), "; --wide shows everything\n") {
+			t.Errorf("%s: no legend line pointing at --wide:\n%s", name, narrow.String())
+		}
+		for _, c := range mk(t).Comparisons {
+			if !strings.Contains(wide.String(), "\n"+clean(configName(&c))+" ") {
+				t.Errorf("%s --wide lacks the full name %s", name, configName(&c))
+			}
+		}
+	}
+	r := suiteReport(t)
+	for _, opt := range []struct {
+		file string
+		opt  Options
+	}{{"suite.txt.golden", Options{}}, {"suite.wide.txt.golden", Options{Wide: true}}} {
+		var buf bytes.Buffer
+		if err := TextWith(&buf, r, opt.opt); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("testdata", opt.file)
+		if *update {
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./regress/render -update)", err)
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("%s differs; got:\n%s", path, buf.String())
+		}
+	}
+}
+
+// TestCutNameKeepsEverySegment: a name cut to fit keeps the start of each
+// segment, and a path in its configuration keeps its last element.
+func TestCutNameKeepsEverySegment(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		max  int
+		want string
+	}{
+		{"LinearRecurrence/fp32/8/65536/1536/complex/fused", 41, "LinearRe…/fp32/8/65536/1536/complex/fused"},
+		{"Softmax/1024 [pkg=github.com/kernelwatch/kernelwatch/kernels]", 40, "Softmax/1024 [pkg=…/kernels]"},
+		{"Short/name", 20, "Short/name"},
+	} {
+		if got := cutName(tc.name, tc.max); got != tc.want || width(got) > tc.max {
+			t.Errorf("cutName(%q, %d) = %q, want %q", tc.name, tc.max, got, tc.want)
 		}
 	}
 }
