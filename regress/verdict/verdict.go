@@ -192,6 +192,9 @@ func Judge(g *group.Grouping, opt Options) *report.Report {
 		}
 		items = append(items, it)
 	}
+	if h := healthWarning(g, smallestThreshold(items, cfg.Defaults.Threshold)); h != "" {
+		warn("%s", h)
+	}
 	items = append(items, uncovered(opt.Failed, covered, cfg, class)...)
 	correct(items, corr)
 	detectable(items, corr)
@@ -264,6 +267,22 @@ func unjudged(items []*item) *report.Unjudged {
 	return u
 }
 
+// smallestThreshold is the smallest threshold a gated comparison with both
+// sides is judged by (def when there is none): the finest change the
+// report claims to tell from noise.
+func smallestThreshold(items []*item, def float64) float64 {
+	t := math.Inf(1)
+	for _, it := range items {
+		if it.c.Gate == report.GateFail && !it.exact && it.base != nil && it.cur != nil && it.c.Threshold > 0 {
+			t = math.Min(t, it.c.Threshold)
+		}
+	}
+	if math.IsInf(t, 1) {
+		return def
+	}
+	return t
+}
+
 // uncovered returns a comparison for each failure (merged by name) that
 // covers no series: a benchmark that failed before it reported anything.
 // It is judged in sec/op, the unit every benchmark reports, and the failing
@@ -305,20 +324,9 @@ func nonNil(m map[string]string) map[string]string {
 	return m
 }
 
-// sideWarnings reports run-health problems and configuration that differs
-// between the sides.
+// sideWarnings reports configuration that differs between the sides (the
+// run's health is healthWarning's).
 func sideWarnings(r *report.Report, g *group.Grouping, warn func(string, ...any)) {
-	for _, side := range []struct {
-		name   string
-		values map[string][]string
-	}{{"baseline", g.BaseValues}, {"current", g.CurValues}} {
-		for _, h := range side.values["run-health"] {
-			if h != "ok" {
-				warn("%s run-health is %q: the device's copy bandwidth drifted during the run, so differences may be drift", side.name, h)
-				break
-			}
-		}
-	}
 	var keys []string
 	for k, v := range g.BaseConfig {
 		if w, ok := g.CurConfig[k]; ok && w != v && !isRunKey(k) && k != group.ClassKey {
