@@ -73,3 +73,25 @@ func TestWideFlag(t *testing.T) {
 		t.Errorf("default output lacks the legend or a rate with its unit:\n%s", narrow.stdout)
 	}
 }
+
+// TestCheckWithTooFewRoundsIsInconclusive: a check of 2 rounds can judge
+// no gated comparison (min_samples 6): it exits 3 and says how many
+// rounds it needs, never PASS.
+func TestCheckWithTooFewRoundsIsInconclusive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a test binary")
+	}
+	bin := buildShardSuite(t, "0s")
+	res := invoke(t, t.TempDir(), "", "check", "--baseline-bin", bin, "--current-bin", bin, "--config", "none",
+		"--count", "2", "--benchtime", "1x", "--quiet")
+	if res.code != 3 {
+		t.Fatalf("exit %d, want 3\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	why := "no gated comparison could be judged: need ≥ 6 samples a side (have 2)"
+	if !strings.Contains(res.stdout, "\nINCONCLUSIVE: "+why) || strings.Contains(res.stdout, "PASS") {
+		t.Errorf("report:\n%s", res.stdout)
+	}
+	if want := "regress check: INCONCLUSIVE, exit 3: " + why + "; rerun with --count 6 or more\n"; !strings.HasSuffix(res.stderr, want) {
+		t.Errorf("stderr %q lacks %q", res.stderr, want)
+	}
+}
