@@ -14,7 +14,7 @@ const helpWidth = 80
 // flags, as its own flag set declares them (hidden old spellings left out).
 func printHelp(w io.Writer, v *verb) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "usage: %s %s %s\n\n%s", programName, v.name, v.synopsis, v.help)
+	fmt.Fprintf(&b, "%s\n\n%s", usageLine(v), v.help)
 	if v.name == "baseline" {
 		b.WriteString("\nactions:\n")
 		for _, a := range verbs {
@@ -31,6 +31,11 @@ func printHelp(w io.Writer, v *verb) {
 		}
 	}
 	io.WriteString(w, b.String())
+}
+
+// usageLine is "usage: regress VERB SYNOPSIS".
+func usageLine(v *verb) string {
+	return strings.TrimSpace(fmt.Sprintf("usage: %s %s %s", programName, v.name, v.synopsis))
 }
 
 // listedFlags returns the flags help lists for v, in name order.
@@ -144,7 +149,7 @@ func commandReference() string {
 		v := &verbs[i]
 		fmt.Fprintf(&b, "\n## regress %s\n\n", v.name)
 		fmt.Fprintf(&b, "%s.\n\n", upperFirst(v.summary))
-		fmt.Fprintf(&b, "```text\nusage: %s %s %s\n\n%s```\n", programName, v.name, v.synopsis, v.help)
+		fmt.Fprintf(&b, "```text\n%s\n\n%s```\n", usageLine(v), v.help)
 		flags := listedFlags(v)
 		if len(flags) == 0 {
 			continue

@@ -59,7 +59,7 @@ func TestHelpVerb(t *testing.T) {
 	for _, v := range verbs {
 		args := append([]string{"help"}, strings.Fields(v.name)...)
 		res := invoke(t, dir, "", args...)
-		if res.code != 0 || !strings.HasPrefix(res.stdout, "usage: regress "+v.name+" ") {
+		if res.code != 0 || !strings.HasPrefix(res.stdout, usageLine(&v)+"\n\n") || strings.Contains(res.stdout, " \n") {
 			t.Errorf("%v: exit %d\n%s%s", args, res.code, res.stdout, res.stderr)
 			continue
 		}
