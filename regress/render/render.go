@@ -2,7 +2,9 @@
 // decides nothing. Every verdict, count and number comes from the report; this
 // package only chooses how to lay them out.
 //
-// Text is benchstat-style output for terminals and CI logs, Markdown is a
+// Text is benchstat-style output for terminals and CI logs, whose tables fit
+// 120 columns unless Options.Wide asks for every column and full names
+// (names are shortened, with a legend, rather than wrapped), Markdown is a
 // GitHub-flavoured summary for pull-request comments and job summaries, JSON is
 // the report itself (design §6) and CSV is one row per comparison with
 // full-precision numbers for spreadsheets and scripts.
