@@ -59,6 +59,10 @@ type Options struct {
 	// (a mean or median, no samples) into one sample, with a warning,
 	// instead of failing.
 	AllowAggregates bool
+	// Dir is where files the input refers to (nvbench's sample files) are
+	// looked up; "" is the input file's directory (the current directory
+	// for standard input).
+	Dir string
 }
 
 // Result is a converted file.
@@ -536,6 +540,9 @@ func (d *doc) aggregatesOnly(names []string, how string) error {
 
 // dir is the directory of the input file, for files it refers to.
 func (d *doc) dir() string {
+	if d.opt.Dir != "" {
+		return d.opt.Dir
+	}
 	if d.name == "-" || d.name == "" {
 		return "."
 	}
