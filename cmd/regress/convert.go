@@ -87,6 +87,10 @@ func runConvert(e *env, args []string) int {
 	}
 	res, err := convert.Convert(from, data, file, opt)
 	if err != nil {
+		var ce *convert.Error
+		if errors.As(err, &ce) && ce.AggregatesOnly {
+			err = fmt.Errorf("%w; or convert each aggregate as one sample with --allow-aggregates", err)
+		}
 		return fail(err)
 	}
 	for _, w := range res.Warnings {

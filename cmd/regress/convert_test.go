@@ -55,7 +55,8 @@ func TestConvertVerb(t *testing.T) {
 
 	t.Run("aggregates only: refused, or one sample each with a warning", func(t *testing.T) {
 		res := invoke(t, td, "", "convert", "--from", "pytest-benchmark", "pytest-benchmark-aggregates.json")
-		if res.code != 2 || res.stdout != "" || !strings.Contains(res.stderr, "regress convert: pytest-benchmark-aggregates.json: only aggregates, no samples, for 6 benchmark(s)") {
+		if res.code != 2 || res.stdout != "" || !strings.Contains(res.stderr, "regress convert: pytest-benchmark-aggregates.json: only aggregates, no samples, for 6 benchmark(s)") ||
+			!strings.Contains(res.stderr, "; or convert each aggregate as one sample with --allow-aggregates\n") {
 			t.Errorf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
 		}
 		res = invoke(t, td, "", "convert", "--from", "pytest-benchmark", "--allow-aggregates", "pytest-benchmark-aggregates.json")

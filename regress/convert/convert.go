@@ -84,6 +84,9 @@ type Error struct {
 	File string
 	Line int // 0: the file as a whole
 	Msg  string
+	// AggregatesOnly marks the error of a file with benchmarks that have
+	// only aggregates (Options.AllowAggregates converts them).
+	AggregatesOnly bool
 }
 
 func (e *Error) Error() string {
@@ -534,8 +537,8 @@ func (d *doc) aggregatesOnly(names []string, how string) error {
 			len(names), strings.Join(shown, ", "), how)
 		return nil
 	}
-	return &Error{File: d.name, Msg: fmt.Sprintf("only aggregates, no samples, for %d benchmark(s) (%s): %s; or convert each aggregate as one sample with --allow-aggregates",
-		len(names), strings.Join(shown, ", "), how)}
+	return &Error{File: d.name, Msg: fmt.Sprintf("only aggregates, no samples, for %d benchmark(s) (%s): %s",
+		len(names), strings.Join(shown, ", "), how), AggregatesOnly: true}
 }
 
 // dir is the directory of the input file, for files it refers to.

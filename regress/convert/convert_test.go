@@ -159,7 +159,7 @@ func TestAggregatesRefused(t *testing.T) {
 			t.Errorf("%s: converted", c.file)
 			continue
 		}
-		if e := errorOf(t, err); !strings.Contains(e.Msg, "only aggregates") || !strings.Contains(e.Msg, c.how) || !strings.Contains(e.Msg, "--allow-aggregates") {
+		if e := errorOf(t, err); !strings.Contains(e.Msg, "only aggregates") || !strings.Contains(e.Msg, c.how) || !e.AggregatesOnly {
 			t.Errorf("%s: %v", c.file, err)
 		}
 	}
