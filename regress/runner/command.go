@@ -43,7 +43,9 @@ import (
 // replaced by the value (only these variables are expanded; there is no
 // shell). Its environment is regress's own without the variables whose
 // names say they hold a secret (TOKEN, SECRET, PASSWORD), plus the lane's
-// (CUDA_VISIBLE_DEVICES with --gpus) and the above.
+// (CUDA_VISIBLE_DEVICES with --gpus) and the above. It runs in a process
+// group of its own, which is interrupted when the run is and killed when
+// the command exits: nothing it started outlives it.
 //
 // A command that exits non-zero, or that prints no benchmark result, is an
 // error naming the side and round: a suite that stops measuring must not
@@ -146,12 +148,19 @@ func (inv *invoker) runCommand(ctx context.Context, j *job, plan Plan, round int
 	cmd := command(ctx, argv[0], argv[1:]...)
 	cmd.Dir = bin.Dir
 	cmd.Env = env
+	killGroup := ownProcessGroup(cmd)
 	var stdout limitedBuffer
 	var stderr tailBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err = cmd.Run()
 	elapsed := time.Since(start)
+	killGroup() // what the command left running dies with it
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// It exited, but something it started held its output open
+		// (and has just been killed): what it printed is complete.
+		err = nil
+	}
 	inv.mu.Lock()
 	inv.count++
 	inv.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // commandScript is a suite command: it prints what it was told as
@@ -245,5 +246,36 @@ func TestFilterMatch(t *testing.T) {
 		if got := f.Match(c.name); got != c.want {
 			t.Errorf("ParseFilter(%q).Match(%q) = %v, want %v", c.re, c.name, got, c.want)
 		}
+	}
+}
+
+// TestCommandLeavesNothingRunning: what a suite command starts in the
+// background dies when it exits.
+func TestCommandLeavesNothingRunning(t *testing.T) {
+	dir := t.TempDir()
+	script := "sleep 300 >/dev/null 2>&1 &\necho $! > " + filepath.Join(dir, "pid") + "\necho 'BenchmarkA 1 5 ns/op'\n"
+	if err := os.WriteFile(filepath.Join(dir, "bench.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	side := Side{Name: "current", Binaries: []Binary{CommandSuite(dir, []string{"sh", "bench.sh"}, "")}}
+	if _, err := Run(context.Background(), []Side{side}, Plan{Count: 1, Rounds: 1}); err != nil {
+		t.Fatal(err)
+	}
+	pid, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A killed child of the exited shell is reaped by init; its /proc entry
+	// goes once it is.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background sleep (pid %s) is still running", strings.TrimSpace(string(pid)))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
