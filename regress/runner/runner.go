@@ -17,6 +17,11 @@
 // shard deterministically (Shard) and can name exactly which top-level
 // benchmarks to run.
 //
+// A suite may instead be a command (CommandSuite; command.go): any program,
+// run in the same interleaved rounds, that prints its results or writes them
+// to a file. It cannot be listed, so it is one job per side and lane, and
+// its benchmarks are what it prints that the filter and the shard keep.
+//
 // A run can stop early and keep what it measured: a round does not start
 // when the longest round so far would not finish before Plan.Deadline, and a
 // cancelled context (Ctrl-C, a CI job's SIGTERM) stops the processes under
