@@ -25,6 +25,9 @@ if [ $# -lt 1 ] || [ $# -gt 2 ]; then
   echo "usage: $0 REGRESS [OUT]" >&2
   exit 2
 fi
+for tool in git python3 sed; do
+  command -v "$tool" >/dev/null || { echo "$0: needs $tool (regress check compares two git commits)" >&2; exit 2; }
+done
 regress=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 [ -x "$regress" ] || { echo "$0: $1 is not an executable regress binary" >&2; exit 2; }
 out=${2:-$PWD/kernelwatch-pytorch-demo}
