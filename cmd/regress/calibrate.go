@@ -84,7 +84,16 @@ func runCalibrate(e *env, args []string) int {
 	if err != nil {
 		return fail(err)
 	}
+	printWarnings(e, "calibrate", res)
 	h := runner.Header{Go: goVersion(bins), Date: time.Now(), Commit: gitref.Head(ctx, e.dir)}
+	dir := filepath.Dir(bins[0].Path)
+	if m.command() {
+		// Nothing was built, so there is no build directory to write in.
+		if dir, err = tempDir("calibrate"); err != nil {
+			return fail(err)
+		}
+		defer os.RemoveAll(dir)
+	}
 	var files []string
 	var failures []runner.Failure
 	for _, out := range res.Sides {
@@ -93,7 +102,7 @@ func runCalibrate(e *env, args []string) int {
 			return exitNoData
 		}
 		h.Class = runner.ResultClass(out.Results, m.class)
-		path := filepath.Join(filepath.Dir(bins[0].Path), out.Side+".bench")
+		path := filepath.Join(dir, out.Side+".bench")
 		if err := os.WriteFile(path, append(h.Lines(), out.Results...), 0o644); err != nil {
 			return fail(err)
 		}

@@ -162,6 +162,9 @@ func runCheck(e *env, args []string) int {
 	if err != nil {
 		return fail(err)
 	}
+	if m.command() && prebuilt {
+		return fail(fmt.Errorf("--current-bin runs a Go test binary, and %s's suite is a suite.command (it runs in each side's checkout)", relPath(e, m.cfg.Source)))
+	}
 	j.noiseRef = c.baselinesRef
 	ck := &checker{e: e, m: m, c: &c, quiet: s.quiet, start: start, deadline: deadline, stopSignals: stop, noiseFor: j.noiseFor(e), ignore: j.ignore}
 	defer ck.cleanup()
@@ -321,6 +324,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 	if res == nil {
 		return nil, err
 	}
+	printWarnings(ck.e, "check", res)
 	switch {
 	case res.Stopped == runner.StopDeadline && res.Rounds == 0:
 		return nil, fmt.Errorf("--deadline %s passed before the first round could start: nothing to compare", ck.c.deadline)
@@ -381,8 +385,12 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 	}
 	total := time.Since(ck.start)
 	own := total - ck.buildTime - res.InvocationTime
-	ck.info("built in %.1fs; %d test binary runs took %.1fs; regress itself %.1fs (%.1f%% of %.1fs)",
-		ck.buildTime.Seconds(), res.Invocations, res.InvocationTime.Seconds(), own.Seconds(),
+	built, runs := "built", "test binary"
+	if m.command() {
+		built, runs = "checked out", "suite.command"
+	}
+	ck.info("%s in %.1fs; %d %s runs took %.1fs; regress itself %.1fs (%.1f%% of %.1fs)",
+		built, ck.buildTime.Seconds(), res.Invocations, runs, res.InvocationTime.Seconds(), own.Seconds(),
 		100*own.Seconds()/total.Seconds(), total.Seconds())
 
 	opt.BaseLabel, opt.CurLabel = base.label, cur.label
@@ -487,7 +495,11 @@ func (ck *checker) checkout(ctx context.Context) (base, cur *side, err error) {
 		return nil, nil, err
 	}
 	if ck.c.current != "." && cc.SHA == bc.SHA {
-		ck.info("%s and %s are the same commit: one build serves both sides (an A/A run)", base.label, cur.label)
+		one := "one build serves"
+		if ck.m.command() {
+			one = "one checkout serves"
+		}
+		ck.info("%s and %s are the same commit: %s both sides (an A/A run)", base.label, cur.label, one)
 		cur.bins = base.bins
 	} else if cur.bins, err = ck.build(ctx, repo, cc, cur.name); err != nil {
 		return nil, nil, err
@@ -523,6 +535,15 @@ func (ck *checker) build(ctx context.Context, repo *gitref.Repo, c gitref.Commit
 			return nil, err
 		}
 		dir = filepath.Join(wt.Dir, rel)
+	}
+	if ck.m.command() {
+		checkout := ""
+		if c.Ref != "working-tree" {
+			checkout = ck.worktrees[len(ck.worktrees)-1].Dir
+		}
+		ck.info("checked out %s (%s) for %s", name, c.Label(), runner.CommandName(ck.m.suite.Command))
+		ck.building = ""
+		return ck.m.commandSuite(commandDir(ck.e, ck.m.cfg, repo.Root, checkout)), nil
 	}
 	ck.info("building %s (%s)", name, c.Label())
 	bins, err := runner.Build(ctx, dir, ck.m.suite.Packages, ck.m.suite.Tags, filepath.Join(ck.tmp, name+"-bin"))

@@ -48,6 +48,7 @@ type verb struct {
 var verbs = []verb{
 	{"check", "build and run baseline and current interleaved, compare and gate (the default verb)", runCheck},
 	{"compare", "compare two sets of benchmark result files", runCompare},
+	{"convert", "convert pytest-benchmark, Google Benchmark or nvbench JSON to Go benchmark format, every sample kept", runConvert},
 	{"run", "run the benchmark suite and write one result file", runRun},
 	{"merge", "combine result files of shards", runMerge},
 	{"judge", "join the shards of a sharded check (check --shard i/n --results DIR) into one report and gate", runJudge},
