@@ -224,6 +224,18 @@ type Summary struct {
 	// interleaved run that each of Values came from (Rounds[i] for
 	// Values[i]).
 	Rounds []int `json:"rounds,omitempty"`
+	// Modes, when present, are the two modes the values fall in, lower
+	// first (package stats decides when a side has two); absent for a side
+	// of one mode.
+	Modes []Mode `json:"modes,omitempty"`
+}
+
+// Mode is one of the two clusters of a side whose values fall in two modes.
+type Mode struct {
+	// Center is the median of the mode's values.
+	Center float64 `json:"center"`
+	// N is how many of the side's values fall in the mode.
+	N int `json:"n"`
 }
 
 // Counts counts the comparisons of a report by verdict.
@@ -432,6 +444,9 @@ func (r *Report) Validate() error {
 		for _, s := range []*Summary{c.Baseline, c.Current} {
 			if s != nil && s.Rounds != nil && len(s.Rounds) != len(s.Values) {
 				return fmt.Errorf("comparison %d (%s): %d rounds for %d values", i, c.Name, len(s.Rounds), len(s.Values))
+			}
+			if s != nil && s.Modes != nil && (len(s.Modes) != 2 || s.Modes[0].N < 1 || s.Modes[1].N < 1 || s.Modes[0].N+s.Modes[1].N != s.N) {
+				return fmt.Errorf("comparison %d (%s): modes %+v do not split its %d values in two", i, c.Name, s.Modes, s.N)
 			}
 		}
 		counts.Add(c.Verdict)

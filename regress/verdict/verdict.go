@@ -23,6 +23,10 @@
 //     side (Options.Failed). It takes precedence over every other verdict,
 //     is left out of the correction, and fails a fail gate even when nothing
 //     else could be compared.
+//   - two modes: a side whose samples fall in two modes (stats.Modes) is
+//     judged by its modes' centers, never by the mix of the modes: a change
+//     only in the mix is unchanged, and one that might be only the mix is
+//     inconclusive and wants more rounds (modes.go, WantsMoreRounds).
 //
 // The multiple-comparison correction runs over the gated families, one per
 // gate (fail, warn): comparisons with both sides, a known direction, a
@@ -113,6 +117,14 @@ type item struct {
 	inFam  bool
 	minP   float64  // smallest p the U test can reach with these sample sizes
 	failed []string // messages of the failures that cover this comparison
+	// bModes and cModes are the two modes of each side (stats.Modes), nil
+	// for a side of one mode.
+	bModes, cModes []stats.Mode
+	// modes compares two sides of two modes mode by mode; nil otherwise.
+	modes *stats.ModeChange
+	// testP is the p of the test that decides: the medians' U test, or
+	// the modes' (modes).
+	testP float64
 }
 
 // Judge turns paired series into a report.
@@ -168,6 +180,7 @@ func Judge(g *group.Grouping, opt Options) *report.Report {
 	for _, s := range g.Series {
 		it := prepare(s, cfg, opt.Units, class, conf)
 		applyNoise(it, opt.Noise, cfg.Unstable)
+		findModes(it)
 		if it.c.Better == report.Unknown && !unknown[s.Unit] {
 			unknown[s.Unit] = true
 			warn("unit %s has no known direction (better=higher or lower): reported, not gated; declare it with a \"Unit %s better=...\" line or in benchmarks.yaml units", s.Unit, s.Unit)
@@ -443,8 +456,7 @@ func correct(items []*item, method string) {
 			continue
 		}
 		if method == report.FloorHolm {
-			d := float64(it.c.Delta)
-			if !(worse(&it.c, d) || better(&it.c, d)) {
+			if !it.pastFloor() {
 				continue // below the effect floor: cannot change verdict
 			}
 		}
@@ -510,7 +522,7 @@ func rankPattern(base, cur []float64) string {
 // correctFamily fills PAdjusted over one family of hypotheses, each a group of comparisons with one p.
 func correctFamily(fam [][]*item, method string) {
 	k := len(fam)
-	p := func(h []*item) float64 { return h[0].change.P }
+	p := func(h []*item) float64 { return h[0].testP }
 	set := func(h []*item, adj float64) {
 		for _, it := range h {
 			it.c.PAdjusted = report.Number(adj)
@@ -536,7 +548,7 @@ func correctFamily(fam [][]*item, method string) {
 	default:
 		for _, h := range fam {
 			for _, it := range h {
-				it.c.PAdjusted = it.c.P
+				it.c.PAdjusted = report.Number(it.testP)
 			}
 		}
 	}
@@ -596,7 +608,7 @@ func decide(it *item) {
 	}
 	p := float64(c.PAdjusted)
 	if !c.PAdjusted.Valid() {
-		p = float64(c.P)
+		p = it.testP
 	}
 	significant := p < pol.Alpha
 	if it.inFam && c.PAdjusted.Valid() && it.minP >= pol.Alpha {
@@ -605,21 +617,23 @@ func decide(it *item) {
 		setVerdict(c, report.Inconclusive)
 		return
 	}
-	switch {
-	case c.Better == report.Unknown:
+	if c.Better == report.Unknown {
 		if significant && math.Abs(delta) > c.Threshold {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("changed by %+.2f%% but the unit's direction is unknown", delta*100))
 			setVerdict(c, report.Inconclusive)
 			return
 		}
 		setVerdict(c, report.Unchanged)
-	case significant && worse(c, delta):
-		setVerdict(c, report.Regression)
-	case significant && better(c, delta):
-		setVerdict(c, report.Improvement)
-	default:
-		setVerdict(c, report.Unchanged)
+		return
 	}
+	v := report.Unchanged
+	switch {
+	case significant && worse(c, delta):
+		v = report.Regression
+	case significant && better(c, delta):
+		v = report.Improvement
+	}
+	setVerdict(c, modeVerdict(it, v, significant))
 }
 
 // setVerdict sets v unless a budget verdict is already there.
