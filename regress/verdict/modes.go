@@ -109,18 +109,18 @@ func modeVerdict(it *item, v string, significant bool) string {
 	medianMoved := worse(c, delta) || better(c, delta)
 	if mc := it.modes; mc != nil {
 		dLo, dHi := mc.Delta[0], mc.Delta[1]
-		moved := fmt.Sprintf("the lower mode moved %+.2f%%, the upper %+.2f%% (threshold %s)", 100*dLo, 100*dHi, pct(c.Threshold))
+		moved := fmt.Sprintf("the lower mode moved %+.2f%% and the upper %+.2f%% (threshold %s)", 100*dLo, 100*dHi, pct(c.Threshold))
 		mix := fmt.Sprintf("%d + %d processes against %d + %d", cm[0].N, cm[1].N, bm[0].N, bm[1].N)
 		worseMode, betterMode := worse(c, dLo) || worse(c, dHi), better(c, dLo) || better(c, dHi)
 		switch {
 		case !worseMode && !betterMode && medianMoved:
-			warn("both sides fall in the same two modes (%s): the median moved %+.2f%% only because the mix changed (%s), so unchanged", moved, 100*delta, mix)
+			warn("both sides fall in the same two modes: %s, and the median moved %+.2f%% only because the mix changed (%s), so unchanged", moved, 100*delta, mix)
 			return report.Unchanged
 		case !worseMode && !betterMode:
-			warn("both sides fall in the same two modes (%s); the mix is %s", moved, mix)
+			warn("both sides fall in the same two modes: %s; the mix is %s", moved, mix)
 			return report.Unchanged
 		case worseMode && betterMode:
-			warn("both sides fall in two modes and they moved apart (%s): one mode is worse, the other better", moved)
+			warn("both sides fall in two modes and they moved apart: %s; one mode is worse, the other better", moved)
 			return report.Inconclusive
 		case !significant:
 			warn("both sides fall in two modes and %s, but the modes' samples (%s) do not show it at alpha %s (modes' p %.3g)", moved, mix, fmtG(it.policy.Alpha), it.testP)

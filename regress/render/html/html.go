@@ -312,6 +312,9 @@ func (p *page) table(r *report.Report) {
 		if c.Unstable {
 			v += " (unstable)"
 		}
+		if n := render.ModesNote(c); n != "" {
+			v += " — " + n
+		}
 		p.f("<tr class=\"%s\"><td class=\"name\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"v\">%s</td></tr>\n",
 			esc(c.Verdict), esc(render.Name(c)), esc(c.Unit), esc(cell(c.Baseline)), esc(cell(c.Current)), render.Delta(c.Delta),
 			esc(ci), pv, esc(th), det, esc(v))
