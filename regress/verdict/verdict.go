@@ -448,25 +448,19 @@ func better(c *report.Comparison, delta float64) bool {
 // themselves, so that noisy warn-only comparisons passing the effect floor do not dilute the correction that
 // decides the exit code. Each family keeps its own family-wise error rate at alpha.
 func correct(items []*item, method string) {
-	fams := map[string][]*item{}
-	var gates []string // in order of first appearance, so that the result does not depend on map order
-	for _, it := range items {
-		it.c.PAdjusted = nan() // outside every family unless set below
+	tests := make([]Test, len(items))
+	for i, it := range items {
 		if !it.inFam {
 			continue
 		}
-		if method == report.FloorHolm {
-			if !it.pastFloor() {
-				continue // below the effect floor: cannot change verdict
-			}
-		}
-		if _, ok := fams[it.c.Gate]; !ok {
-			gates = append(gates, it.c.Gate)
-		}
-		fams[it.c.Gate] = append(fams[it.c.Gate], it)
+		tests[i] = Test{P: it.testP, Gate: it.c.Gate, Hypothesis: hypothesisOf(it), PastFloor: it.pastFloor()}
 	}
-	for _, g := range gates {
-		correctFamily(hypotheses(fams[g]), method)
+	adjusted, families := Correct(tests, method)
+	for i, it := range items {
+		it.c.PAdjusted = report.Number(adjusted[i])
+		if it.c.PAdjusted.Valid() && (method == report.Holm || method == report.FloorHolm) {
+			it.minP *= float64(families[it.c.Gate]) // the best this comparison could do is rank first
+		}
 	}
 }
 
@@ -479,7 +473,7 @@ func hypotheses(fam []*item) [][]*item {
 	var groups [][]*item
 	index := map[string]int{}
 	for _, it := range fam {
-		key := fmt.Sprint(it.c.Name, it.c.Config, "|", rankPattern(it.base.Values, it.cur.Values))
+		key := hypothesisOf(it)
 		i, ok := index[key]
 		if !ok {
 			i = len(groups)
@@ -489,6 +483,11 @@ func hypotheses(fam []*item) [][]*item {
 		groups[i] = append(groups[i], it)
 	}
 	return groups
+}
+
+// hypothesisOf is the key of the hypothesis a comparison tests (hypotheses).
+func hypothesisOf(it *item) string {
+	return fmt.Sprint(it.c.Name, it.c.Config, "|", rankPattern(it.base.Values, it.cur.Values))
 }
 
 // rankPattern is what the U test sees of two samples: walking the pooled values in ascending order, the number
@@ -517,41 +516,6 @@ func rankPattern(base, cur []float64) string {
 	fwd := strings.Join(runs, "")
 	slices.Reverse(runs)
 	return min(fwd, strings.Join(runs, ""))
-}
-
-// correctFamily fills PAdjusted over one family of hypotheses, each a group of comparisons with one p.
-func correctFamily(fam [][]*item, method string) {
-	k := len(fam)
-	p := func(h []*item) float64 { return h[0].testP }
-	set := func(h []*item, adj float64) {
-		for _, it := range h {
-			it.c.PAdjusted = report.Number(adj)
-		}
-	}
-	sort.SliceStable(fam, func(i, j int) bool { return p(fam[i]) < p(fam[j]) })
-	switch method {
-	case report.Holm, report.FloorHolm:
-		run := 0.0
-		for i, h := range fam {
-			run = math.Max(run, math.Min(1, float64(k-i)*p(h)))
-			set(h, run)
-			for _, it := range h {
-				it.minP *= float64(k) // the best this comparison could do is rank first
-			}
-		}
-	case report.BH:
-		run := 1.0
-		for i := k - 1; i >= 0; i-- {
-			run = math.Min(run, math.Min(1, float64(k)/float64(i+1)*p(fam[i])))
-			set(fam[i], run)
-		}
-	default:
-		for _, h := range fam {
-			for _, it := range h {
-				it.c.PAdjusted = report.Number(it.testP)
-			}
-		}
-	}
 }
 
 // decide sets the verdict of one comparison.
