@@ -148,6 +148,18 @@ func Find(series []float64, opt Options) ([]Point, error) {
 	return found, nil
 }
 
+// Best returns the split of series (series[:tau] | series[tau:], at least
+// minSize points on each side) that maximizes Q, tested or not: -1 when
+// the series is too short to split. A caller that corrects across many
+// series needs to know which series could have had a step of a given size,
+// not only those whose step was significant.
+func Best(series []float64, minSize int) (tau int, q float64) {
+	if minSize <= 0 {
+		minSize = Defaults.MinSize
+	}
+	return bestSplit(series, minSize)
+}
+
 // SegmentP returns the permutation p-value of the best split of segment
 // (at least minSize points on each side): the share of shuffles of the
 // segment whose best split's Q reaches the segment's own, with up to
