@@ -62,6 +62,16 @@ var errNoHistory = errors.New("no history")
 
 // load builds the history the flags name.
 func (h *historyFlags) load(ctx context.Context, e *env, opt history.Options) (*history.History, error) {
+	snaps, err := h.snapshots(ctx, e, &opt)
+	if err != nil {
+		return nil, err
+	}
+	return history.Build(snaps, opt)
+}
+
+// snapshots reads the snapshots the flags name, oldest first, and sets
+// opt's Class (when the flags or the history name it) and Source.
+func (h *historyFlags) snapshots(ctx context.Context, e *env, opt *history.Options) ([]history.Snapshot, error) {
 	if h.class != "" && !classPattern.MatchString(h.class) {
 		return nil, fmt.Errorf("--class %q: want a class such as cpu-amd64-amd-epyc", h.class)
 	}
@@ -97,7 +107,7 @@ func (h *historyFlags) load(ctx context.Context, e *env, opt history.Options) (*
 			return nil, fmt.Errorf("--dir %s holds no result file (*.bench, *.txt): %w", h.dir, errNoHistory)
 		}
 		opt.Source = h.dir
-		return history.Build(snaps, opt)
+		return snaps, nil
 	}
 	repo, err := gitref.Open(ctx, e.dir)
 	if err != nil {
@@ -145,7 +155,7 @@ func (h *historyFlags) load(ctx context.Context, e *env, opt history.Options) (*
 		return nil, fmt.Errorf("no commit on %s changed %s: %w", tip.Label(), path, errNoHistory)
 	}
 	opt.Source = tip.Ref + ":" + filepath.ToSlash(path)
-	return history.Build(snaps, opt)
+	return snaps, nil
 }
 
 func unwrapPathErr(err error) error {

@@ -143,6 +143,9 @@ type Settings struct {
 	// from, and NoiseK the multiplier of its 99th percentiles.
 	NoiseFile string  `json:"noise_file,omitempty"`
 	NoiseK    float64 `json:"noise_k,omitempty"`
+	// FloorsFile is the cross-host floors file (regress calibrate
+	// --across-history) a stored check's thresholds were raised from.
+	FloorsFile string `json:"floors_file,omitempty"`
 }
 
 // Side describes one side of the comparison.
@@ -189,12 +192,13 @@ type Comparison struct {
 	Budget *float64 `json:"budget,omitempty"`
 	// Warnings are problems that did not stop this comparison.
 	Warnings []string `json:"warnings,omitempty"`
-	// ThresholdFrom says which threshold applied when a noise file was
-	// read: "config" (benchmarks.yaml or the flags) or "noise" (the
-	// calibrated noise floor K × NoiseP99 was larger); empty without one.
+	// ThresholdFrom says which threshold applied when a noise or floors
+	// file was read: "config" (benchmarks.yaml or the flags), "noise" (the
+	// calibrated noise floor K × NoiseP99 was larger) or "hosts" (the
+	// cross-host floor of a stored check was); empty without either.
 	ThresholdFrom string `json:"threshold_from,omitempty"`
 	// ConfiguredThreshold is the threshold the configuration asked for,
-	// when the noise floor replaced it.
+	// when a noise or cross-host floor replaced it.
 	ConfiguredThreshold *float64 `json:"configured_threshold,omitempty"`
 	// NoiseP99 is the calibrated 99th percentile of |Δ| between A/A rounds.
 	NoiseP99 *float64 `json:"noise_p99,omitempty"`

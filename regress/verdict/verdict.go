@@ -78,6 +78,11 @@ type Options struct {
 	// names it in the report.
 	Noise     *noise.File
 	NoiseFile string
+	// Floors are the cross-host floors of the class (nil: none), for a
+	// stored check, whose baseline was recorded on another host; FloorsFile
+	// names them in the report.
+	Floors     *noise.Floors
+	FloorsFile string
 }
 
 // Failure is a benchmark that failed or panicked on one side of a run.
@@ -180,6 +185,7 @@ func Judge(g *group.Grouping, opt Options) *report.Report {
 	for _, s := range g.Series {
 		it := prepare(s, cfg, opt.Units, class, conf)
 		applyNoise(it, opt.Noise, cfg.Unstable)
+		applyFloors(it, opt.Floors)
 		findModes(it)
 		if it.c.Better == report.Unknown && !unknown[s.Unit] {
 			unknown[s.Unit] = true
@@ -199,6 +205,9 @@ func Judge(g *group.Grouping, opt Options) *report.Report {
 	detectable(items, corr)
 	if opt.Noise != nil {
 		r.Settings.NoiseFile, r.Settings.NoiseK = opt.NoiseFile, noise.K
+	}
+	if opt.Floors != nil {
+		r.Settings.FloorsFile = opt.FloorsFile
 	}
 	compared, failed := false, false
 	for _, it := range items {
@@ -652,6 +661,33 @@ func applyNoise(it *item, nf *noise.File, unstableGate config.Gate) {
 		it.inFam = it.inFam && it.c.Gate != report.GateOff
 		it.c.Warnings = append(it.c.Warnings, fmt.Sprintf("unstable: its noise floor %.1f%% exceeds %.0f%%, so it is gated %s (benchmarks.yaml defaults.unstable)",
 			100*e.Floor(), 100*noise.UnstableLimit, it.c.Gate))
+	}
+}
+
+// applyFloors raises the threshold of a stored check's comparison to the
+// cross-host floor of its (benchmark, unit) where that is larger, and
+// gates as warn a raw unit (sec/op, GB/s, TFLOP/s) of a family whose
+// normalized unit moved less between the stored snapshots: the normalized
+// comparison of the same benchmark then decides (package noise, floors).
+func applyFloors(it *item, fl *noise.Floors) {
+	e, ok := fl.Lookup(it.c.Name, it.c.Unit)
+	if !ok || it.exact {
+		return
+	}
+	if it.c.ThresholdFrom == "" {
+		it.c.ThresholdFrom = "config"
+	}
+	if e.Floor > it.c.Threshold {
+		if it.c.ConfiguredThreshold == nil {
+			configured := it.c.Threshold
+			it.c.ConfiguredThreshold = &configured
+		}
+		it.c.Threshold = e.Floor
+		it.c.ThresholdFrom = "hosts"
+	}
+	if e.Gate == string(config.GateWarn) && it.c.Gate == report.GateFail {
+		it.c.Gate = report.GateWarn
+		it.c.Warnings = append(it.c.Warnings, fmt.Sprintf("stored baseline from another host: gated on %s, which moved less than %s between the stored snapshots of its family, so this unit only warns", e.GatedBy, it.c.Unit))
 	}
 }
 

@@ -288,8 +288,11 @@ func (p *page) table(r *report.Report) {
 			}
 		}
 		th := render.Percent(c.Threshold)
-		if c.ThresholdFrom == "noise" {
+		switch c.ThresholdFrom {
+		case "noise":
 			th += " (noise floor)"
+		case "hosts":
+			th += " (cross-host floor)"
 		}
 		det := "—"
 		if c.Detectable != nil {
