@@ -28,10 +28,14 @@ import (
 //     the corrected family, like any change below the effect floor.
 //   - one side in two modes, the other's median within the threshold of one
 //     of them, the medians further apart than the threshold: the difference
-//     may be only the mix, and nothing here can tell. The verdict is
-//     inconclusive, saying how many more processes would show the missing
-//     mode, and WantsMoreRounds says more rounds would settle it. A one-mode
-//     side in neither mode is a change whatever the mix: the medians decide.
+//     may be only the mix. The verdict is inconclusive. While the one-mode
+//     side has too few processes to have shown the other mode at the
+//     two-mode side's mix, its warning says how many more would (at 95%)
+//     and WantsMoreRounds is true; once it has enough, the warning says the
+//     mix differs, with how likely that many misses were at the other
+//     side's mix — still no regression, since a mix is not a speed. A
+//     one-mode side in neither mode is a change whatever the mix: the
+//     medians decide.
 //
 // A side that shows two modes only with the other side's help (a lone
 // process in a mode the other side has twice or more, stats.ModesLike)
@@ -146,11 +150,28 @@ func modeVerdict(it *item, v string, significant bool) string {
 	missing := two[1-in]
 	total := two[0].N + two[1].N
 	names := []string{"lower", "upper"}
-	warn("only the %s falls in two modes (%d + %d processes) and the %s's median is in its %s mode: the median's %+.2f%% may be the mix of the modes rather than a change of either, so no verdict; "+
-		"a %s process in the %s mode would settle it, which %d more would bring with 95%% probability if the %s visits that mode as often as the %s (%d of %d) — more rounds wanted",
-		twoName, two[0].N, two[1].N, oneName, names[in], 100*delta,
-		oneName, names[1-in], processesToSee(missing.N, total), oneName, twoName, missing.N, total)
+	head := fmt.Sprintf("only the %s falls in two modes (%d + %d processes) and the %s's median is in its %s mode: the median's %+.2f%% may be the mix of the modes rather than a change of either, so no verdict; ",
+		twoName, two[0].N, two[1].N, oneName, names[in], 100*delta)
+	if more := moreToSee(missing.N, total, len(oneSide.Values)); more > 0 {
+		noun := "processes"
+		if more == 1 {
+			noun = "process"
+		}
+		warn("%sa %s process in the %s mode would settle it: if the %s visits that mode as often as the %s (%d of %d), %d more %s would show one with 95%% probability — more rounds wanted",
+			head, oneName, names[1-in], oneName, twoName, missing.N, total, more, noun)
+	} else {
+		warn("%snone of the %s's %d processes is in the %s mode, which the %s's mix (%d of %d) would give with probability %.2g: the mix differs, and a mix is not a speed (it can follow the memory placement a build gets)",
+			head, oneName, len(oneSide.Values), names[1-in], twoName, missing.N, total, math.Pow(1-float64(missing.N)/float64(total), float64(len(oneSide.Values))))
+	}
 	return report.Inconclusive
+}
+
+// moreToSee is how many more processes a side that has had none of its n in
+// a mode that k of total processes of the other side drew needs before, at
+// the other side's mix, it would have seen one with probability 0.95; 0
+// when its n already should have (more rounds would settle nothing).
+func moreToSee(k, total, n int) int {
+	return max(processesToSee(k, total)-n, 0)
 }
 
 // modeOf returns the index of the mode whose center x is within threshold
@@ -181,12 +202,14 @@ func fmtG(f float64) string { return fmt.Sprintf("%g", f) }
 
 // WantsMoreRounds reports whether more rounds (processes on each side)
 // could settle comparison c: exactly one side falls in two modes, the
-// other side's median lies within the threshold of one of them, and the
-// medians differ by more than the threshold. More processes of the
-// one-mode side would show whether it visits the other mode too (then
-// only the mix differed) or not. It reads only the report, so it works on
-// a report read back from JSON; the sequential sampling of regress check
-// calls it to decide whether to run another round.
+// other side's median lies within the threshold of one of them, the
+// medians differ by more than the threshold, and the one-mode side has
+// too few processes yet to say that it does not visit the other mode as
+// often as the two-mode side does (at 95%). More processes of the one-mode
+// side would show whether it visits the other mode too (then only the mix
+// differed) or not. It reads only the report, so it works on a report read
+// back from JSON; the sequential sampling of regress check calls it to
+// decide whether to run another round.
 func WantsMoreRounds(c *report.Comparison) bool {
 	if c.Baseline == nil || c.Current == nil || c.Gate == report.GateOff || !c.Delta.Valid() {
 		return false
@@ -198,10 +221,13 @@ func WantsMoreRounds(c *report.Comparison) bool {
 	if len(two.Modes) != 2 || len(one.Modes) != 0 || !one.Center.Valid() {
 		return false
 	}
-	near := false
-	for _, m := range two.Modes {
-		near = near || math.Abs(float64(one.Center)/m.Center-1) <= c.Threshold
+	in := -1
+	for i, m := range two.Modes {
+		if math.Abs(float64(one.Center)/m.Center-1) <= c.Threshold {
+			in = i
+			break
+		}
 	}
 	d := float64(c.Delta)
-	return near && (worse(c, d) || better(c, d))
+	return in >= 0 && (worse(c, d) || better(c, d)) && moreToSee(two.Modes[1-in].N, two.N, one.N) > 0
 }

@@ -51,9 +51,9 @@ func TestTwoModeVerdicts(t *testing.T) {
 			"judged by the modes", [2]int{7, 3}, [2]int{2, 8}},
 		{"modes apart", mixed(fast, 5, slow, 5), mixed(fast*0.97, 5, slow*1.03, 5), report.Inconclusive, false,
 			"one mode is worse, the other better", [2]int{5, 5}, [2]int{5, 5}},
-		{"only the baseline in two modes", mixed(fast, 5, slow, 5), mixed(slow, 0, slow, 10), report.Inconclusive, true,
-			"5 more would bring with 95% probability", [2]int{5, 5}, [2]int{}},
-		{"only the current in two modes", mixed(fast, 10, slow, 0), mixed(fast, 3, slow, 7), report.Inconclusive, true,
+		{"only the baseline in two modes", mixed(fast, 5, slow, 5), mixed(slow, 0, slow, 10), report.Inconclusive, false,
+			"none of the current's 10 processes is in the lower mode, which the baseline's mix (5 of 10) would give with probability 0.00098: the mix differs", [2]int{5, 5}, [2]int{}},
+		{"only the current in two modes", mixed(fast, 10, slow, 0), mixed(fast, 3, slow, 7), report.Inconclusive, false,
 			"only the current falls in two modes (3 + 7 processes)", [2]int{}, [2]int{3, 7}},
 		{"only the current, median unmoved", mixed(fast, 10, slow, 0), mixed(fast, 6, slow, 4), report.Unchanged, false,
 			"", [2]int{}, [2]int{6, 4}},
@@ -111,5 +111,25 @@ func TestUnimodalSidesHaveNoModes(t *testing.T) {
 		if c.Baseline.Modes != nil || c.Current.Modes != nil || WantsMoreRounds(&c) {
 			t.Errorf("%s: modes %+v / %+v on unimodal samples", s.Name, c.Baseline.Modes, c.Current.Modes)
 		}
+	}
+}
+
+// TestWantsMoreRounds: with few processes, a one-mode side that has not yet
+// visited the other side's second mode may still do so: more rounds would
+// settle it, and the warning says how many.
+func TestWantsMoreRounds(t *testing.T) {
+	const fast, slow = 720e-6, 837e-6
+	s := &group.Series{Name: "RoPE", Unit: "sec/op", Base: mixed(fast, 2, slow, 2), Cur: mixed(slow, 0, slow, 4)}
+	c := only(t, judge(t, "version: 1\ndefaults: {threshold: 0.5%, min_samples: 4}\n", "", s))
+	if c.Verdict != report.Inconclusive || !WantsMoreRounds(&c) {
+		t.Errorf("2 + 2 against 4: %s, wants more rounds %v; want inconclusive and more rounds", c.Verdict, WantsMoreRounds(&c))
+	}
+	if want := "if the current visits that mode as often as the baseline (2 of 4), 1 more process would show one with 95% probability — more rounds wanted"; !strings.Contains(strings.Join(c.Warnings, " "), want) {
+		t.Errorf("warnings %q, want %q", c.Warnings, want)
+	}
+	// The same counts seen from a report read back: gate off wants nothing.
+	c.Gate = report.GateOff
+	if WantsMoreRounds(&c) {
+		t.Error("an ungated comparison wants more rounds")
 	}
 }
