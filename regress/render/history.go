@@ -40,7 +40,7 @@ func WriteHistory(w io.Writer, h *history.History, format string) error {
 		h.Settings.Method, formatG(h.Settings.Alpha), h.Settings.Permutations, h.Settings.Seed, h.Settings.MinSegment,
 		h.Settings.Window, percent(h.Settings.Confidence))
 	if h.Settings.Correction != "" {
-		method += "; gated beyond the benchmark's threshold after the " + CorrectionWords(h.Settings.Correction) + " across series"
+		method += "; steps gated past their benchmark's threshold, p corrected across series (" + CorrectionWords(h.Settings.Correction) + ")"
 	}
 	if md {
 		b.WriteString("### " + esc(title) + "\n\n" + esc(method) + "\n\n")
