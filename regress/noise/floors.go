@@ -45,12 +45,10 @@ package noise
 // unit gates instead (GatedBy).
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -341,23 +339,13 @@ func (f *Floors) Family(name string) (Family, bool) {
 func FloorsPath(class string) string { return "baselines/" + class + ".floors.json" }
 
 // Write encodes f as indented JSON.
-func (f *Floors) Write(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(f)
-}
+func (f *Floors) Write(w io.Writer) error { return writeJSON(w, f) }
 
 // ReadFloors decodes and checks a floors file; name names it in errors.
 func ReadFloors(r io.Reader, name string) (*Floors, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
 	var f Floors
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: not a kernelwatch floors file: %w", name, err)
-	}
-	if f.Schema != FloorsSchema {
-		return nil, fmt.Errorf("%s: schema %q, want %q", name, f.Schema, FloorsSchema)
+	if err := readJSON(r, name, "floors", FloorsSchema, &f, func() string { return f.Schema }); err != nil {
+		return nil, err
 	}
 	for i, e := range f.Entries {
 		if e.Name == "" || e.Unit == "" || !(e.Floor >= 0) || math.IsInf(e.Floor, 0) || e.Gate != "" && e.Gate != "warn" || (e.Gate == "warn") != (e.GatedBy != "") {
@@ -368,17 +356,7 @@ func ReadFloors(r io.Reader, name string) (*Floors, error) {
 }
 
 // LoadFloors reads the floors file at path; a missing file is (nil, nil).
-func LoadFloors(path string) (*Floors, error) {
-	fh, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	return ReadFloors(fh, path)
-}
+func LoadFloors(path string) (*Floors, error) { return loadFile(path, ReadFloors) }
 
 // SpreadRow is one unit's line of the spread table: how far the series of
 // that unit moved between snapshots.
