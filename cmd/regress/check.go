@@ -38,7 +38,13 @@ round of every sample.
 baseline ref (written by regress baseline save); only the current side runs,
 --count processes of one sample each, as the stored file was recorded.
 --baseline-file F reads it from F instead, for a host without git (with
---current-bin).
+--current-bin). A stored baseline comes from another host, so a stored
+check also reads baselines/<class>.floors.json where it reads the
+baseline (written by regress calibrate --across-history; --floors F names
+another file, --floors none skips it): each comparison is judged by
+max(threshold, noise floor, cross-host floor), and families whose
+normalized unit (pct-copy, pct-mma) moved less across hosts than sec/op
+are gated on it, their raw units only warning.
 
 --baseline REF is resolved to its merge base with --current, so a pull
 request is charged only for its own changes (--baseline-tip: use the tip).
@@ -88,6 +94,7 @@ type checkFlags struct {
 	baselineFile            string
 	baselinesRef            string
 	deadline                string
+	floors                  string
 }
 
 func runCheck(e *env, args []string) int {
@@ -107,6 +114,7 @@ func runCheck(e *env, args []string) int {
 	fs.StringVar(&c.baselineFile, "baseline-file", "", "stored mode: read the stored baseline from this file instead of baselines/<class>.bench at --baseline (no git needed)")
 	fs.StringVar(&c.baselinesRef, "baselines-ref", "", "stored mode: read baselines/<class>.bench at the tip of this branch (e.g. kernelwatch-baselines) instead of at the baseline ref")
 	fs.StringVar(&c.results, "results", "", "also write each side's result file (baseline.bench, current.bench) and the JSON report (report.json) into this directory")
+	fs.StringVar(&c.floors, "floors", "", "stored mode: cross-host floors file (default: baselines/<class>.floors.json where the stored baseline is read, if there; \"none\": no floors)")
 	fs.StringVar(&c.deadline, "deadline", "", "start no round that would not finish before this: a duration from the start of check (50m) or an RFC 3339 time; the rounds done are compared (see -h)")
 	fail := func(err error) int {
 		fmt.Fprintf(e.stderr, "%s check: %v\n", programName, interrupted(err))
@@ -139,6 +147,8 @@ func runCheck(e *env, args []string) int {
 		return fail(errors.New("--baseline-bin: stored mode reads the baseline from baselines/<class>.bench"))
 	case c.mode != "stored" && c.baselineFile != "":
 		return fail(errors.New("--baseline-file goes with --mode stored"))
+	case c.mode != "stored" && c.floors != "":
+		return fail(fmt.Errorf("--floors goes with --mode stored: %w", errUsage))
 	case c.baselineFile != "" && c.currentBin == "":
 		return fail(errors.New("--baseline-file needs --current-bin (without git there is no ref to build)"))
 	case c.mode == "stored" && s.shard != "":
@@ -242,6 +252,10 @@ type checker struct {
 	building  string // the side being built, for messages
 	buildTime time.Duration
 	noiseFor  func(class string) (*noise.File, string, error)
+	// floors are the cross-host floors of a stored check, and floorsName
+	// the file they came from.
+	floors     *noise.Floors
+	floorsName string
 }
 
 func (ck *checker) cleanup() {
@@ -399,6 +413,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		opt.BaseFiles, opt.CurFiles = []string{files["baseline"]}, []string{files["current"]}
 	}
 	opt.Failed = failed
+	opt.Floors, opt.FloorsFile = ck.floors, ck.floorsName
 	r, err := regress.Compare(regress.Input{Baseline: []string{files["baseline"]}, Current: []string{files["current"]}, NoiseFor: ck.noiseFor, Ignore: ck.ignore}, opt)
 	if err != nil {
 		return nil, err
@@ -620,6 +635,9 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 			return nil, nil, nil, fmt.Errorf("--baseline-file %s: %w", f, err)
 		}
 		cur, err = ck.prebuilt("current", ck.c.currentBin)
+		if err == nil {
+			err = ck.loadFloors(ctx, nil, gitref.Commit{}, "")
+		}
 		return data, &side{name: "baseline", label: "stored " + filepath.Base(f)}, cur, err
 	}
 	class := ck.c.class
@@ -661,6 +679,9 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 	}
 	if !ok {
 		return nil, nil, nil, &noBaselineError{class: class, path: path, at: bc, ref: ck.c.baselinesRef}
+	}
+	if err := ck.loadFloors(ctx, repo, bc, class); err != nil {
+		return nil, nil, nil, err
 	}
 	base = &side{name: "baseline", label: "stored " + bc.Label()}
 	if ck.c.currentBin != "" {

@@ -53,8 +53,9 @@ func Text(w io.Writer, r *report.Report) error {
 			if marked {
 				verdict = mark(c) + " " + verdict
 			}
-			warns := make([]string, len(c.Warnings))
-			for i, m := range c.Warnings {
+			rn := rowNotes(c)
+			warns := make([]string, len(rn))
+			for i, m := range rn {
 				warns[i] = clean(m)
 			}
 			if m := notes.mark(warns); m != "" {

@@ -143,6 +143,9 @@ type Settings struct {
 	// from, and NoiseK the multiplier of its 99th percentiles.
 	NoiseFile string  `json:"noise_file,omitempty"`
 	NoiseK    float64 `json:"noise_k,omitempty"`
+	// FloorsFile is the cross-host floors file (regress calibrate
+	// --across-history) a stored check's thresholds were raised from.
+	FloorsFile string `json:"floors_file,omitempty"`
 }
 
 // Side describes one side of the comparison.
@@ -189,12 +192,13 @@ type Comparison struct {
 	Budget *float64 `json:"budget,omitempty"`
 	// Warnings are problems that did not stop this comparison.
 	Warnings []string `json:"warnings,omitempty"`
-	// ThresholdFrom says which threshold applied when a noise file was
-	// read: "config" (benchmarks.yaml or the flags) or "noise" (the
-	// calibrated noise floor K × NoiseP99 was larger); empty without one.
+	// ThresholdFrom says which threshold applied when a noise or floors
+	// file was read: "config" (benchmarks.yaml or the flags), "noise" (the
+	// calibrated noise floor K × NoiseP99 was larger) or "hosts" (the
+	// cross-host floor of a stored check was); empty without either.
 	ThresholdFrom string `json:"threshold_from,omitempty"`
 	// ConfiguredThreshold is the threshold the configuration asked for,
-	// when the noise floor replaced it.
+	// when a noise or cross-host floor replaced it.
 	ConfiguredThreshold *float64 `json:"configured_threshold,omitempty"`
 	// NoiseP99 is the calibrated 99th percentile of |Δ| between A/A rounds.
 	NoiseP99 *float64 `json:"noise_p99,omitempty"`
@@ -224,6 +228,18 @@ type Summary struct {
 	// interleaved run that each of Values came from (Rounds[i] for
 	// Values[i]).
 	Rounds []int `json:"rounds,omitempty"`
+	// Modes, when present, are the two modes the values fall in, lower
+	// first (package stats decides when a side has two); absent for a side
+	// of one mode.
+	Modes []Mode `json:"modes,omitempty"`
+}
+
+// Mode is one of the two clusters of a side whose values fall in two modes.
+type Mode struct {
+	// Center is the median of the mode's values.
+	Center float64 `json:"center"`
+	// N is how many of the side's values fall in the mode.
+	N int `json:"n"`
 }
 
 // Counts counts the comparisons of a report by verdict.
@@ -432,6 +448,9 @@ func (r *Report) Validate() error {
 		for _, s := range []*Summary{c.Baseline, c.Current} {
 			if s != nil && s.Rounds != nil && len(s.Rounds) != len(s.Values) {
 				return fmt.Errorf("comparison %d (%s): %d rounds for %d values", i, c.Name, len(s.Rounds), len(s.Values))
+			}
+			if s != nil && s.Modes != nil && (len(s.Modes) != 2 || s.Modes[0].N < 1 || s.Modes[1].N < 1 || s.Modes[0].N+s.Modes[1].N != s.N) {
+				return fmt.Errorf("comparison %d (%s): modes %+v do not split its %d values in two", i, c.Name, s.Modes, s.N)
 			}
 		}
 		counts.Add(c.Verdict)
