@@ -40,7 +40,13 @@ round of every sample.
 baseline ref (written by regress baseline save); only the current side runs,
 --count processes of one sample each, as the stored file was recorded.
 --baseline-file F reads it from F instead, for a host without git (with
---current-bin).
+--current-bin). A stored baseline comes from another host, so a stored
+check also reads baselines/<class>.floors.json where it reads the
+baseline (written by regress calibrate --across-history; --floors F names
+another file, --floors none skips it): each comparison is judged by
+max(threshold, noise floor, cross-host floor), and families whose
+normalized unit (pct-copy, pct-mma) moved less across hosts than sec/op
+are gated on it, their raw units only warning.
 
 --baseline REF is resolved to its merge base with --current, so a pull
 request is charged only for its own changes (--baseline-tip: use the tip).
@@ -91,6 +97,7 @@ type checkFlags struct {
 	baselineFile            string
 	baselinesRef            string
 	deadline                string
+	floors                  string
 }
 
 // checkOptions are check's flags: the report's, the suite's and check's
@@ -117,6 +124,7 @@ func newCheckFlags() (*flag.FlagSet, *checkOptions) {
 	fs.StringVar(&c.baselineFile, "baseline-file", "", "`FILE` stored mode: read the stored baseline from this file instead of baselines/<class>.bench at --baseline (no git needed)")
 	fs.StringVar(&c.baselinesRef, "baselines-ref", "", "`BRANCH` stored mode: read baselines/<class>.bench at the tip of this branch (e.g. kernelwatch-baselines) instead of at the baseline ref")
 	fs.StringVar(&c.results, "results", "", "`DIR` also write each side's result file (baseline.bench, current.bench) and the JSON report (report.json) into this directory")
+	fs.StringVar(&c.floors, "floors", "", "`FILE` stored mode: cross-host floors file (default: baselines/<class>.floors.json where the stored baseline is read, if there; \"none\": no floors)")
 	fs.StringVar(&c.deadline, "deadline", "", "`WHEN` start no round that would not finish before WHEN: a duration from the start of check (50m) or an RFC 3339 time; the rounds done are compared")
 	return fs, o
 }
@@ -144,6 +152,8 @@ func runCheck(e *env, args []string) int {
 		return fail(usagef("--baseline-bin: stored mode reads the baseline from baselines/<class>.bench"))
 	case c.mode != "stored" && c.baselineFile != "":
 		return fail(usagef("--baseline-file goes with --mode stored"))
+	case c.mode != "stored" && c.floors != "":
+		return fail(usagef("--floors goes with --mode stored"))
 	case c.baselineFile != "" && c.currentBin == "":
 		return fail(usagef("--baseline-file needs --current-bin (without git there is no ref to build)"))
 	case c.mode == "stored" && s.shard != "":
@@ -166,6 +176,9 @@ func runCheck(e *env, args []string) int {
 	m, err := s.resolve(e, ctx, opt.Config, pass, prebuilt)
 	if err != nil {
 		return fail(err)
+	}
+	if m.command() && prebuilt {
+		return fail(fmt.Errorf("--current-bin runs a Go test binary, and %s's suite is a suite.command (it runs in each side's checkout)", relPath(e, m.cfg.Source)))
 	}
 	j.noiseRef = c.baselinesRef
 	ck := &checker{e: e, m: m, c: c, quiet: s.quiet, start: start, deadline: deadline, stopSignals: stop, noiseFor: j.noiseFor(e), ignore: j.ignore}
@@ -245,6 +258,10 @@ type checker struct {
 	building  string // the side being built, for messages
 	buildTime time.Duration
 	noiseFor  func(class string) (*noise.File, string, error)
+	// floors are the cross-host floors of a stored check, and floorsName
+	// the file they came from.
+	floors     *noise.Floors
+	floorsName string
 }
 
 func (ck *checker) cleanup() {
@@ -327,6 +344,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 	if res == nil {
 		return nil, err
 	}
+	printWarnings(ck.e, "check", res)
 	switch {
 	case res.Stopped == runner.StopDeadline && res.Rounds == 0:
 		return nil, fmt.Errorf("--deadline %s passed before the first round could start: nothing to compare", ck.c.deadline)
@@ -391,6 +409,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		opt.BaseFiles, opt.CurFiles = []string{files["baseline"]}, []string{files["current"]}
 	}
 	opt.Failed = failed
+	opt.Floors, opt.FloorsFile = ck.floors, ck.floorsName
 	r, err := regress.Compare(regress.Input{Baseline: []string{files["baseline"]}, Current: []string{files["current"]}, NoiseFor: ck.noiseFor, Ignore: ck.ignore}, opt)
 	if err != nil {
 		return nil, err
@@ -485,7 +504,11 @@ func (ck *checker) checkout(ctx context.Context) (base, cur *side, err error) {
 		return nil, nil, err
 	}
 	if ck.c.current != "." && cc.SHA == bc.SHA {
-		ck.info("%s and %s are the same commit: one build serves both sides (an A/A run)", base.label, cur.label)
+		one := "one build serves"
+		if ck.m.command() {
+			one = "one checkout serves"
+		}
+		ck.info("%s and %s are the same commit: %s both sides (an A/A run)", base.label, cur.label, one)
 		cur.bins = base.bins
 	} else if cur.bins, err = ck.build(ctx, repo, cc, cur.name); err != nil {
 		return nil, nil, err
@@ -521,6 +544,15 @@ func (ck *checker) build(ctx context.Context, repo *gitref.Repo, c gitref.Commit
 			return nil, err
 		}
 		dir = filepath.Join(wt.Dir, rel)
+	}
+	if ck.m.command() {
+		checkout := ""
+		if c.Ref != "working-tree" {
+			checkout = ck.worktrees[len(ck.worktrees)-1].Dir
+		}
+		ck.info("checked out %s (%s) for %s", name, c.Label(), runner.CommandName(ck.m.suite.Command))
+		ck.building = ""
+		return ck.m.commandSuite(commandDir(ck.e, ck.m.cfg, repo.Root, checkout)), nil
 	}
 	ck.info("building %s (%s)", name, c.Label())
 	bins, err := runner.Build(ctx, dir, ck.m.suite.Packages, ck.m.suite.Tags, filepath.Join(ck.tmp, name+"-bin"))
@@ -600,6 +632,9 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 			return nil, nil, nil, err
 		}
 		cur, err = ck.prebuilt("current", ck.c.currentBin)
+		if err == nil {
+			err = ck.loadFloors(ctx, nil, gitref.Commit{}, "")
+		}
 		return data, &side{name: "baseline", label: "stored " + filepath.Base(f)}, cur, err
 	}
 	class := ck.c.class
@@ -645,6 +680,9 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 	// Before anything is built or run: a broken stored file fails now,
 	// named as committed, not after the whole suite ran.
 	if err := validStored(data, filepath.ToSlash(path)+"@"+bc.Short()); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := ck.loadFloors(ctx, repo, bc, class); err != nil {
 		return nil, nil, nil, err
 	}
 	base = &side{name: "baseline", label: "stored " + bc.Label()}

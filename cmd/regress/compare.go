@@ -84,6 +84,6 @@ func runCompare(e *env, args []string) int {
 	if err := j.emit(e, r); err != nil {
 		return fail(err)
 	}
-	explainInconclusive(e, "compare", r, "give each side %d samples or more (go test -count)")
+	explainInconclusive(e, "compare", r, "record each side with %d samples or more")
 	return r.ExitCode()
 }

@@ -114,8 +114,8 @@ func TestEachVerbListsItsOwnFlags(t *testing.T) {
 			"--shard", "--shard-by", "--tags"},
 		"baseline save": {"--baselines-ref", "--bench", "--benchtime", "--class", "--commit", "--config", "--count", "--device",
 			"--force", "--gpus", "--quiet", "--tags"},
-		"calibrate": {"--baselines-ref", "--bench", "--benchtime", "--commit", "--config", "--count", "--device", "--gpus",
-			"--quiet", "--seed", "--tags"},
+		"calibrate": {"--across-history", "--baselines-ref", "--bench", "--benchtime", "--class", "--commit", "--config", "--count",
+			"--device", "--dir", "--gpus", "--quiet", "--ref", "--seed", "--since", "--tags"},
 	}
 	for verb, flags := range want {
 		if got := flagNames(t, help(strings.Fields(verb)...)); !slices.Equal(got, flags) {

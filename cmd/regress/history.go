@@ -27,12 +27,20 @@ the steps in each: E-divisive means with a permutation test (p < 0.01, 199
 permutations, seed 1), segments of at least 3 points.
 
 Each step names the benchmark, the unit, the first commit after it, its
-size with a confidence interval and its p. --since REF keeps only the
-commits after REF.
+size with a confidence interval, the benchmark's threshold and its p with
+the p adjusted across series. --since REF keeps only the commits after REF.
 
-Exit codes: 0 done; 1 with --gate, a step in a gated direction (worse, and
-the benchmark's gate is fail) was found; 2 usage, configuration or input
-error; 3 no history (no commit changed the file, or no result file).
+A step alerts as a comparison would: it is gated when it is worse, larger
+than the benchmark's threshold (benchmarks.yaml rules), significant at the
+benchmark's alpha after the multiple-comparison correction across every
+series (the configured correction, floor-holm by default, per gate; a step
+in that family is re-tested with enough permutations for it), and the
+benchmark's gate is fail. Steps within their threshold, or not significant
+after the correction, are listed and say so.
+
+Exit codes: 0 done; 1 with --gate, a gated step was found; 2 usage,
+configuration or input error; 3 no history (no commit changed the file, or
+no result file).
 `
 
 // historyFlags say where a history comes from; shared by history and
@@ -54,6 +62,16 @@ var errNoHistory = errors.New("no history")
 
 // load builds the history the flags name.
 func (h *historyFlags) load(ctx context.Context, e *env, opt history.Options) (*history.History, error) {
+	snaps, err := h.snapshots(ctx, e, &opt)
+	if err != nil {
+		return nil, err
+	}
+	return history.Build(snaps, opt)
+}
+
+// snapshots reads the snapshots the flags name, oldest first, and sets
+// opt's Class (when the flags or the history name it) and Source.
+func (h *historyFlags) snapshots(ctx context.Context, e *env, opt *history.Options) ([]history.Snapshot, error) {
 	if h.class != "" && !classPattern.MatchString(h.class) {
 		return nil, fmt.Errorf("--class %q: want a class such as cpu-amd64-amd-epyc", h.class)
 	}
@@ -89,7 +107,7 @@ func (h *historyFlags) load(ctx context.Context, e *env, opt history.Options) (*
 			return nil, fmt.Errorf("--dir %s holds no result file (*.bench, *.txt): %w", h.dir, errNoHistory)
 		}
 		opt.Source = h.dir
-		return history.Build(snaps, opt)
+		return snaps, nil
 	}
 	repo, err := gitref.Open(ctx, e.dir)
 	if err != nil {
@@ -137,7 +155,7 @@ func (h *historyFlags) load(ctx context.Context, e *env, opt history.Options) (*
 		return nil, fmt.Errorf("no commit on %s changed %s: %w", tip.Label(), path, errNoHistory)
 	}
 	opt.Source = tip.Ref + ":" + filepath.ToSlash(path)
-	return history.Build(snaps, opt)
+	return snaps, nil
 }
 
 func unwrapPathErr(err error) error {
@@ -162,7 +180,7 @@ func newHistoryFlags() (*flag.FlagSet, *historyOptions) {
 	fs.StringVar(&o.config, "config", "", "`FILE` benchmarks.yaml to use (directions and gates; default: the one at the repository root)")
 	fs.StringVar(&o.format, "format", "text", "`FORMAT` output format: "+strings.Join(render.HistoryFormats, ", "))
 	fs.StringVar(&o.out, "out", "", "`FILE` write the output to this file (atomically) instead of standard output")
-	fs.BoolVar(&o.gate, "gate", false, "exit 1 when a step in a gated direction is found")
+	fs.BoolVar(&o.gate, "gate", false, "exit 1 when a gated step is found (worse, past its threshold, significant after the correction)")
 	return fs, o
 }
 

@@ -25,7 +25,7 @@ func TestAllInconclusiveExits3(t *testing.T) {
 	if !strings.Contains(res.stdout, "\nINCONCLUSIVE: "+why+" — 2 inconclusive, 2 unchanged (") {
 		t.Errorf("text headline:\n%s", res.stdout)
 	}
-	if want := "regress compare: INCONCLUSIVE, exit 3: " + why + "; give each side 6 samples or more (go test -count)\n"; res.stderr != want {
+	if want := "regress compare: INCONCLUSIVE, exit 3: " + why + "; record each side with 6 samples or more\n"; res.stderr != want {
 		t.Errorf("stderr %q, want %q", res.stderr, want)
 	}
 

@@ -116,10 +116,14 @@ func runJudge(e *env, args []string) int {
 // exits 3 and what to do (fix, with the samples needed for %d), whatever
 // format the report itself went out in.
 func explainInconclusive(e *env, verb string, r *report.Report, fix string) {
-	if why := render.Unjudged(r); why != "" && !r.CutShort() {
-		fmt.Fprintf(e.stderr, "%s %s: INCONCLUSIVE, exit %d: %s; %s\n", programName, verb, r.ExitCode(), why,
-			fmt.Sprintf(fix, r.Unjudged.NeedSamples))
+	why := render.Unjudged(r)
+	if why == "" || r.CutShort() {
+		return
 	}
+	if r.Unjudged.NeedSamples > 0 {
+		why += "; " + fmt.Sprintf(fix, r.Unjudged.NeedSamples)
+	}
+	fmt.Fprintf(e.stderr, "%s %s: INCONCLUSIVE, exit %d: %s\n", programName, verb, r.ExitCode(), why)
 }
 
 // shardLabels are the labels of the sides: those of the shards' own

@@ -77,6 +77,8 @@ func init() {
 			func() *flag.FlagSet { fs, _ := newCheckFlags(); return fs }, runCheck},
 		{"compare", compareSynopsis, "compare two sets of benchmark result files", compareHelp,
 			func() *flag.FlagSet { fs, _ := newCompareFlags(); return fs }, runCompare},
+		{"convert", convertSynopsis, "convert pytest-benchmark, Google Benchmark or nvbench JSON to Go benchmark format, every sample kept", convertHelp,
+			func() *flag.FlagSet { fs, _ := newConvertFlags(); return fs }, runConvert},
 		{"run", runSynopsis, "run the benchmark suite and write one result file", runHelp,
 			func() *flag.FlagSet { fs, _ := newRunFlags(); return fs }, runRun},
 		{"merge", mergeSynopsis, "combine the result files of shards into one", mergeHelp,

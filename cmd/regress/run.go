@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -81,7 +82,17 @@ func runRun(e *env, args []string) int {
 	}
 	var bins []runner.Binary
 	var build time.Duration
-	if *bin != "" {
+	if m.command() {
+		switch {
+		case *bin != "":
+			return fail(fmt.Errorf("--bin runs a Go test binary, and %s's suite is a suite.command", relPath(e, m.cfg.Source)))
+		case len(pkgs) > 0:
+			return fail(usagef("packages %v: %s's suite is a suite.command, which has no packages", pkgs, relPath(e, m.cfg.Source)))
+		case *list:
+			return fail(errors.New("--list: a suite.command says which benchmarks it has only by running them (regress run --count 1 runs it once)"))
+		}
+		bins = m.commandSuite(commandDir(e, m.cfg, "", ""))
+	} else if *bin != "" {
 		if len(pkgs) > 0 {
 			return fail(usagef("--bin runs one prebuilt binary: packages %v are not built", pkgs))
 		}
@@ -151,6 +162,7 @@ func runSuite(ctx context.Context, e *env, m *measure, bins []runner.Binary) (*r
 	if err != nil {
 		return nil, err
 	}
+	printWarnings(e, "run", res)
 	side := res.Sides[0]
 	h := runner.Header{Go: goVersion(bins), Date: time.Now()}
 	if repo, err := gitref.Open(ctx, e.dir); err == nil {

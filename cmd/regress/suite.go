@@ -102,6 +102,16 @@ func (s *suiteFlags) resolve(e *env, ctx context.Context, cfg *config.Config, pa
 		m.cfg = c
 	}
 	suite := m.cfg.Suite
+	command := len(suite.Command) > 0
+	if command {
+		// Nothing is built: the command chooses its device, as prebuilt
+		// binaries do, and takes the arguments after -- as they are.
+		prebuilt = true
+		m.args = passthrough
+		if s.tagsSet {
+			return nil, fmt.Errorf("--tags: %s runs suite.command, which builds nothing (pass build options in the command)", relPath(e, m.cfg.Source))
+		}
+	}
 	if s.tagsSet {
 		suite.Tags = splitList(s.tags)
 	}
@@ -163,7 +173,9 @@ func (s *suiteFlags) resolve(e *env, ctx context.Context, cfg *config.Config, pa
 		if m.shard, err = runner.ParseShard(s.shard); err != nil {
 			return nil, err
 		}
-		if s.shardBy == "cost" && m.shard.N > 1 {
+		// A command is not listed before it runs, so its shards go by a
+		// hash of each name (cost needs the list to deal).
+		if s.shardBy == "cost" && m.shard.N > 1 && !command {
 			if m.weights = dealWeights(e, m.class); m.weights != nil {
 				m.shard.Dealt, m.shard.Hosts = true, true
 			}
@@ -187,7 +199,7 @@ func (s *suiteFlags) resolve(e *env, ctx context.Context, cfg *config.Config, pa
 			}
 			m.lanes = append(m.lanes, lane)
 		}
-		if len(ids) > 1 {
+		if len(ids) > 1 && !command {
 			m.weights = dealWeights(e, m.class)
 		}
 	} else if m.shard.N > 0 {
@@ -330,11 +342,15 @@ func goVersion(bins []runner.Binary) string {
 // buildSuite resolves the suite flags and builds the suite's test binaries
 // of the working tree in a new temporary directory, which cleanup removes
 // (also after an error). A failed build comes back as a *runner.BuildError
-// for printBuildError.
+// for printBuildError. A suite command is not built: it is the one
+// "binary", run where commandDir says.
 func buildSuite(ctx context.Context, e *env, s *suiteFlags, pass []string, verb string) (m *measure, bins []runner.Binary, cleanup func(), err error) {
 	cleanup = func() {}
 	if m, err = s.resolve(e, ctx, nil, pass, false); err != nil {
 		return nil, nil, cleanup, err
+	}
+	if m.command() {
+		return m, m.commandSuite(commandDir(e, m.cfg, "", "")), cleanup, nil
 	}
 	tmp, err := tempDir(verb)
 	if err != nil {
@@ -343,4 +359,45 @@ func buildSuite(ctx context.Context, e *env, s *suiteFlags, pass []string, verb 
 	cleanup = func() { os.RemoveAll(tmp) }
 	bins, err = runner.Build(ctx, e.dir, m.suite.Packages, m.suite.Tags, filepath.Join(tmp, "bin"))
 	return m, bins, cleanup, err
+}
+
+// command reports whether the suite is a command (suite.command), not Go
+// packages.
+func (m *measure) command() bool { return len(m.suite.Command) > 0 }
+
+// commandSuite is the suite command, run in dir.
+func (m *measure) commandSuite(dir string) []runner.Binary {
+	return []runner.Binary{runner.CommandSuite(dir, m.suite.Command, m.suite.Format)}
+}
+
+// commandDir is where a suite command runs: the directory of the
+// benchmarks.yaml that names it, so that its paths mean the same wherever
+// regress starts. In a checkout of another commit (checkout, a worktree of
+// the repository at repoRoot) it is that directory's counterpart; for a
+// file outside the repository, the working directory's.
+func commandDir(e *env, cfg *config.Config, repoRoot, checkout string) string {
+	dir := filepath.Dir(cfg.Source)
+	if checkout == "" {
+		return dir
+	}
+	rel, err := relDir(repoRoot, dir)
+	if err != nil {
+		if rel, err = relDir(repoRoot, e.dir); err != nil {
+			rel = "."
+		}
+	}
+	return filepath.Join(checkout, rel)
+}
+
+// printWarnings prints what a run's sides warned about, once each.
+func printWarnings(e *env, verb string, res *runner.Result) {
+	var seen []string
+	for _, out := range res.Sides {
+		for _, w := range out.Warnings {
+			if !slices.Contains(seen, w) {
+				seen = append(seen, w)
+				fmt.Fprintf(e.stderr, "%s %s: warning: %s\n", programName, verb, w)
+			}
+		}
+	}
 }

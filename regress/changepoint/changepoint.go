@@ -20,7 +20,16 @@
 // Seed, so results repeat exactly), the best Q over all segments recomputed
 // each time, and p = (1 + #{Q_perm ≥ Q}) / (1 + Permutations). Division stops
 // at the first split with p ≥ Alpha. The smallest p a test can report is
-// 1/(1+Permutations).
+// 1/(1+Permutations). A test stops shuffling as soon as the shuffles that
+// reached Q make p ≥ Alpha certain — on a series without a change that is
+// after a few shuffles, not Permutations — which changes no result, since
+// such a split is rejected either way.
+//
+// That smallest p, 0.005 at the defaults, is too coarse for a correction
+// across thousands of series (Holm needs p < alpha/k for k steps), so
+// SegmentP re-tests one step's segment with as many shuffles as a family of
+// k needs, stopping early (Besag and Clifford's sequential p-value) when
+// the step is clearly not significant.
 //
 // Each evaluation of Q over all splits of a segment of n points costs
 // O(n log n): the sums of absolute differences are kept in Fenwick trees
@@ -109,9 +118,11 @@ func Find(series []float64, opt Options) ([]Point, error) {
 		if best < 0 {
 			break
 		}
-		// Permutation test: shuffle within each segment.
+		// Permutation test: shuffle within each segment, until p ≥ Alpha
+		// is certain: (1 + exceed) / (1 + Permutations) ≥ Alpha.
 		exceed := 0
-		for r := 0; r < opt.Permutations; r++ {
+		hopeless := int(math.Ceil(opt.Alpha*float64(1+opt.Permutations))) - 1
+		for r := 0; r < opt.Permutations && (exceed < hopeless || hopeless < 1); r++ {
 			copy(work, series)
 			maxQ := 0.0
 			for s := 0; s+1 < len(bounds); s++ {
@@ -126,7 +137,7 @@ func Find(series []float64, opt Options) ([]Point, error) {
 			}
 		}
 		p := float64(1+exceed) / float64(1+opt.Permutations)
-		if p >= opt.Alpha {
+		if p >= opt.Alpha || exceed >= hopeless && hopeless >= 1 {
 			break
 		}
 		found = append(found, Point{Index: best, Q: bestQ, P: p})
@@ -135,6 +146,46 @@ func Find(series []float64, opt Options) ([]Point, error) {
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].Index < found[j].Index })
 	return found, nil
+}
+
+// Best returns the split of series (series[:tau] | series[tau:], at least
+// minSize points on each side) that maximizes Q, tested or not: -1 when
+// the series is too short to split. A caller that corrects across many
+// series needs to know which series could have had a step of a given size,
+// not only those whose step was significant.
+func Best(series []float64, minSize int) (tau int, q float64) {
+	if minSize <= 0 {
+		minSize = Defaults.MinSize
+	}
+	return bestSplit(series, minSize)
+}
+
+// SegmentP returns the permutation p-value of the best split of segment
+// (at least minSize points on each side): the share of shuffles of the
+// segment whose best split's Q reaches the segment's own, with up to
+// permutations shuffles seeded by seed. It stops after stopAfter shuffles
+// have reached Q (Besag and Clifford 1991: p = stopAfter / shuffles done,
+// a valid p-value that spends few shuffles on a split far from
+// significant); otherwise p = (1 + reached) / (1 + permutations). It
+// returns 1 for a segment too short to split.
+func SegmentP(segment []float64, minSize, permutations, stopAfter int, seed uint64) float64 {
+	_, q := bestSplit(segment, minSize)
+	if len(segment) < 2*minSize {
+		return 1
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x7365676d))
+	work := append([]float64(nil), segment...)
+	exceed := 0
+	for r := 1; r <= permutations; r++ {
+		rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
+		if _, qr := bestSplit(work, minSize); qr >= q {
+			exceed++
+			if exceed >= stopAfter {
+				return float64(exceed) / float64(r)
+			}
+		}
+	}
+	return float64(1+exceed) / float64(1+permutations)
 }
 
 // bestSplit returns the split tau of z (z[:tau] | z[tau:]) with at least

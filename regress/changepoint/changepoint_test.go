@@ -3,6 +3,7 @@ package changepoint
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 )
 
@@ -143,5 +144,102 @@ func TestMinSizeAndShortSeries(t *testing.T) {
 	}
 	if _, err := Find([]float64{1, math.NaN(), 3, 4, 5, 6}, Defaults); err != ErrNotFinite {
 		t.Errorf("NaN: err %v, want ErrNotFinite", err)
+	}
+}
+
+// findAllShuffles is Find as it was before it stopped shuffling early:
+// every test runs all its permutations.
+func findAllShuffles(series []float64, opt Options) []Point {
+	opt = opt.withDefaults()
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x65646976))
+	bounds := []int{0, len(series)}
+	var found []Point
+	work := make([]float64, len(series))
+	for {
+		best, bestQ := -1, 0.0
+		for s := 0; s+1 < len(bounds); s++ {
+			tau, q := bestSplit(series[bounds[s]:bounds[s+1]], opt.MinSize)
+			if tau >= 0 && q > bestQ {
+				best, bestQ = bounds[s]+tau, q
+			}
+		}
+		if best < 0 {
+			break
+		}
+		exceed := 0
+		for r := 0; r < opt.Permutations; r++ {
+			copy(work, series)
+			maxQ := 0.0
+			for s := 0; s+1 < len(bounds); s++ {
+				seg := work[bounds[s]:bounds[s+1]]
+				rng.Shuffle(len(seg), func(i, j int) { seg[i], seg[j] = seg[j], seg[i] })
+				if _, q := bestSplit(seg, opt.MinSize); q > maxQ {
+					maxQ = q
+				}
+			}
+			if maxQ >= bestQ {
+				exceed++
+			}
+		}
+		p := float64(1+exceed) / float64(1+opt.Permutations)
+		if p >= opt.Alpha {
+			break
+		}
+		found = append(found, Point{Index: best, Q: bestQ, P: p})
+		bounds = append(bounds, best)
+		sort.Ints(bounds)
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].Index < found[j].Index })
+	return found
+}
+
+// TestEarlyStopChangesNothing: stopping a permutation test once p ≥ Alpha
+// is certain gives exactly the change points of running every shuffle.
+func TestEarlyStopChangesNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for trial := 0; trial < 60; trial++ {
+		n := 20 + rng.IntN(120)
+		at := -1
+		if trial%2 == 0 {
+			at = 5 + rng.IntN(n-10)
+		}
+		z := series(rng, n, at, 0.01*float64(trial%5), 0.01)
+		for _, opt := range []Options{Defaults, {Alpha: 0.05, Permutations: 99, Seed: 3}} {
+			got, _ := Find(z, opt)
+			want := findAllShuffles(z, opt)
+			if len(got) != len(want) {
+				t.Fatalf("trial %d: %v, every shuffle gives %v", trial, got, want)
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("trial %d: %v, every shuffle gives %v", trial, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestSegmentP: on flat segments the p-value is valid (p ≤ 0.05 about 5%
+// of the time, not more), and on a stepped segment it reaches the
+// resolution of its shuffles.
+func TestSegmentP(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	const trials = 400
+	small := 0
+	for i := 0; i < trials; i++ {
+		if SegmentP(series(rng, 60, -1, 0, 0.01), 3, 199, 10, uint64(i+1)) <= 0.05 {
+			small++
+		}
+	}
+	t.Logf("flat segments: p ≤ 0.05 in %d of %d", small, trials)
+	if rate := float64(small) / trials; rate > 0.08 {
+		t.Errorf("flat segments: p ≤ 0.05 in %.1f%% of trials, want about 5%%", 100*rate)
+	}
+	z := series(rng, 200, 120, 0.02, 0.005)
+	if p := SegmentP(z, 3, 1999, 10, 1); p != 1.0/2000 {
+		t.Errorf("a 2%% step in 0.5%% noise: p %v, want 1/2000", p)
+	}
+	if p := SegmentP([]float64{1, 2, 3, 4, 5}, 3, 99, 10, 1); p != 1 {
+		t.Errorf("5 points: p %v, want 1", p)
 	}
 }

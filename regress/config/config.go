@@ -28,8 +28,9 @@
 // Unit names are tidied as by benchunit.Tidy, so ns/op in the file and in
 // the results both mean sec/op.
 //
-// The suite section says what regress runs: packages, build tags, the
-// -bench selection, -count and -benchtime. Its classes entries change the
+// The suite section says what regress runs: packages and build tags, or a
+// command and the format of its output; the -bench selection, -count and
+// -benchtime. Its classes entries change the
 // selection, count and benchtime for the hardware classes their class glob
 // matches, in order, the last match winning per field (Suite.ForClass): a
 // 2-core CPU runner and an H100 do not want the same suite.
@@ -54,6 +55,10 @@ import (
 
 // FileName is the name of the configuration file at the repository root.
 const FileName = "benchmarks.yaml"
+
+// SuiteFormats are the values of suite.format: Go benchmark format, or the
+// JSON of a harness that regress/convert reads.
+var SuiteFormats = []string{"go", "pytest-benchmark", "gbench", "nvbench"}
 
 // Gate says what a regression does to the run: fail it, warn about it, or
 // nothing at all.
@@ -81,10 +86,19 @@ type Config struct {
 	Unstable Gate
 }
 
-// Suite says which benchmarks to run and how.
+// Suite says which benchmarks to run and how: Go packages, built with
+// go test -c and run as test binaries, or a command.
 type Suite struct {
-	Packages  []string
-	Tags      []string
+	Packages []string // nil for a command suite
+	Tags     []string
+	// Command is suite.command: the program and its arguments, run in
+	// each side's checkout once per sample instead of a test binary. It
+	// prints its results on standard output (or writes them to
+	// $KERNELWATCH_OUT) in Format.
+	Command []string
+	// Format is suite.format: "go" (Go benchmark format) or a format of
+	// regress/convert; set only with Command.
+	Format    string
 	Count     int
 	Benchtime string // a Go duration, "<N>x", or "" for go test's own
 	Bench     string // -bench regexp; "" selects every benchmark

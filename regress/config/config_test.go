@@ -450,7 +450,7 @@ func TestErrors(t *testing.T) {
 		{"version list", "version: [1]\n", 1, "version: want a single value, got a list"},
 		{"top is list", "- a\n", 1, "want a mapping"},
 		{"top-level unknown key", "version: 1\nsuites: {}\n", 2, `unknown key "suites" at top level (allowed: version, suite, defaults, units, rules)`},
-		{"suite unknown key", "version: 1\nsuite:\n  count: 3\n  benchmem: true\n", 4, `unknown key "benchmem" in suite (allowed: packages, tags, count, benchtime, bench, classes)`},
+		{"suite unknown key", "version: 1\nsuite:\n  count: 3\n  benchmem: true\n", 4, `unknown key "benchmem" in suite (allowed: packages, tags, command, format, count, benchtime, bench, classes)`},
 		{"defaults unknown key", "version: 1\ndefaults:\n  treshold: 5%\n", 3, `unknown key "treshold" in defaults (allowed: threshold, alpha, gate, min_samples, tolerance, correction, confidence, unstable)`},
 		{"rule unknown key", "version: 1\nrules:\n  - match: \"*\"\n    threshold: 1%\n  - match: x\n    treshold: 3%\n", 6,
 			`unknown key "treshold" in rule (allowed: match, class, unit, threshold, alpha, gate, min_samples, tolerance, budget)`},

@@ -32,7 +32,7 @@ func (e *Error) Error() string {
 // Allowed keys of each mapping in the file.
 var (
 	topKeys      = []string{"version", "suite", "defaults", "units", "rules"}
-	suiteKeys    = []string{"packages", "tags", "count", "benchtime", "bench", "classes"}
+	suiteKeys    = []string{"packages", "tags", "command", "format", "count", "benchtime", "bench", "classes"}
 	classKeys    = []string{"class", "bench", "count", "benchtime"}
 	defaultsKeys = []string{"threshold", "alpha", "gate", "min_samples", "tolerance", "correction", "confidence", "unstable"}
 	unitKeys     = []string{"better", "assume", "gate"}
@@ -293,7 +293,9 @@ func (p *parser) top(n *yaml.Node, cfg *Config) {
 }
 
 func (p *parser) suite(n *yaml.Node, s *Suite) {
+	keys := map[string]*yaml.Node{}
 	p.mapping(n, "in suite", suiteKeys, func(k, v *yaml.Node) {
+		keys[k.Value] = k
 		switch k.Value {
 		case "packages":
 			if s.Packages = p.list(v, "packages"); len(s.Packages) == 0 {
@@ -301,6 +303,10 @@ func (p *parser) suite(n *yaml.Node, s *Suite) {
 			}
 		case "tags":
 			s.Tags = p.list(v, "tags")
+		case "command":
+			s.Command = p.argv(v)
+		case "format":
+			s.Format = p.choice(v, "format", SuiteFormats...)
 		case "count":
 			s.Count = p.int(v, "count", 1)
 		case "benchtime":
@@ -311,6 +317,50 @@ func (p *parser) suite(n *yaml.Node, s *Suite) {
 			p.suiteClasses(v, s)
 		}
 	})
+	// A suite is Go packages built with go test -c, or a command; the keys
+	// of one make no sense with the other. The later key is the mistake.
+	later := func(a, b string) *yaml.Node {
+		if keys[a].Line > keys[b].Line || keys[a].Line == keys[b].Line && keys[a].Column > keys[b].Column {
+			return keys[a]
+		}
+		return keys[b]
+	}
+	switch {
+	case keys["command"] != nil && keys["packages"] != nil:
+		p.fail(later("command", "packages"), "suite.command and suite.packages: a suite is either Go packages (go test -bench) or a command, not both")
+	case keys["command"] != nil && keys["tags"] != nil:
+		p.fail(later("command", "tags"), "suite.tags are Go build tags: a suite.command builds nothing (set them in the command)")
+	case keys["format"] != nil && keys["command"] == nil:
+		p.fail(keys["format"], "suite.format is the output format of suite.command, and there is no command (Go packages print Go benchmark format)")
+	}
+	if keys["command"] != nil {
+		s.Packages = nil
+		if s.Format == "" {
+			s.Format = "go"
+		}
+	}
+}
+
+// argv parses suite.command: a list of strings, the program first.
+func (p *parser) argv(n *yaml.Node) []string {
+	if n = deref(n); n.Kind != yaml.SequenceNode {
+		p.fail(n, "command: want a list of strings, the program first (for example [python3, bench.py]), got %s", describe(n))
+	}
+	if len(n.Content) == 0 {
+		p.fail(n, "command: empty list (want the program and its arguments)")
+	}
+	var argv []string
+	for i, e := range n.Content {
+		e = deref(e)
+		if e.Kind != yaml.ScalarNode || e.Tag == "!!null" {
+			p.fail(e, "command: argument %d: want a string, got %s", i, describe(e))
+		}
+		if i == 0 && strings.TrimSpace(e.Value) == "" {
+			p.fail(e, "command: empty program name")
+		}
+		argv = append(argv, e.Value)
+	}
+	return argv
 }
 
 func (p *parser) benchtime(n *yaml.Node) string {

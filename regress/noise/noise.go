@@ -162,23 +162,48 @@ func (f *File) Lookup(name, unit string) (Entry, bool) {
 }
 
 // Write encodes f as indented JSON.
-func (f *File) Write(w io.Writer) error {
+func (f *File) Write(w io.Writer) error { return writeJSON(w, f) }
+
+// writeJSON encodes v as indented JSON, HTML characters unescaped.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(f)
+	return enc.Encode(v)
+}
+
+// readJSON decodes a file of schema into v, refusing unknown fields; what
+// names the kind of file and name the file in errors.
+func readJSON(r io.Reader, name, what, schema string, v any, got func() string) error {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: not a kernelwatch %s file: %w", name, what, err)
+	}
+	if s := got(); s != schema {
+		return fmt.Errorf("%s: schema %q, want %q", name, s, schema)
+	}
+	return nil
+}
+
+// loadFile reads the file at path with read; a missing file is (nil, nil).
+func loadFile[T any](path string, read func(io.Reader, string) (*T, error)) (*T, error) {
+	fh, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	return read(fh, path)
 }
 
 // Read decodes and checks a noise file; name names it in errors.
 func Read(r io.Reader, name string) (*File, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
 	var f File
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: not a kernelwatch noise file: %w", name, err)
-	}
-	if f.Schema != Schema {
-		return nil, fmt.Errorf("%s: schema %q, want %q", name, f.Schema, Schema)
+	if err := readJSON(r, name, "noise", Schema, &f, func() string { return f.Schema }); err != nil {
+		return nil, err
 	}
 	for i, e := range f.Entries {
 		if e.Name == "" || e.Unit == "" || !(e.P99 >= 0) || math.IsInf(e.P99, 0) || e.Rounds < 2 {
@@ -189,14 +214,4 @@ func Read(r io.Reader, name string) (*File, error) {
 }
 
 // Load reads the noise file at path; a missing file is (nil, nil).
-func Load(path string) (*File, error) {
-	fh, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	return Read(fh, path)
-}
+func Load(path string) (*File, error) { return loadFile(path, Read) }

@@ -84,8 +84,9 @@ func (t *MarkdownTable) Header() string {
 // Row returns the table line of c, numbering its warnings as footnotes.
 func (t *MarkdownTable) Row(c *report.Comparison) string {
 	sc := rowFormatOf(c)
-	warns := make([]string, len(c.Warnings))
-	for i, m := range c.Warnings {
+	notes := rowNotes(c)
+	warns := make([]string, len(notes))
+	for i, m := range notes {
 		warns[i] = mdEscape(m)
 	}
 	verdict := c.Verdict

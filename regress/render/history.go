@@ -39,13 +39,16 @@ func WriteHistory(w io.Writer, h *history.History, format string) error {
 	method := fmt.Sprintf("%s (p < %s, %d permutations, seed %d), segments ≥ %d points; step size over ≤ %d points each side, %s CI",
 		h.Settings.Method, formatG(h.Settings.Alpha), h.Settings.Permutations, h.Settings.Seed, h.Settings.MinSegment,
 		h.Settings.Window, percent(h.Settings.Confidence))
+	if h.Settings.Correction != "" {
+		method += "; steps gated past their benchmark's threshold, p corrected across series (" + CorrectionWords(h.Settings.Correction) + ")"
+	}
 	if md {
 		b.WriteString("### " + esc(title) + "\n\n" + esc(method) + "\n\n")
 	} else {
 		b.WriteString(esc(title) + "\n" + method + "\n\n")
 	}
 	if len(h.Steps) > 0 {
-		head := []string{"benchmark", "unit", "first after", "before", "after", "delta", "CI", "p", ""}
+		head := []string{"benchmark", "unit", "first after", "before", "after", "delta", "CI", "threshold", "p", ""}
 		var rows [][]string
 		for _, s := range h.Steps {
 			sc := benchunit.CommonScale([]float64{float64(s.Before), float64(s.After)}, benchunit.ClassOf(s.Unit))
@@ -53,30 +56,40 @@ func WriteHistory(w io.Writer, h *history.History, format string) error {
 			switch {
 			case s.Gated:
 				mark = "✗ worse (gated)"
+			case s.Worse && !s.PastThreshold:
+				mark = "worse, within its threshold"
+			case s.Worse && s.PAdjusted.Valid() && h.Series[s.Series].Gate == report.GateFail:
+				mark = "worse, not significant after the correction"
 			case s.Worse:
 				mark = "worse"
 			default:
 				mark = "better"
+			}
+			p := strconv.FormatFloat(s.P, 'f', 3, 64)
+			if s.PAdjusted.Valid() {
+				if adj := strconv.FormatFloat(float64(s.PAdjusted), 'f', 3, 64); adj != p {
+					p += " (adj " + adj + ")"
+				}
 			}
 			label := s.Label
 			if s.Commit != "" && !strings.Contains(label, shortSHA(s.Commit)) {
 				label += " (" + shortSHA(s.Commit) + ")"
 			}
 			rows = append(rows, []string{esc(s.Name), esc(s.Unit), esc(label), sc.Format(float64(s.Before)),
-				sc.Format(float64(s.After)), delta(s.Delta), stepCI(s), strconv.FormatFloat(s.P, 'f', 3, 64), mark})
+				sc.Format(float64(s.After)), delta(s.Delta), stepCI(s), percent(s.Threshold), p, mark})
 		}
 		if md {
-			b.WriteString("| " + strings.Join(head, " | ") + " |\n|:--|:--|:--|--:|--:|--:|:-:|--:|:--|\n")
+			b.WriteString("| " + strings.Join(head, " | ") + " |\n|:--|:--|:--|--:|--:|--:|:-:|--:|--:|:--|\n")
 			for _, r := range rows {
 				b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 			}
 		} else {
-			t := &table{seps: []string{"", "  ", "  ", "  ", "  ", "  ", "  ", "  ", "  "}}
+			t := &table{seps: []string{"", "  ", "  ", "  ", "  ", "  ", "  ", "  ", "  ", "  "}}
 			cells := func(r []string) []cell {
 				out := make([]cell, len(r))
 				for i, s := range r {
 					out[i] = cell{s: s}
-					if i >= 3 && i <= 5 {
+					if i >= 3 && i <= 5 || i == 7 {
 						out[i].align = right
 					}
 				}

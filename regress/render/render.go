@@ -268,8 +268,11 @@ func headline(r *report.Report) string {
 	if r.Verdict != report.Inconclusive {
 		var buts []string
 		if u := r.Unjudged; u != nil {
-			buts = append(buts, fmt.Sprintf("%d of %d gated comparisons could not be judged (%s, have %s)",
-				u.Count, u.Of, needSamples(u), haveSamples(u)))
+			b := fmt.Sprintf("%d of %d gated comparisons could not be judged", u.Count, u.Of)
+			if u.NeedSamples > 0 {
+				b += fmt.Sprintf(" (%s, have %s)", needSamples(u), haveSamples(u))
+			}
+			buts = append(buts, b)
 		}
 		if b := blindNote(r); b != "" {
 			if len(buts) > 0 {
@@ -314,6 +317,9 @@ func Unjudged(r *report.Report) string {
 	if r.Verdict != report.Inconclusive || u == nil {
 		return ""
 	}
+	if u.NeedSamples == 0 {
+		return "no gated comparison could be judged: each row's note says why"
+	}
 	return fmt.Sprintf("no gated comparison could be judged: %s (have %s)", needSamples(u), haveSamples(u))
 }
 
@@ -345,27 +351,39 @@ func settings(r *report.Report) string {
 	return out
 }
 
-// noiseNote says which thresholds the calibrated noise floor raised:
-// "noise floor 0.5 × p99 of baselines/x.noise.json raised 3 thresholds,
-// 1 unstable"; "" without a noise file.
+// noiseNote says which thresholds the calibrated noise floor and the
+// cross-host floors raised: "noise floor 0.5 × p99 of baselines/x.noise.json
+// raised 3 thresholds, 1 unstable; cross-host floors of
+// baselines/x.floors.json raised 40 thresholds, 12 units gated on a
+// normalized one"; "" without either file.
 func noiseNote(r *report.Report) string {
-	if r.Settings.NoiseFile == "" {
-		return ""
-	}
-	raised, unstable := 0, 0
-	for i := range r.Comparisons {
-		if r.Comparisons[i].ThresholdFrom == "noise" {
-			raised++
+	var parts []string
+	if r.Settings.NoiseFile != "" {
+		raised, unstable := 0, 0
+		for i := range r.Comparisons {
+			if r.Comparisons[i].ThresholdFrom == "noise" {
+				raised++
+			}
+			if r.Comparisons[i].Unstable {
+				unstable++
+			}
 		}
-		if r.Comparisons[i].Unstable {
-			unstable++
+		out := fmt.Sprintf("noise floor %s × p99 of %s raised %d thresholds", formatG(r.Settings.NoiseK), r.Settings.NoiseFile, raised)
+		if unstable > 0 {
+			out += fmt.Sprintf(", %d unstable", unstable)
 		}
+		parts = append(parts, out)
 	}
-	out := fmt.Sprintf("noise floor %s × p99 of %s raised %d thresholds", formatG(r.Settings.NoiseK), r.Settings.NoiseFile, raised)
-	if unstable > 0 {
-		out += fmt.Sprintf(", %d unstable", unstable)
+	if r.Settings.FloorsFile != "" {
+		raised := 0
+		for i := range r.Comparisons {
+			if r.Comparisons[i].ThresholdFrom == "hosts" {
+				raised++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("cross-host floors of %s raised %d thresholds", r.Settings.FloorsFile, raised))
 	}
-	return out
+	return strings.Join(parts, "; ")
 }
 
 // configName appends the distinguishing configuration of c to its name:

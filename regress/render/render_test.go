@@ -681,3 +681,15 @@ func TestCutNameKeepsEverySegment(t *testing.T) {
 		}
 	}
 }
+
+// TestInconclusiveByModes: a report left inconclusive by two-mode rows,
+// not by too few samples, says where the reason is instead of a sample
+// count.
+func TestInconclusiveByModes(t *testing.T) {
+	r := inconclusiveReport(t)
+	r.Unjudged = &report.Unjudged{Count: 2, Of: 2}
+	want := "INCONCLUSIVE: no gated comparison could be judged: each row's note says why — 2 inconclusive, 1 unchanged"
+	if got := headline(r); got != want {
+		t.Errorf("headline %q, want %q", got, want)
+	}
+}

@@ -218,7 +218,7 @@ func unitTable(r *report.Report, unit string, rows []int, names []string, ci str
 		if marked {
 			verdict = mark(c) + " " + verdict
 		}
-		for _, m := range c.Warnings {
+		for _, m := range rowNotes(c) {
 			msgs = append(msgs, clean(m))
 		}
 		if m := notes.mark(msgs); m != "" {

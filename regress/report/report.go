@@ -94,9 +94,11 @@ type Report struct {
 
 // Unjudged counts the gated comparisons (gate fail, both sides, a unit
 // tested by the statistics rather than exactly) whose verdict is
-// inconclusive, and says what they lacked: "need ≥ NeedSamples samples a
-// side (have HaveSamples)". A report whose every such comparison is
-// unjudged is not a pass: nothing it gates on was judged.
+// inconclusive, and says what those short of samples lacked: "need ≥
+// NeedSamples samples a side (have HaveSamples)"; NeedSamples is 0 when
+// none was (two modes on a side left them inconclusive). A report whose
+// every such comparison is unjudged is not a pass: nothing it gates on was
+// judged.
 type Unjudged struct {
 	// Count of Of gated comparisons could not be judged.
 	Count int `json:"count"`
@@ -169,6 +171,9 @@ type Settings struct {
 	// from, and NoiseK the multiplier of its 99th percentiles.
 	NoiseFile string  `json:"noise_file,omitempty"`
 	NoiseK    float64 `json:"noise_k,omitempty"`
+	// FloorsFile is the cross-host floors file (regress calibrate
+	// --across-history) a stored check's thresholds were raised from.
+	FloorsFile string `json:"floors_file,omitempty"`
 }
 
 // Side describes one side of the comparison.
@@ -215,12 +220,13 @@ type Comparison struct {
 	Budget *float64 `json:"budget,omitempty"`
 	// Warnings are problems that did not stop this comparison.
 	Warnings []string `json:"warnings,omitempty"`
-	// ThresholdFrom says which threshold applied when a noise file was
-	// read: "config" (benchmarks.yaml or the flags) or "noise" (the
-	// calibrated noise floor K × NoiseP99 was larger); empty without one.
+	// ThresholdFrom says which threshold applied when a noise or floors
+	// file was read: "config" (benchmarks.yaml or the flags), "noise" (the
+	// calibrated noise floor K × NoiseP99 was larger) or "hosts" (the
+	// cross-host floor of a stored check was); empty without either.
 	ThresholdFrom string `json:"threshold_from,omitempty"`
 	// ConfiguredThreshold is the threshold the configuration asked for,
-	// when the noise floor replaced it.
+	// when a noise or cross-host floor replaced it.
 	ConfiguredThreshold *float64 `json:"configured_threshold,omitempty"`
 	// NoiseP99 is the calibrated 99th percentile of |Δ| between A/A rounds.
 	NoiseP99 *float64 `json:"noise_p99,omitempty"`
@@ -250,6 +256,18 @@ type Summary struct {
 	// interleaved run that each of Values came from (Rounds[i] for
 	// Values[i]).
 	Rounds []int `json:"rounds,omitempty"`
+	// Modes, when present, are the two modes the values fall in, lower
+	// first (package stats decides when a side has two); absent for a side
+	// of one mode.
+	Modes []Mode `json:"modes,omitempty"`
+}
+
+// Mode is one of the two clusters of a side whose values fall in two modes.
+type Mode struct {
+	// Center is the median of the mode's values.
+	Center float64 `json:"center"`
+	// N is how many of the side's values fall in the mode.
+	N int `json:"n"`
 }
 
 // Counts counts the comparisons of a report by verdict.
@@ -459,6 +477,9 @@ func (r *Report) Validate() error {
 			if s != nil && s.Rounds != nil && len(s.Rounds) != len(s.Values) {
 				return fmt.Errorf("comparison %d (%s): %d rounds for %d values", i, c.Name, len(s.Rounds), len(s.Values))
 			}
+			if s != nil && s.Modes != nil && (len(s.Modes) != 2 || s.Modes[0].N < 1 || s.Modes[1].N < 1 || s.Modes[0].N+s.Modes[1].N != s.N) {
+				return fmt.Errorf("comparison %d (%s): modes %+v do not split its %d values in two", i, c.Name, s.Modes, s.N)
+			}
 		}
 		counts.Add(c.Verdict)
 	}
@@ -479,7 +500,7 @@ func (r *Report) Validate() error {
 		return fmt.Errorf("verdict %q inconsistent with %d failing comparisons", r.Verdict, len(r.Failing()))
 	}
 	if u := r.Unjudged; u != nil {
-		if u.Count < 1 || u.Count > u.Of || u.Count > r.Counts.Inconclusive || u.NeedSamples < 2 || u.HaveSamples < 0 {
+		if u.Count < 1 || u.Count > u.Of || u.Count > r.Counts.Inconclusive || u.NeedSamples == 1 || u.NeedSamples < 0 || u.HaveSamples < 0 {
 			return fmt.Errorf("unjudged %+v inconsistent with %d inconclusive comparisons", *u, r.Counts.Inconclusive)
 		}
 	}

@@ -12,20 +12,38 @@ import (
 	"strings"
 )
 
-// Binary is the compiled test binary of one package.
+// Binary is the compiled test binary of one package, or a suite command
+// (CommandSuite).
 type Binary struct {
-	// Pkg is the import path; "" for a prebuilt binary of unknown origin.
+	// Pkg is the import path; "" for a prebuilt binary of unknown origin
+	// and for a command.
 	Pkg string
-	// Path is the executable.
+	// Path is the executable; "" for a command.
 	Path string
 	// Dir is the directory it runs in: the package's source directory, so
-	// tests find their testdata as under go test.
+	// tests find their testdata as under go test; for a command, the
+	// checkout of its side.
 	Dir string
+	// Command, when not nil, makes this a command suite: the program and
+	// its arguments, run instead of a test binary (see command.go).
+	Command []string
+	// Format is the format of a command's results: "" or "go" for Go
+	// benchmark format, else a format of regress/convert.
+	Format string
+}
+
+// CommandSuite is a suite command (benchmarks.yaml's suite.command and
+// suite.format) run in dir, the checkout of one side.
+func CommandSuite(dir string, argv []string, format string) Binary {
+	return Binary{Dir: dir, Command: argv, Format: format}
 }
 
 // GoVersion returns the Go version the binary was built with, "" when it
-// cannot be read.
+// cannot be read (or for a command).
 func (b Binary) GoVersion() string {
+	if b.Command != nil {
+		return ""
+	}
 	info, err := buildinfo.ReadFile(b.Path)
 	if err != nil {
 		return ""

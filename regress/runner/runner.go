@@ -17,6 +17,11 @@
 // shard deterministically (Shard) and can name exactly which top-level
 // benchmarks to run.
 //
+// A suite may instead be a command (CommandSuite; command.go): any program,
+// run in the same interleaved rounds, that prints its results or writes them
+// to a file. It cannot be listed, so it is one job per side and lane, and
+// its benchmarks are what it prints that the filter and the shard keep.
+//
 // A run can stop early and keep what it measured: a round does not start
 // when the longest round so far would not finish before Plan.Deadline, and a
 // cancelled context (Ctrl-C, a CI job's SIGTERM) stops the processes under
@@ -132,8 +137,13 @@ type Output struct {
 	Results []byte
 	// Failures in the order they first happened.
 	Failures []Failure
-	// Benchmarks counts the top-level benchmarks selected on this side.
+	// Benchmarks counts the top-level benchmarks selected on this side
+	// (for a suite command: that it printed and the filter and shard
+	// kept).
 	Benchmarks int
+	// Warnings are problems that did not stop the run (what converting a
+	// suite command's results found), each once.
+	Warnings []string
 }
 
 // Result is a finished run.
@@ -230,6 +240,9 @@ func (inv *invoker) list(ctx context.Context, bin Binary, filter *Filter, env []
 }
 
 func binName(b Binary) string {
+	if b.Command != nil {
+		return CommandName(b.Command)
+	}
 	if b.Pkg != "" {
 		return b.Pkg
 	}
@@ -238,10 +251,19 @@ func binName(b Binary) string {
 
 // job is what one lane runs for one side and binary.
 type job struct {
-	side    int
-	bin     Binary
-	tops    []string        // selected top-level benchmarks, in source order
-	crashed map[string]bool // top-level benchmarks that crashed on this side
+	side     int
+	sideName string
+	bin      Binary
+	tops     []string        // selected top-level benchmarks, in source order; none for a command
+	crashed  map[string]bool // top-level benchmarks that crashed on this side
+	seen     map[string]bool // a command's top-level benchmarks kept so far
+	warnings []string
+}
+
+func (j *job) warn(w string) {
+	if !slices.Contains(j.warnings, w) {
+		j.warnings = append(j.warnings, w)
+	}
 }
 
 // laneState is one lane's work and output.
@@ -286,6 +308,10 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 	for i, s := range sides {
 		res.Sides[i].Side = s.Name
 		for _, b := range s.Binaries {
+			if b.Command != nil {
+				listed[i] = append(listed[i], nil) // a command says what it runs by running
+				continue
+			}
 			names, err := inv.list(ctx, b, plan.Filter, lanes[0].Env)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.Name, err)
@@ -332,6 +358,11 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 		}
 		for i, s := range sides {
 			for j, b := range s.Binaries {
+				if b.Command != nil {
+					st.jobs = append(st.jobs, &job{side: i, sideName: s.Name, bin: b, seen: map[string]bool{}})
+					total += plan.Rounds * plan.Count
+					continue
+				}
 				var tops []string
 				for _, n := range listed[i][j] {
 					if inShard(lane.Shard, b.Pkg, n) {
@@ -340,7 +371,7 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 				}
 				res.Sides[i].Benchmarks += len(tops)
 				if len(tops) > 0 {
-					st.jobs = append(st.jobs, &job{side: i, bin: b, tops: tops, crashed: map[string]bool{}})
+					st.jobs = append(st.jobs, &job{side: i, sideName: s.Name, bin: b, tops: tops, crashed: map[string]bool{}})
 					total += len(tops) * plan.Rounds * plan.Count
 				}
 			}
@@ -413,6 +444,19 @@ func Run(ctx context.Context, sides []Side, plan Plan) (*Result, error) {
 		res.Stopped = StopSignal
 	} else if plan.Progress != nil {
 		plan.Progress.Finish()
+	}
+	for _, st := range states {
+		for _, j := range st.jobs {
+			if j.bin.Command != nil {
+				out := &res.Sides[j.side]
+				out.Benchmarks += len(j.seen)
+				for _, w := range j.warnings {
+					if !slices.Contains(out.Warnings, w) {
+						out.Warnings = append(out.Warnings, w)
+					}
+				}
+			}
+		}
 	}
 	for i := range sides {
 		parts := make([][]byte, len(states))
@@ -580,6 +624,26 @@ func runLane(ctx context.Context, st *laneState, sides []Side, plan Plan, swap b
 // runJob runs one binary's selected benchmarks once (one invocation, or
 // more after a crash), appending the results to out.
 func runJob(ctx context.Context, j *job, plan Plan, round int, st *laneState, inv *invoker, out *bytes.Buffer, fail func(Failure)) error {
+	if j.bin.Command != nil {
+		sc, err := inv.runCommand(ctx, j, plan, round, st.lane)
+		if err != nil {
+			return err
+		}
+		st.elapsed += sc.elapsed
+		st.costs.add(sc.elapsed, sc.total, sc.costs, sc.costsOK)
+		out.Write(sc.out.Bytes())
+		for _, f := range deepest(sc.fails) {
+			msg := f.msg
+			if msg == "" {
+				msg = "failed"
+			}
+			fail(Failure{Name: f.name, Message: msg})
+		}
+		if plan.Progress != nil {
+			plan.Progress.Add(plan.Count)
+		}
+		return nil
+	}
 	var tops []string
 	for _, t := range j.tops {
 		if !j.crashed[t] {

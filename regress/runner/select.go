@@ -15,9 +15,10 @@ import (
 // top-level benchmarks (a shard, or what is left after a crash) and keep the
 // other levels as the user wrote them.
 type Filter struct {
-	text string
-	alts [][]string
-	tops []*regexp.Regexp // compiled level 0 of each alternative
+	text   string
+	alts   [][]string
+	tops   []*regexp.Regexp   // compiled level 0 of each alternative
+	levels [][]*regexp.Regexp // every level of each alternative, compiled
 }
 
 // ParseFilter parses a -bench regexp; "" selects every benchmark, like ".".
@@ -27,14 +28,45 @@ func ParseFilter(re string) (*Filter, error) {
 	}
 	f := &Filter{text: re, alts: splitRegexp(re)}
 	for _, alt := range f.alts {
+		var levels []*regexp.Regexp
 		for _, level := range alt {
-			if _, err := regexp.Compile(level); err != nil {
+			l, err := regexp.Compile(level)
+			if err != nil {
 				return nil, fmt.Errorf("--bench %q: %v", re, err)
 			}
+			levels = append(levels, l)
 		}
-		f.tops = append(f.tops, regexp.MustCompile(alt[0]))
+		f.tops = append(f.tops, levels[0])
+		f.levels = append(f.levels, levels)
 	}
 	return f, nil
+}
+
+// Match reports whether the filter selects the benchmark result name (as
+// go test prints it: BenchmarkX/sub/...-N) as go test would report it: some
+// alternative matches each "/"-separated level of the name without its -N
+// suffix, and has no more levels than the name (go test runs a benchmark
+// with fewer levels than the pattern only for its sub-benchmarks, and does
+// not report it). It judges the results of a suite command, which may
+// print benchmarks the filter does not select.
+func (f *Filter) Match(name string) bool {
+	levels := strings.Split("Benchmark"+trimName(name), "/")
+	for _, alt := range f.levels {
+		if len(alt) > len(levels) {
+			continue
+		}
+		ok := true
+		for i, re := range alt {
+			if !re.MatchString(levels[i]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // String returns the regexp the filter was parsed from.

@@ -45,7 +45,7 @@ func healthWarning(g *group.Grouping, minThreshold float64) string {
 			}
 			return fmt.Sprintf("the copy reference ran %s slower on the %s side than on the %s (median %s against %s GB/s): "+
 				"the sides ran on a machine in different states, so differences of that size may be the machine's, not the code's; "+
-				"compare sides measured on one idle runner", pct(shift), slower, faster, gbps(math.Min(mb, mc)), gbps(math.Max(mb, mc)))
+				"compare sides measured on one idle runner", driftPct(shift), slower, faster, gbps(math.Min(mb, mc)), gbps(math.Max(mb, mc)))
 		}
 	}
 	db, dc := drift(base), drift(cur)
@@ -55,7 +55,7 @@ func healthWarning(g *group.Grouping, minThreshold float64) string {
 	}
 	if math.Min(db, dc) >= minThreshold/2 {
 		return fmt.Sprintf("the copy reference drifted %s during the run on both sides (baseline %s, current %s): "+
-			"the machine was busy; rerun on an idle runner or widen thresholds", pct(hi), pct(db), pct(dc))
+			"the machine was busy; rerun on an idle runner or widen thresholds", driftPct(hi), driftPct(db), driftPct(dc))
 	}
 	side, other, od := "current", "baseline", db
 	if db > dc {
@@ -63,7 +63,7 @@ func healthWarning(g *group.Grouping, minThreshold float64) string {
 	}
 	return fmt.Sprintf("the copy reference drifted %s during the run on the %s side only (%s %s): "+
 		"the machine was busy while that side ran, so its results may be the machine's, not the code's; rerun on an idle runner",
-		pct(hi), side, other, pct(od))
+		driftPct(hi), side, other, driftPct(od))
 }
 
 // copyReadings are the copy bandwidths a side's processes measured, at
@@ -119,9 +119,9 @@ func degradedWithoutReadings(g *group.Grouping) string {
 	return "run-health is degraded on the " + sides[0] + " side, and no copy bandwidth says by how much: the machine may have been busy; rerun on an idle runner if the results surprise"
 }
 
-// pct formats a fraction as a percentage with two significant digits at
+// driftPct formats a fraction as a percentage with two significant digits at
 // most: 0.072 → 7.2%, 0.42 → 42%.
-func pct(f float64) string {
+func driftPct(f float64) string {
 	if f >= 0.1 {
 		return fmt.Sprintf("%.0f%%", 100*f)
 	}

@@ -24,6 +24,10 @@
 //     side (Options.Failed). It takes precedence over every other verdict,
 //     is left out of the correction, and fails a fail gate even when nothing
 //     else could be compared.
+//   - two modes: a side whose samples fall in two modes (stats.Modes) is
+//     judged by its modes' centers, never by the mix of the modes: a change
+//     only in the mix is unchanged, and one that might be only the mix is
+//     inconclusive and wants more rounds (modes.go, WantsMoreRounds).
 //
 // The multiple-comparison correction runs over the gated families, one per
 // gate (fail, warn): comparisons with both sides, a known direction, a
@@ -84,6 +88,11 @@ type Options struct {
 	// names it in the report.
 	Noise     *noise.File
 	NoiseFile string
+	// Floors are the cross-host floors of the class (nil: none), for a
+	// stored check, whose baseline was recorded on another host; FloorsFile
+	// names them in the report.
+	Floors     *noise.Floors
+	FloorsFile string
 }
 
 // Failure is a benchmark that failed or panicked on one side of a run.
@@ -123,7 +132,15 @@ type item struct {
 	inFam  bool
 	minP   float64  // smallest p the U test can reach with these sample sizes
 	failed []string // messages of the failures that cover this comparison
-	need   int      // samples a side an inconclusive verdict needs (decide)
+	// bModes and cModes are the two modes of each side (stats.Modes), nil
+	// for a side of one mode.
+	bModes, cModes []stats.Mode
+	// modes compares two sides of two modes mode by mode; nil otherwise.
+	modes *stats.ModeChange
+	// testP is the p of the test that decides: the medians' U test, or
+	// the modes' (modes).
+	testP float64
+	need  int // samples a side an inconclusive verdict needs (decide)
 }
 
 // Judge turns paired series into a report.
@@ -179,6 +196,8 @@ func Judge(g *group.Grouping, opt Options) *report.Report {
 	for _, s := range g.Series {
 		it := prepare(s, cfg, opt.Units, class, conf)
 		applyNoise(it, opt.Noise, cfg.Unstable)
+		applyFloors(it, opt.Floors)
+		findModes(it)
 		if it.c.Better == report.Unknown && !unknown[s.Unit] {
 			unknown[s.Unit] = true
 			warn("unit %s has no known direction (better=higher or lower): reported, not gated; declare it with a \"Unit %s better=...\" line or in benchmarks.yaml units", s.Unit, s.Unit)
@@ -200,6 +219,9 @@ func Judge(g *group.Grouping, opt Options) *report.Report {
 	detectable(items, corr)
 	if opt.Noise != nil {
 		r.Settings.NoiseFile, r.Settings.NoiseK = opt.NoiseFile, noise.K
+	}
+	if opt.Floors != nil {
+		r.Settings.FloorsFile = opt.FloorsFile
 	}
 	compared, failed := false, false
 	for _, it := range items {
@@ -241,9 +263,10 @@ func Judge(g *group.Grouping, opt Options) *report.Report {
 }
 
 // unjudged counts the gated comparisons the statistics test (gate fail,
-// both sides, not exact, not failed) and those of them left inconclusive
-// for want of samples, with the samples they need and have; nil when every
-// one was judged.
+// both sides, not exact, not failed) and those of them left inconclusive,
+// with the samples a side those short of samples need and have (none when
+// every one was left inconclusive by its modes); nil when every one was
+// judged.
 func unjudged(items []*item) *report.Unjudged {
 	u := &report.Unjudged{}
 	for _, it := range items {
@@ -251,15 +274,18 @@ func unjudged(items []*item) *report.Unjudged {
 			continue
 		}
 		u.Of++
-		if it.c.Verdict != report.Inconclusive || it.need == 0 {
+		if it.c.Verdict != report.Inconclusive {
 			continue
 		}
+		u.Count++
+		if it.need == 0 {
+			continue // two modes, not too few samples: its warning says why
+		}
 		have := min(len(it.base.Values), len(it.cur.Values))
-		if u.Count == 0 || have < u.HaveSamples {
+		if u.NeedSamples == 0 || have < u.HaveSamples {
 			u.HaveSamples = have
 		}
 		u.NeedSamples = max(u.NeedSamples, it.need)
-		u.Count++
 	}
 	if u.Count == 0 {
 		return nil
@@ -487,26 +513,19 @@ func better(c *report.Comparison, delta float64) bool {
 // themselves, so that noisy warn-only comparisons passing the effect floor do not dilute the correction that
 // decides the exit code. Each family keeps its own family-wise error rate at alpha.
 func correct(items []*item, method string) {
-	fams := map[string][]*item{}
-	var gates []string // in order of first appearance, so that the result does not depend on map order
-	for _, it := range items {
-		it.c.PAdjusted = nan() // outside every family unless set below
+	tests := make([]Test, len(items))
+	for i, it := range items {
 		if !it.inFam {
 			continue
 		}
-		if method == report.FloorHolm {
-			d := float64(it.c.Delta)
-			if !(worse(&it.c, d) || better(&it.c, d)) {
-				continue // below the effect floor: cannot change verdict
-			}
-		}
-		if _, ok := fams[it.c.Gate]; !ok {
-			gates = append(gates, it.c.Gate)
-		}
-		fams[it.c.Gate] = append(fams[it.c.Gate], it)
+		tests[i] = Test{P: it.testP, Gate: it.c.Gate, Hypothesis: hypothesisOf(it), PastFloor: it.pastFloor()}
 	}
-	for _, g := range gates {
-		correctFamily(hypotheses(fams[g]), method)
+	adjusted, families := Correct(tests, method)
+	for i, it := range items {
+		it.c.PAdjusted = report.Number(adjusted[i])
+		if it.c.PAdjusted.Valid() && (method == report.Holm || method == report.FloorHolm) {
+			it.minP *= float64(families[it.c.Gate]) // the best this comparison could do is rank first
+		}
 	}
 }
 
@@ -519,7 +538,7 @@ func hypotheses(fam []*item) [][]*item {
 	var groups [][]*item
 	index := map[string]int{}
 	for _, it := range fam {
-		key := fmt.Sprint(it.c.Name, it.c.Config, "|", rankPattern(it.base.Values, it.cur.Values))
+		key := hypothesisOf(it)
 		i, ok := index[key]
 		if !ok {
 			i = len(groups)
@@ -529,6 +548,11 @@ func hypotheses(fam []*item) [][]*item {
 		groups[i] = append(groups[i], it)
 	}
 	return groups
+}
+
+// hypothesisOf is the key of the hypothesis a comparison tests (hypotheses).
+func hypothesisOf(it *item) string {
+	return fmt.Sprint(it.c.Name, it.c.Config, "|", rankPattern(it.base.Values, it.cur.Values))
 }
 
 // rankPattern is what the U test sees of two samples: walking the pooled values in ascending order, the number
@@ -557,41 +581,6 @@ func rankPattern(base, cur []float64) string {
 	fwd := strings.Join(runs, "")
 	slices.Reverse(runs)
 	return min(fwd, strings.Join(runs, ""))
-}
-
-// correctFamily fills PAdjusted over one family of hypotheses, each a group of comparisons with one p.
-func correctFamily(fam [][]*item, method string) {
-	k := len(fam)
-	p := func(h []*item) float64 { return h[0].change.P }
-	set := func(h []*item, adj float64) {
-		for _, it := range h {
-			it.c.PAdjusted = report.Number(adj)
-		}
-	}
-	sort.SliceStable(fam, func(i, j int) bool { return p(fam[i]) < p(fam[j]) })
-	switch method {
-	case report.Holm, report.FloorHolm:
-		run := 0.0
-		for i, h := range fam {
-			run = math.Max(run, math.Min(1, float64(k-i)*p(h)))
-			set(h, run)
-			for _, it := range h {
-				it.minP *= float64(k) // the best this comparison could do is rank first
-			}
-		}
-	case report.BH:
-		run := 1.0
-		for i := k - 1; i >= 0; i-- {
-			run = math.Min(run, math.Min(1, float64(k)/float64(i+1)*p(fam[i])))
-			set(fam[i], run)
-		}
-	default:
-		for _, h := range fam {
-			for _, it := range h {
-				it.c.PAdjusted = it.c.P
-			}
-		}
-	}
 }
 
 // decide sets the verdict of one comparison.
@@ -649,7 +638,7 @@ func decide(it *item) {
 	}
 	p := float64(c.PAdjusted)
 	if !c.PAdjusted.Valid() {
-		p = float64(c.P)
+		p = it.testP
 	}
 	significant := p < pol.Alpha
 	if it.inFam && c.PAdjusted.Valid() && it.minP >= pol.Alpha {
@@ -659,21 +648,23 @@ func decide(it *item) {
 		it.need = need
 		return
 	}
-	switch {
-	case c.Better == report.Unknown:
+	if c.Better == report.Unknown {
 		if significant && math.Abs(delta) > c.Threshold {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("changed by %+.2f%% but the unit's direction is unknown", delta*100))
 			setVerdict(c, report.Inconclusive)
 			return
 		}
 		setVerdict(c, report.Unchanged)
-	case significant && worse(c, delta):
-		setVerdict(c, report.Regression)
-	case significant && better(c, delta):
-		setVerdict(c, report.Improvement)
-	default:
-		setVerdict(c, report.Unchanged)
+		return
 	}
+	v := report.Unchanged
+	switch {
+	case significant && worse(c, delta):
+		v = report.Regression
+	case significant && better(c, delta):
+		v = report.Improvement
+	}
+	setVerdict(c, modeVerdict(it, v, significant))
 }
 
 // setVerdict sets v unless a budget verdict is already there.
@@ -728,6 +719,33 @@ func applyNoise(it *item, nf *noise.File, unstableGate config.Gate) {
 		it.inFam = it.inFam && it.c.Gate != report.GateOff
 		it.c.Warnings = append(it.c.Warnings, fmt.Sprintf("unstable: its noise floor %.1f%% exceeds %.0f%%, so it is gated %s (benchmarks.yaml defaults.unstable)",
 			100*e.Floor(), 100*noise.UnstableLimit, it.c.Gate))
+	}
+}
+
+// applyFloors raises the threshold of a stored check's comparison to the
+// cross-host floor of its (benchmark, unit) where that is larger, and
+// gates as warn a raw unit (sec/op, GB/s, TFLOP/s) of a family whose
+// normalized unit moved less between the stored snapshots: the normalized
+// comparison of the same benchmark then decides (package noise, floors).
+func applyFloors(it *item, fl *noise.Floors) {
+	e, ok := fl.Lookup(it.c.Name, it.c.Unit)
+	if !ok || it.exact {
+		return
+	}
+	if it.c.ThresholdFrom == "" {
+		it.c.ThresholdFrom = "config"
+	}
+	if e.Floor > it.c.Threshold {
+		if it.c.ConfiguredThreshold == nil {
+			configured := it.c.Threshold
+			it.c.ConfiguredThreshold = &configured
+		}
+		it.c.Threshold = e.Floor
+		it.c.ThresholdFrom = "hosts"
+	}
+	if e.Gate == string(config.GateWarn) && it.c.Gate == report.GateFail {
+		it.c.Gate = report.GateWarn
+		it.c.Warnings = append(it.c.Warnings, fmt.Sprintf("stored baseline from another host: gated on %s, which moved less than %s between the stored snapshots of its family, so this unit only warns", e.GatedBy, it.c.Unit))
 	}
 }
 

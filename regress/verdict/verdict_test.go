@@ -126,6 +126,9 @@ func TestReportInconclusive(t *testing.T) {
 		{"only warn-gated unjudged", "version: 1\ndefaults: {gate: warn}\n", []*group.Series{
 			{Name: "A", Unit: "sec/op", Base: noisy(1, 2), Cur: noisy(1, 2)},
 		}, report.Pass, nil},
+		{"two modes moved apart", gpuRules, []*group.Series{
+			{Name: "RoPE/impl=fused", Unit: "sec/op", Base: mixed(720e-6, 5, 837e-6, 5), Cur: mixed(720e-6*0.97, 5, 837e-6*1.03, 5)},
+		}, report.Inconclusive, &report.Unjudged{Count: 1, Of: 1}},
 		{"all judged", "", []*group.Series{
 			{Name: "A", Unit: "sec/op", Base: noisy(1, 10), Cur: noisy(1, 10)},
 		}, report.Pass, nil},

@@ -288,8 +288,11 @@ func (p *page) table(r *report.Report) {
 			}
 		}
 		th := render.Percent(c.Threshold)
-		if c.ThresholdFrom == "noise" {
+		switch c.ThresholdFrom {
+		case "noise":
 			th += " (noise floor)"
+		case "hosts":
+			th += " (cross-host floor)"
 		}
 		det := "—"
 		if c.Detectable != nil {
@@ -311,6 +314,9 @@ func (p *page) table(r *report.Report) {
 		}
 		if c.Unstable {
 			v += " (unstable)"
+		}
+		if n := render.ModesNote(c); n != "" {
+			v += " — " + n
 		}
 		p.f("<tr class=\"%s\"><td class=\"name\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"v\">%s</td></tr>\n",
 			esc(c.Verdict), esc(render.Name(c)), esc(c.Unit), esc(cell(c.Baseline)), esc(cell(c.Current)), render.Delta(c.Delta),

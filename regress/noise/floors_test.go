@@ -1,0 +1,101 @@
+package noise
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+// family returns n benchmarks of a kernel over 3 snapshots in sec/op and
+// pct-copy: the i-th moves by shifts[i%len(shifts)] in sec/op between the
+// snapshots and by norm × that in pct-copy.
+func family(kernel string, n int, shifts []float64, norm float64) []SeriesHistory {
+	var out []SeriesHistory
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("%s/rows=%d/impl=fused", kernel, 1<<i)
+		d := shifts[i%len(shifts)]
+		out = append(out,
+			SeriesHistory{Name: name, Unit: "sec/op", Snapshots: []int{0, 1, 2}, Centers: []float64{1e-4, 1e-4 * (1 + d), 1e-4 * (1 + d/2)}},
+			SeriesHistory{Name: name, Unit: "GB/s", Snapshots: []int{0, 1, 2}, Centers: []float64{2000, 2000 / (1 + d), 2000 / (1 + d/2)}},
+			SeriesHistory{Name: name, Unit: "pct-copy", Snapshots: []int{0, 1, 2}, Centers: []float64{95, 95 / (1 + norm*d), 95 / (1 + norm*d/2)}})
+	}
+	return out
+}
+
+func TestAcross(t *testing.T) {
+	// RMSNorm: 10 benchmarks moving 0.5% across hosts, one of them (a
+	// two-mode benchmark whose mix changed) 12%; pct-copy moves a third
+	// as much. GELU: pct-copy no steadier. Attention: one snapshot only.
+	shifts := []float64{0.005, 0.004, 0.006, 0.005, 0.005, 0.004, 0.006, 0.005, 0.005, 0.12}
+	var series []SeriesHistory
+	series = append(series, family("RMSNorm", 10, shifts, 1.0/3)...)
+	series = append(series, family("GELU", 6, []float64{0.01}, 1)...)
+	series = append(series, SeriesHistory{Name: "Attention/t=4096", Unit: "sec/op", Snapshots: []int{2}, Centers: []float64{5e-4}})
+	f := Across("gpu-x", "HEAD:baselines/gpu-x.bench", []FloorSnapshot{{Label: "a"}, {Label: "b"}, {Label: "c"}}, series)
+
+	e, _ := f.Lookup("RMSNorm/rows=1/impl=fused", "sec/op")
+	// The family's floor: e^(2.576 × 1.4826 × log 1.005) − 1 ≈ 1.92%,
+	// which the one 12% benchmark does not move.
+	want := math.Expm1(z99 * 1.4826 * math.Log1p(0.005))
+	if e.Shift == nil || math.Abs(*e.Shift-0.005) > 1e-12 || math.Abs(e.Floor-want) > 1e-6 || e.From != "family" {
+		t.Errorf("RMSNorm rows=1: %+v, want shift 0.5%%, floor %.4f from the family", e, want)
+	}
+	e, _ = f.Lookup("RMSNorm/rows=512/impl=fused", "sec/op")
+	if math.Abs(e.Floor-0.12) > 1e-6 || e.From != "benchmark" {
+		t.Errorf("the 12%% benchmark: %+v, want its own shift as its floor", e)
+	}
+	e, _ = f.Lookup("Attention/t=4096", "sec/op")
+	if e.Shift != nil || e.From != "class" || !(e.Floor > 0.005) {
+		t.Errorf("one snapshot: %+v, want the class's floor", e)
+	}
+	// RMSNorm moves a third as much in pct-copy: its raw units warn and
+	// pct-copy gates; GELU stays on sec/op.
+	for _, u := range []string{"sec/op", "GB/s"} {
+		if e, _ := f.Lookup("RMSNorm/rows=1/impl=fused", u); e.Gate != "warn" || e.GatedBy != "pct-copy" {
+			t.Errorf("RMSNorm %s: gate %q by %q, want warn by pct-copy", u, e.Gate, e.GatedBy)
+		}
+		if e, _ := f.Lookup("GELU/rows=1/impl=fused", u); e.Gate != "" {
+			t.Errorf("GELU %s: gate %q, want the configured one", u, e.Gate)
+		}
+	}
+	if e, _ := f.Lookup("RMSNorm/rows=1/impl=fused", "pct-copy"); e.Gate != "" {
+		t.Errorf("RMSNorm pct-copy: gate %q, want the configured one", e.Gate)
+	}
+	if fam, _ := f.Family("RMSNorm"); fam.GatedBy != "pct-copy" || fam.Steadier != 10 || fam.Benchmarks != 10 {
+		t.Errorf("RMSNorm family %+v", fam)
+	}
+	if fam, _ := f.Family("GELU"); fam.GatedBy != "sec/op" || fam.Steadier != 0 {
+		t.Errorf("GELU family %+v", fam)
+	}
+	rows := f.Spread("sec/op", "pct-copy")
+	if len(rows) != 2 || rows[0].Series != 16 || rows[0].MaxName != "RMSNorm/rows=512/impl=fused" || math.Abs(rows[0].Max-0.12) > 1e-12 {
+		t.Errorf("spread %+v", rows)
+	}
+	// Pairs: snapshots a and b are the furthest apart.
+	for _, p := range f.Pairs {
+		if p.Unit == "sec/op" && p.A == 0 && p.B == 1 && (p.Series != 16 || math.Abs(p.Median-0.006) > 1e-6) {
+			t.Errorf("pair a–b: %+v, want 16 series, median 0.6%%", p)
+		}
+	}
+
+	var b bytes.Buffer
+	if err := f.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadFloors(&b, "x.floors.json")
+	if err != nil || len(back.Entries) != len(f.Entries) || back.Class != "gpu-x" {
+		t.Fatalf("round trip: %v, %+v", err, back)
+	}
+	for _, bad := range []string{
+		`{"schema": "kernelwatch.noise/v1"}`,
+		`{"schema": "kernelwatch.floors/v1", "benchmarks": [{"name": "A", "unit": "sec/op", "floor": -1}]}`,
+		`{"schema": "kernelwatch.floors/v1", "benchmarks": [{"name": "A", "unit": "sec/op", "floor": 0.01, "gate": "warn"}]}`,
+		`{"schema": "kernelwatch.floors/v1", "extra": 1}`,
+	} {
+		if _, err := ReadFloors(strings.NewReader(bad), "bad.json"); err == nil || !strings.HasPrefix(err.Error(), "bad.json: ") {
+			t.Errorf("%s: err %v, want one naming the file", bad, err)
+		}
+	}
+}
