@@ -44,10 +44,6 @@ cut short: see regress check -h) once everything asked for is published; 2
 when the report is invalid or publishing failed.
 `
 
-// maxReportBytes bounds the report read (5,000 benchmarks × 3 units × 100
-// samples per side is about 30 MB).
-const maxReportBytes = 128 << 20
-
 // publishFlags configure what is published where.
 type publishFlags struct {
 	repo, sha, headRepo string
@@ -116,8 +112,9 @@ func runComment(e *env, args []string) int {
 	return r.ExitCode()
 }
 
-// readReport reads and validates a JSON report ("-" is standard input),
-// at most maxReportBytes.
+// readReport reads and validates a JSON report ("-" is standard input)
+// as a stream, within report.DefaultLimits: a hostile report is refused
+// where it breaks a rule or a limit, holding one comparison at a time.
 func readReport(e *env, name string) (*report.Report, string, error) {
 	var rd io.Reader = e.stdin
 	path := name
@@ -132,14 +129,7 @@ func readReport(e *env, name string) (*report.Report, string, error) {
 		defer f.Close()
 		rd = f
 	}
-	data, err := io.ReadAll(io.LimitReader(rd, maxReportBytes+1))
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", name, err)
-	}
-	if len(data) > maxReportBytes {
-		return nil, "", fmt.Errorf("%s: larger than %d MiB; not a report kernelwatch wrote", name, maxReportBytes>>20)
-	}
-	r, err := report.Read(strings.NewReader(string(data)), name)
+	r, err := report.Read(rd, name)
 	if err != nil {
 		return nil, "", err
 	}
