@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -179,5 +180,60 @@ func TestCompareGitHub(t *testing.T) {
 	res = invokeEnv(t, dir, envm, "compare", "--config", "none", "--github", base, slow)
 	if res.code != exitError || !strings.Contains(res.stderr, "--github") || !strings.Contains(res.stdout, "regression") {
 		t.Errorf("no token: exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// workflowCommands returns the lines of out that the Actions runner would
+// execute as workflow commands: it ends a line at LF or CR and accepts
+// "::name::" after leading white space or "##[name]" anywhere in a line.
+func workflowCommands(out string) []string {
+	var cmds []string
+	for _, l := range strings.FieldsFunc(out, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		t := strings.TrimLeft(l, " \t\u00a0\u2003\u0085")
+		i := strings.Index(l, "##[")
+		if strings.HasPrefix(t, "::") && strings.Contains(t[2:], "::") || i >= 0 && strings.Contains(l[i:], "]") {
+			cmds = append(cmds, l)
+		}
+	}
+	return cmds
+}
+
+// TestCommentLogInjection feeds regress comment reports and arguments
+// whose names carry workflow commands, and checks that nothing it prints
+// would be executed by the runner: neither errors that quote the name nor
+// errors that repeat it as it is (a file name).
+func TestCommentLogInjection(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join("..", "..", "regress", "publish", "comment", "testdata", "fail.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(good, &r); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{
+		"x\n::error title=Forged::the GPU check passed",
+		"y\r::add-mask::ghs_",
+		"z\n  ::stop-commands::tok",
+		"w ##[error]legacy",
+	}
+	for i, name := range names {
+		c := r["comparisons"].([]any)[0].(map[string]any)
+		c["name"], c["gate"] = name, "loud" // an invalid gate: the error names the comparison
+		data, _ := json.Marshal(r)
+		rep := write(t, dir, fmt.Sprintf("r%d.json", i), string(data))
+		res := invokeEnv(t, dir, map[string]string{"GITHUB_REPOSITORY": "o/r"}, "comment", "--dry-run", rep)
+		if res.code != exitError || !strings.Contains(res.stderr, "unknown gate") {
+			t.Errorf("%q: exit %d\n%s", name, res.code, res.stderr)
+		}
+		if c := workflowCommands(res.stderr); len(c) > 0 {
+			t.Errorf("%q: the runner would execute %q", name, c)
+		}
+	}
+	// An error that repeats its argument as given: a missing file.
+	res := invokeEnv(t, dir, map[string]string{"GITHUB_REPOSITORY": "o/r"}, "comment", "--dry-run", "missing\n::error title=Forged::x.json")
+	if res.code != exitError || len(workflowCommands(res.stderr)) > 0 {
+		t.Errorf("missing file: exit %d, commands %q\n%s", res.code, workflowCommands(res.stderr), res.stderr)
 	}
 }
