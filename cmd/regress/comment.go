@@ -252,11 +252,15 @@ func publishRun(e *env, p publishFlags, ap ghpub.Approval, fail func(error) int)
 		fmt.Fprintf(logw, "run %d has no report artifacts\n", t.RunID)
 		return exitPass
 	}
-	// One lookup of a fork's pull request serves every report.
+	// One lookup of a fork's pull request serves every report; without it
+	// the statuses are still set, and the command fails.
+	code := exitPass
+	commentOn := p.comment
 	if p.comment && t.NeedsLookup() && !p.dryRun {
 		n, err := client.FindPR(ctx, t)
 		if err != nil {
-			return fail(errors.New(redact(err.Error(), token)))
+			fmt.Fprintf(e.stderr, "%s comment: %s\n", programName, redact(err.Error(), token))
+			commentOn, code = false, exitError
 		}
 		t.PR = n
 	}
@@ -264,9 +268,8 @@ func publishRun(e *env, p publishFlags, ap ghpub.Approval, fail func(error) int)
 	if server == "" {
 		server = "https://github.com"
 	}
-	code := exitPass
 	for _, rr := range reports {
-		pub := ghpub.Publication{Report: rr.Report, Target: t, Class: rr.Class, Comment: p.comment,
+		pub := ghpub.Publication{Report: rr.Report, Target: t, Class: rr.Class, Comment: commentOn,
 			StatusContext: rr.Artifact.StatusContext, ServerURL: server}
 		if p.summary {
 			pub.SummaryPath = e.getenv("GITHUB_STEP_SUMMARY") // no step outputs: one step, several reports

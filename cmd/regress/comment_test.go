@@ -11,11 +11,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	ghpub "github.com/kernelwatch/kernelwatch/regress/publish/github"
 )
 
 const secretToken = "ghp_cmdTestSecretNeverPrinted42"
@@ -375,6 +378,14 @@ func TestCommentFromRunForgery(t *testing.T) {
 	if res.code != exitPass || !strings.Contains(got, "POST /api/v3/repos/base/repo/statuses/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb") ||
 		!strings.Contains(got, "POST /api/v3/repos/base/repo/issues/8/comments") || !strings.Contains(res.stderr, "set status kernelwatch/cpu=success") {
 		t.Errorf("genuine CPU report: exit %d\n%s\ncalls:\n%s", res.code, res.stderr, got)
+	}
+
+	// The help states the allow-list the code applies.
+	help := invokeEnv(t, dir, nil, "comment", "-h").stdout
+	for _, a := range ghpub.ReportArtifacts {
+		if !regexp.MustCompile(regexp.QuoteMeta(a.Name) + `\s+status ` + regexp.QuoteMeta(a.StatusContext) + `, classes ` + regexp.QuoteMeta(a.ClassPrefix) + `\*`).MatchString(help) {
+			t.Errorf("comment -h does not state %+v:\n%s", a, help)
+		}
 	}
 
 	// The target and the status context are not the caller's to choose.
