@@ -17,7 +17,7 @@ import (
 	"github.com/kernelwatch/kernelwatch/regress/report"
 )
 
-const commentSynopsis = "[flags] REPORT.json"
+const commentSynopsis = "[flags] REPORT.json | --from-run [flags]"
 
 const commentHelp = `Publishes a JSON report (regress check/compare --format json) on GitHub:
 
@@ -36,17 +36,29 @@ commit and head repository (a fork's pull request seen from workflow_run).
 The token comes from $REGRESS_GITHUB_TOKEN or $GITHUB_TOKEN only; the API
 from $GITHUB_API_URL (GitHub Enterprise Server: https://HOST/api/v3).
 
-The report may come from untrusted code (a fork's artifact): it is size-
-limited, validated against the schema, and every text from it is escaped.
+The report may come from untrusted code (a fork's artifact): it is read as
+a stream within size and count limits, validated against the schema, and
+every text from it is escaped.
+
+--from-run publishes the reports of the pull request's run that triggered
+this workflow_run event (the publishing workflow, regress-comment.yml),
+fetched from its artifacts through the API ($GITHUB_TOKEN with actions:
+read). Only the allow-listed artifact names count, at most one report each:
+
+  regress-report-cpu  status kernelwatch/cpu, classes cpu-*
+  regress-report-gpu  status kernelwatch/gpu, classes gpu-*; from a fork's
+                      run only when its GPU job (--approval-job) ran and the
+                      run holds an approval of --approval-environment
+
+Each zip must hold one report.json within the limits, of a class its name
+allows. The pull request, head commit and status context come from the
+event and the allow-list, never from the artifact or a flag. If any
+artifact is refused, nothing is published and the exit code is 2.
 
 Exit codes: the report's (0 pass, 1 fail, 3 nothing comparable or
 inconclusive, 2 a run cut short: see regress help check) once everything
 asked for is published; 2 when the report is invalid or publishing failed.
 `
-
-// maxReportBytes bounds the report read (5,000 benchmarks × 3 units × 100
-// samples per side is about 30 MB).
-const maxReportBytes = 128 << 20
 
 // publishFlags configure what is published where.
 type publishFlags struct {
@@ -83,19 +95,47 @@ func (p *publishFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&p.dryRun, "dry-run", false, "print the comment and the status description instead of publishing anything")
 }
 
-func newCommentFlags() (*flag.FlagSet, *publishFlags) {
+// commentFlags are comment's flags: what is published where, and the run
+// that --from-run publishes.
+type commentFlags struct {
+	p        publishFlags
+	fromRun  bool
+	approval ghpub.Approval
+}
+
+func newCommentFlags() (*flag.FlagSet, *commentFlags) {
 	fs := newFlagSet("comment")
-	p := &publishFlags{}
-	p.register(fs)
-	return fs, p
+	c := &commentFlags{approval: ghpub.DefaultApproval}
+	c.p.register(fs)
+	fs.BoolVar(&c.fromRun, "from-run", false, "publish the allow-listed report artifacts of the workflow_run event's run instead of a report file")
+	fs.StringVar(&c.approval.Job, "approval-job", c.approval.Job, "`JOB` with --from-run: the job of a fork's run whose approval a GPU report needs")
+	fs.StringVar(&c.approval.Environment, "approval-environment", c.approval.Environment, "`NAME` with --from-run: the environment whose approval a fork's GPU report needs")
+	return fs, c
 }
 
 func runComment(e *env, args []string) int {
-	fs, p := newCommentFlags()
+	fs, c := newCommentFlags()
 	fail := failer(e, "comment")
 	pos, code, ok := parseArgs(e, "comment", fs, args)
 	if !ok {
 		return code
+	}
+	p, approval := c.p, c.approval
+	if c.fromRun {
+		given := []string{}
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "repo", "pr", "sha", "head-repo", "class", "status-context":
+				given = append(given, "--"+f.Name)
+			}
+		})
+		switch {
+		case len(pos) > 0:
+			return fail(usagef("--from-run takes no report file"))
+		case len(given) > 0:
+			return fail(usagef("--from-run takes the target from the event and the allow-list, not %s", strings.Join(given, ", ")))
+		}
+		return publishRun(e, p, approval, fail)
 	}
 	if len(pos) != 1 {
 		return fail(usagef("want exactly one report file, got %d", len(pos)))
@@ -104,14 +144,15 @@ func runComment(e *env, args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	if err := publishReport(e, r, path, *p); err != nil {
+	if err := publishReport(e, r, path, p); err != nil {
 		return fail(err)
 	}
 	return r.ExitCode()
 }
 
-// readReport reads and validates a JSON report ("-" is standard input),
-// at most maxReportBytes.
+// readReport reads and validates a JSON report ("-" is standard input)
+// as a stream, within report.DefaultLimits: a hostile report is refused
+// where it breaks a rule or a limit, holding one comparison at a time.
 func readReport(e *env, name string) (*report.Report, string, error) {
 	var rd io.Reader = e.stdin
 	path := name
@@ -126,14 +167,7 @@ func readReport(e *env, name string) (*report.Report, string, error) {
 		defer f.Close()
 		rd = f
 	}
-	data, err := io.ReadAll(io.LimitReader(rd, maxReportBytes+1))
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", name, err)
-	}
-	if len(data) > maxReportBytes {
-		return nil, "", fmt.Errorf("%s: larger than %d MiB; not a report kernelwatch wrote", name, maxReportBytes>>20)
-	}
-	r, err := report.Read(strings.NewReader(string(data)), name)
+	r, err := report.Read(rd, name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -183,6 +217,75 @@ func publishReport(e *env, r *report.Report, reportPath string, p publishFlags) 
 		return errors.New(redact(err.Error(), token))
 	}
 	return nil
+}
+
+// publishRun publishes the allow-listed report artifacts of the
+// workflow_run event's run (--from-run): all of them, or nothing when any
+// is refused. It returns the exit code: the worst report's, 2 when
+// anything failed.
+func publishRun(e *env, p publishFlags, ap ghpub.Approval, fail func(error) int) int {
+	name, path := e.getenv("GITHUB_EVENT_NAME"), e.getenv("GITHUB_EVENT_PATH")
+	if name != "workflow_run" || path == "" {
+		return fail(fmt.Errorf("--from-run publishes the run of a workflow_run event; this is %q (GITHUB_EVENT_NAME)", name))
+	}
+	t, err := ghpub.ReadEvent(name, path)
+	if err != nil {
+		return fail(err)
+	}
+	if t.HeadRepo == "" || t.RunID == 0 || !comment.IsRepository(t.Repo) {
+		return fail(errors.New("the workflow_run event names no run, repository or head repository"))
+	}
+	token := ghpub.TokenFrom(e.getenv)
+	logw := prefixWriter{&redactWriter{w: e.stderr, secret: token}, programName + " comment: "}
+	client, err := ghpub.New(ghpub.Config{Token: token, APIURL: e.getenv("GITHUB_API_URL"), BotLogin: p.botLogin,
+		Timeout: p.timeout, MaxWait: p.maxWait, Log: logw})
+	if err != nil {
+		return fail(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 4*p.maxWait+20*p.timeout+time.Minute)
+	defer cancel()
+	reports, err := client.RunReports(ctx, t, ap)
+	if err != nil {
+		return fail(fmt.Errorf("run %d: nothing published: %w", t.RunID, errors.New(redact(err.Error(), token))))
+	}
+	if len(reports) == 0 {
+		fmt.Fprintf(logw, "run %d has no report artifacts\n", t.RunID)
+		return exitPass
+	}
+	// One lookup of a fork's pull request serves every report; without it
+	// the statuses are still set, and the command fails.
+	code := exitPass
+	commentOn := p.comment
+	if p.comment && t.NeedsLookup() && !p.dryRun {
+		n, err := client.FindPR(ctx, t)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "%s comment: %s\n", programName, redact(err.Error(), token))
+			commentOn, code = false, exitError
+		}
+		t.PR = n
+	}
+	server := e.getenv("GITHUB_SERVER_URL")
+	if server == "" {
+		server = "https://github.com"
+	}
+	for _, rr := range reports {
+		pub := ghpub.Publication{Report: rr.Report, Target: t, Class: rr.Class, Comment: commentOn,
+			StatusContext: rr.Artifact.StatusContext, ServerURL: server}
+		if p.summary {
+			pub.SummaryPath = e.getenv("GITHUB_STEP_SUMMARY") // no step outputs: one step, several reports
+		}
+		if p.dryRun {
+			dryRun(e, pub)
+		} else if _, err := ghpub.Publish(ctx, client, pub); err != nil {
+			fmt.Fprintf(e.stderr, "%s comment: %s: %s\n", programName, rr.Artifact.Name, redact(err.Error(), token))
+			code = max(code, exitError)
+			continue
+		}
+		code = max(code, rr.Report.ExitCode())
+	}
+	return code
 }
 
 // dryRun prints what would be published.

@@ -1,16 +1,24 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	ghpub "github.com/kernelwatch/kernelwatch/regress/publish/github"
 )
 
 const secretToken = "ghp_cmdTestSecretNeverPrinted42"
@@ -179,5 +187,210 @@ func TestCompareGitHub(t *testing.T) {
 	res = invokeEnv(t, dir, envm, "compare", "--config", "none", "--github", base, slow)
 	if res.code != exitError || !strings.Contains(res.stderr, "--github") || !strings.Contains(res.stdout, "regression") {
 		t.Errorf("no token: exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// workflowCommands returns the lines of out that the Actions runner would
+// execute as workflow commands: it ends a line at LF or CR and accepts
+// "::name::" after leading white space or "##[name]" anywhere in a line.
+func workflowCommands(out string) []string {
+	var cmds []string
+	for _, l := range strings.FieldsFunc(out, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		t := strings.TrimLeft(l, " \t\u00a0\u2003\u0085")
+		i := strings.Index(l, "##[")
+		if strings.HasPrefix(t, "::") && strings.Contains(t[2:], "::") || i >= 0 && strings.Contains(l[i:], "]") {
+			cmds = append(cmds, l)
+		}
+	}
+	return cmds
+}
+
+// TestCommentLogInjection feeds regress comment reports and arguments
+// whose names carry workflow commands, and checks that nothing it prints
+// would be executed by the runner: neither errors that quote the name nor
+// errors that repeat it as it is (a file name).
+func TestCommentLogInjection(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join("..", "..", "regress", "publish", "comment", "testdata", "fail.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(good, &r); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{
+		"x\n::error title=Forged::the GPU check passed",
+		"y\r::add-mask::ghs_",
+		"z\n  ::stop-commands::tok",
+		"w ##[error]legacy",
+	}
+	for i, name := range names {
+		c := r["comparisons"].([]any)[0].(map[string]any)
+		c["name"], c["gate"] = name, "loud" // an invalid gate: the error names the comparison
+		data, _ := json.Marshal(r)
+		rep := write(t, dir, fmt.Sprintf("r%d.json", i), string(data))
+		res := invokeEnv(t, dir, map[string]string{"GITHUB_REPOSITORY": "o/r"}, "comment", "--dry-run", rep)
+		if res.code != exitError || !strings.Contains(res.stderr, "unknown gate") {
+			t.Errorf("%q: exit %d\n%s", name, res.code, res.stderr)
+		}
+		if c := workflowCommands(res.stderr); len(c) > 0 {
+			t.Errorf("%q: the runner would execute %q", name, c)
+		}
+	}
+	// An error that repeats its argument as given: a missing file.
+	res := invokeEnv(t, dir, map[string]string{"GITHUB_REPOSITORY": "o/r"}, "comment", "--dry-run", "missing\n::error title=Forged::x.json")
+	if res.code != exitError || len(workflowCommands(res.stderr)) > 0 {
+		t.Errorf("missing file: exit %d, commands %q\n%s", res.code, workflowCommands(res.stderr), res.stderr)
+	}
+}
+
+// runGitHub serves a pull request run's artifacts (name → zip) and
+// records every request; comments, statuses and the pull-request lookup
+// answer as GitHub would.
+func runGitHub(t *testing.T, artifacts map[string][]byte) (*httptest.Server, *[]string) {
+	var mu sync.Mutex
+	var calls []string
+	var srv *httptest.Server
+	names := slices.Sorted(maps.Keys(artifacts))
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls = append(calls, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if id, ok := strings.CutPrefix(r.URL.Path, "/blob/"); ok {
+			n, _ := strconv.Atoi(id)
+			w.Write(artifacts[names[n]])
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer "+secretToken {
+			w.WriteHeader(401)
+			return
+		}
+		p := strings.TrimPrefix(r.URL.Path, "/api/v3")
+		switch {
+		case p == "/repos/base/repo/actions/runs/123456789/artifacts":
+			var list []map[string]any
+			for i, n := range names {
+				list = append(list, map[string]any{"id": i, "name": n, "size_in_bytes": len(artifacts[n]), "workflow_run": map[string]any{"id": 123456789}})
+			}
+			json.NewEncoder(w).Encode(map[string]any{"total_count": len(list), "artifacts": list})
+		case strings.HasPrefix(p, "/repos/base/repo/actions/artifacts/") && strings.HasSuffix(p, "/zip"):
+			id := strings.TrimSuffix(strings.TrimPrefix(p, "/repos/base/repo/actions/artifacts/"), "/zip")
+			w.Header().Set("Location", srv.URL+"/blob/"+id)
+			w.WriteHeader(302)
+		case strings.HasSuffix(p, "/jobs"):
+			io.WriteString(w, `{"total_count": 1, "jobs": [{"name": "cpu", "status": "completed", "conclusion": "success"}]}`)
+		case strings.HasSuffix(p, "/approvals"):
+			io.WriteString(w, `[]`)
+		case strings.HasPrefix(p, "/repos/base/repo/commits/"):
+			io.WriteString(w, `[{"number": 8, "state": "open", "head": {"sha": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "repo": {"full_name": "forker/repo"}}}]`)
+		case p == "/user":
+			w.WriteHeader(403)
+			io.WriteString(w, `{"message":"Resource not accessible by integration"}`)
+		case r.Method == "GET" && strings.HasSuffix(p, "/comments"):
+			io.WriteString(w, `[]`)
+		case r.Method == "POST" && strings.HasSuffix(p, "/comments"):
+			w.WriteHeader(201)
+			io.WriteString(w, `{"id": 1, "html_url": "https://github.example/base/repo/pull/8#issuecomment-1", "user": {"login": "github-actions[bot]", "type": "Bot"}}`)
+		case r.Method == "POST" && strings.Contains(p, "/statuses/"):
+			w.WriteHeader(201)
+			io.WriteString(w, `{}`)
+		default:
+			w.WriteHeader(404)
+			io.WriteString(w, `{"message":"Not Found"}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls
+}
+
+func zipReport(t *testing.T, report []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.Create("report.json")
+	w.Write(report)
+	zw.Close()
+	return buf.Bytes()
+}
+
+// reportOfClass is a testdata report with both sides' class set.
+func reportOfClass(t *testing.T, file, class string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "regress", "publish", "comment", "testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	json.Unmarshal(data, &r)
+	for _, side := range []string{"baseline", "current"} {
+		r[side].(map[string]any)["config"].(map[string]any)["class"] = class
+	}
+	out, _ := json.Marshal(r)
+	return out
+}
+
+// TestCommentFromRunForgery replays the review's attack end to end: a
+// fork's run uploads a passing report of the GPU class under the CPU
+// artifact's name, and under the GPU artifact's name without the approved
+// GPU job. regress comment --from-run refuses it with exit 2 and writes
+// nothing to GitHub; a genuine CPU report of the same run is published
+// with the status context its name gives.
+func TestCommentFromRunForgery(t *testing.T) {
+	dir := t.TempDir()
+	event, err := filepath.Abs(filepath.Join("..", "..", "regress", "publish", "github", "testdata", "workflow_run.fork.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := reportOfClass(t, "pass.json", "gpu-nvidia-h100-80gb-hbm3")
+	for _, tc := range []struct {
+		name      string
+		artifacts map[string][]byte
+		want      string
+	}{
+		{"CPU name", map[string][]byte{"regress-report-cpu": zipReport(t, forged)},
+			`regress-report-cpu: the report is of class "gpu-nvidia-h100-80gb-hbm3"; regress-report-cpu may only hold classes cpu-*`},
+		{"GPU name", map[string][]byte{"regress-report-gpu": zipReport(t, forged),
+			"regress-report-cpu": zipReport(t, reportOfClass(t, "pass.json", "cpu-amd64-x"))},
+			`regress-report-gpu: not published for a fork's pull request: run 123456789 has no job "gpu" that ran to completion`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, calls := runGitHub(t, tc.artifacts)
+			envm := map[string]string{"GITHUB_TOKEN": secretToken, "GITHUB_API_URL": srv.URL, "GITHUB_EVENT_NAME": "workflow_run",
+				"GITHUB_EVENT_PATH": event, "GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary.md")}
+			res := invokeEnv(t, dir, envm, "comment", "--from-run")
+			if res.code != exitError || !strings.Contains(res.stderr, tc.want) || !strings.Contains(res.stderr, "nothing published") {
+				t.Errorf("exit %d, stderr:\n%s\nwant %q", res.code, res.stderr, tc.want)
+			}
+			for _, c := range *calls {
+				if !strings.HasPrefix(c, "GET ") {
+					t.Errorf("wrote to GitHub: %s", c)
+				}
+			}
+		})
+	}
+
+	srv, calls := runGitHub(t, map[string][]byte{"regress-report-cpu": zipReport(t, reportOfClass(t, "pass.json", "cpu-amd64-x"))})
+	envm := map[string]string{"GITHUB_TOKEN": secretToken, "GITHUB_API_URL": srv.URL, "GITHUB_EVENT_NAME": "workflow_run", "GITHUB_EVENT_PATH": event}
+	res := invokeEnv(t, dir, envm, "comment", "--from-run")
+	got := strings.Join(*calls, "\n")
+	if res.code != exitPass || !strings.Contains(got, "POST /api/v3/repos/base/repo/statuses/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb") ||
+		!strings.Contains(got, "POST /api/v3/repos/base/repo/issues/8/comments") || !strings.Contains(res.stderr, "set status kernelwatch/cpu=success") {
+		t.Errorf("genuine CPU report: exit %d\n%s\ncalls:\n%s", res.code, res.stderr, got)
+	}
+
+	// The help states the allow-list the code applies.
+	help := invokeEnv(t, dir, nil, "comment", "-h").stdout
+	for _, a := range ghpub.ReportArtifacts {
+		if !regexp.MustCompile(regexp.QuoteMeta(a.Name) + `\s+status ` + regexp.QuoteMeta(a.StatusContext) + `, classes ` + regexp.QuoteMeta(a.ClassPrefix) + `\*`).MatchString(help) {
+			t.Errorf("comment -h does not state %+v:\n%s", a, help)
+		}
+	}
+
+	// The target and the status context are not the caller's to choose.
+	res = invokeEnv(t, dir, envm, "comment", "--from-run", "--status-context", "kernelwatch/gpu")
+	if res.code != exitError || !strings.Contains(res.stderr, "not --status-context") {
+		t.Errorf("--status-context with --from-run: exit %d\n%s", res.code, res.stderr)
 	}
 }

@@ -136,7 +136,7 @@ func shardLabels(set *join.Set) (base, cur string) {
 		if err != nil {
 			continue
 		}
-		r, err := report.Read(io.LimitReader(f, maxReportBytes), join.ReportFile)
+		r, err := report.Read(f, join.ReportFile) // within report.DefaultLimits
 		f.Close()
 		if err != nil {
 			continue

@@ -23,6 +23,9 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/kernelwatch/kernelwatch/internal/logsafe"
+	"github.com/kernelwatch/kernelwatch/regress/runner"
 )
 
 // Exit codes, the same for every verb.
@@ -122,6 +125,17 @@ func main() {
 }
 
 func run(e *env, args []string) int {
+	// Standard error is where every error, warning and progress line goes,
+	// and in CI it is a log that executes workflow commands: names and
+	// reports from a fork's code must not act as one. A terminal is no
+	// such log and keeps its live progress line.
+	if f, ok := e.stderr.(*os.File); !ok || !runner.IsTerminal(f) {
+		guarded := logsafe.NewWriter(e.stderr)
+		defer guarded.Flush()
+		safe := *e
+		safe.stderr = guarded
+		e = &safe
+	}
 	switch {
 	case len(args) == 0:
 		return runCheck(e, args)

@@ -119,9 +119,9 @@ func (g *ghRunner) expand(s string) string {
 }
 
 // cond evaluates an if: condition of the forms the workflows use: terms
-// joined by &&, each !cancelled(), or a != or == between a context value
-// and a string literal. After a failed step, a condition without a status
-// function is false, as on GitHub.
+// joined by &&, each !cancelled(), always(), or a != or == between a
+// context value and a string literal. After a failed step, a condition
+// without a status function is false, as on GitHub.
 func (g *ghRunner) cond(s string, failed bool) bool {
 	g.t.Helper()
 	if s == "" {
@@ -131,13 +131,13 @@ func (g *ghRunner) cond(s string, failed bool) bool {
 	if m := exprRE.FindStringSubmatch(s); m != nil && m[0] == s {
 		s = m[1]
 	}
-	if failed && !strings.Contains(s, "cancelled()") {
+	if failed && !strings.Contains(s, "cancelled()") && !strings.Contains(s, "always()") {
 		return false
 	}
 	for _, term := range strings.Split(s, "&&") {
 		term = strings.TrimSpace(term)
 		switch {
-		case term == "!cancelled()":
+		case term == "!cancelled()", term == "always()":
 		case strings.Contains(term, "!="):
 			a, b, _ := strings.Cut(term, "!=")
 			if g.value(a) == g.value(b) {
@@ -256,6 +256,8 @@ func (g *ghRunner) runAction(with map[string]string) (int, map[string]string) {
 			if g.cond(s.If, false) {
 				g.t.Fatalf("action step %s would run; the test cannot", s.Uses)
 			}
+		case !g.cond(s.If, code != 0):
+			// A step after a failure runs only if its condition says so.
 		case s.Run != "":
 			if s.Shell != "bash" {
 				g.t.Fatalf("action step %q: shell %q", s.ID, s.Shell)
@@ -265,15 +267,14 @@ func (g *ghRunner) runAction(with map[string]string) (int, map[string]string) {
 				env[k] = g.expand(v)
 			}
 			dir := filepath.Join(g.workspace, g.expand(s.WorkingDirectory))
-			var outputs map[string]string
-			code, outputs = g.script("action step "+s.ID, s.Run, dir, env)
+			stepCode, outputs := g.script("action step "+s.ID, s.Run, dir, env)
 			summary += outputs["(summary)"]
 			for k, v := range outputs {
 				g.ctx["steps."+s.ID+".outputs."+k] = v
 			}
-		}
-		if code != 0 {
-			break // a composite action stops at its first failing step
+			if stepCode != 0 {
+				code = stepCode // the action fails with its last failing step
+			}
 		}
 	}
 	out := map[string]string{"(summary)": summary}

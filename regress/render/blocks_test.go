@@ -71,3 +71,38 @@ func TestExportedHelpers(t *testing.T) {
 		t.Errorf("CorrectionWords: %q", CorrectionWords("x|y"))
 	}
 }
+
+// TestEscapeMarkdownInert checks that what GitHub would turn into a link,
+// a mention or a reference comes out with its key character alone in a
+// <code> element, and that invisible and line-separating characters come
+// out visible, not as themselves.
+func TestEscapeMarkdownInert(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"fixes GH-42", "fixes GH<code>-</code>42"},
+		{"gh-7 and xGH-7", "gh<code>-</code>7 and xGH-7"},
+		{"see https://evil.example/x", "see https<code>:</code>//evil.example/x"},
+		{"HTTP://a.b and ftp://c", "HTTP<code>:</code>//a.b and ftp<code>:</code>//c"},
+		{"mailto:a@b.c", "mailto<code>:</code>a<code>@</code>b.c"},
+		{"www.evil.example", "www<code>.</code>evil.example"},
+		{"@octocat and @org/team", "<code>@</code>octocat and <code>@</code>org/team"},
+		{"mail me: me@evil.example", "mail me: me<code>@</code>evil.example"},
+		{"main@1f2e3d4 and HEAD@9a8b7c6", "main@1f2e3d4 and HEAD@9a8b7c6"},
+		{"#12 and owner/repo#34", "<code>#</code>12 and owner/repo<code>#</code>34"},
+		// Shown as escapes (a backslash escaped for markdown): "\u2028" on the page.
+		{"a\u2028b\u2029c", `a\\u2028b\\u2029c`},
+		{"@\u200boctocat", `@\\u200boctocat`},
+		{"GH\u200d-42 x\u00ady\u2060z\ufeff", `GH\\u200d-42 x\\xady\\u2060z\\ufeff`},
+		{"##[error]x", `#\\x23\[error\]x`},
+		{"plain/name=1", "plain/name=1"},
+	} {
+		got := EscapeMarkdown(tc.in)
+		if got != tc.want {
+			t.Errorf("EscapeMarkdown(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		for _, r := range got {
+			if r == 0x200b || r == 0x200c || r == 0x200d || r == 0x2028 || r == 0x2029 || r == 0x2060 || r == 0xad || r == 0xfeff {
+				t.Errorf("EscapeMarkdown(%q) = %q holds U+%04X", tc.in, got, r)
+			}
+		}
+	}
+}

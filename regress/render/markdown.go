@@ -137,29 +137,71 @@ func mdOrder(r *report.Report) []*report.Comparison {
 	return out
 }
 
-// mdEscape makes untrusted text inert inside a GitHub markdown table cell:
-// table pipes and markdown punctuation are backslash-escaped, HTML
-// characters become entities, newlines spaces, and a zero-width space after
-// @ and # keeps names from mentioning users or linking issues.
+// mdEscape makes untrusted text inert inside a GitHub markdown table cell
+// or running text. Markdown punctuation and table pipes are
+// backslash-escaped, HTML characters become entities, line breaks spaces,
+// and invisible or line-separating characters are shown escaped (clean).
+// What GitHub would turn into a link or a notification is broken by putting
+// its key character alone in a <code> element, which renders it literally:
+// the @ of a mention or an e-mail address and the # of an issue reference
+// (owner/repo#123 too) when a letter or digit follows, the - of GH-123, the : after http, https, ftp, mailto or xmpp,
+// and the . after www. Mentions and references are found after markdown is
+// rendered, in text outside code and links, so an escape the markdown
+// parser undoes (a backslash, an entity) would not stop them, and an
+// invisible character between @ and a name would look like the name it is
+// not; a character in its own <code> element is neither.
 func mdEscape(s string) string {
 	var b strings.Builder
 	rs := []rune(clean(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)))
+	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' }
+	// after reports whether the runes before i end with word (ASCII, any
+	// case) starting at a word boundary.
+	after := func(i int, words ...string) bool {
+		for _, w := range words {
+			k := i - len(w)
+			if k < 0 || !strings.EqualFold(string(rs[k:i]), w) {
+				continue
+			}
+			if k == 0 || !word(rs[k-1]) {
+				return true
+			}
+		}
+		return false
+	}
+	alnumNext := func(i int) bool { return i+1 < len(rs) && (unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1])) }
+	// mentionOrEmail reports whether the @ at i could start a mention (it
+	// follows no word character) or belong to an e-mail address (a dotted
+	// domain follows); "main@1f2e3d4" is neither and stays as it is.
+	mentionOrEmail := func(i int) bool {
+		if !alnumNext(i) {
+			return false
+		}
+		if i == 0 || !word(rs[i-1]) {
+			return true
+		}
+		for j := i + 1; j+1 < len(rs) && (word(rs[j]) || rs[j] == '-' || rs[j] == '.'); j++ {
+			if rs[j] == '.' && word(rs[j+1]) {
+				return true
+			}
+		}
+		return false
+	}
 	for i, r := range rs {
-		switch r {
-		case '&':
+		switch {
+		case r == '&':
 			b.WriteString("&amp;")
-		case '<':
+		case r == '<':
 			b.WriteString("&lt;")
-		case '>':
+		case r == '>':
 			b.WriteString("&gt;")
-		case '|', '\\', '`', '*', '_', '[', ']', '~':
+		case strings.ContainsRune("|\\`*_[]~", r):
 			b.WriteRune('\\')
 			b.WriteRune(r)
-		case '@', '#':
-			b.WriteRune(r)
-			if i+1 < len(rs) && (unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1])) {
-				b.WriteRune('\u200b')
-			}
+		case r == '@' && mentionOrEmail(i), r == '#' && alnumNext(i),
+			r == '-' && after(i, "gh") && i+1 < len(rs) && unicode.IsDigit(rs[i+1]),
+			r == ':' && after(i, "http", "https", "ftp", "mailto", "xmpp"),
+			r == '.' && after(i, "www"):
+			b.WriteString("<code>" + string(r) + "</code>")
 		default:
 			b.WriteRune(r)
 		}

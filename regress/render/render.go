@@ -22,9 +22,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"golang.org/x/perf/benchunit"
 
+	"github.com/kernelwatch/kernelwatch/internal/logsafe"
 	"github.com/kernelwatch/kernelwatch/regress/report"
 )
 
@@ -477,10 +479,14 @@ func (f *footnotes) mark(msgs []string) string {
 }
 
 // clean makes untrusted text safe to print on one line of a terminal or CI
-// log: control characters and bidirectional overrides are shown escaped.
+// log: control characters, line and paragraph separators and invisible
+// format characters (bidirectional overrides, zero-width spaces and
+// joiners, soft hyphens) are shown escaped, and what the Actions runner
+// would read as a workflow command (a leading "::", "##[") is broken
+// (logsafe.Line).
 func clean(s string) string {
 	if strings.IndexFunc(s, unsafeRune) < 0 {
-		return s
+		return logsafe.Line(s)
 	}
 	var b strings.Builder
 	for _, r := range s {
@@ -493,12 +499,15 @@ func clean(s string) string {
 			fmt.Fprintf(&b, `\u%04x`, r)
 		}
 	}
-	return b.String()
+	return logsafe.Line(b.String())
 }
 
+// unsafeRune reports whether r must not appear as itself in one line of
+// text from a report: a control character, a line or paragraph separator
+// (U+2028, U+2029), or a format character (category Cf: U+200B–U+200F,
+// U+202A–U+202E, U+2060–U+2064, U+2066–U+2069, U+00AD, U+061C, U+FEFF, ...).
 func unsafeRune(r rune) bool {
-	return r < 0x20 || (r >= 0x7f && r < 0xa0) || (r >= 0x202a && r <= 0x202e) ||
-		(r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c || r == 0xfeff
+	return r < 0x20 || (r >= 0x7f && r < 0xa0) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
 // blindNote says how many gated comparisons could not have detected a

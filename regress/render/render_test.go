@@ -286,7 +286,7 @@ func TestMarkdownEscaping(t *testing.T) {
 			t.Errorf("markdown contains raw %q", bad)
 		}
 	}
-	for _, good := range []string{`a\|b`, "&lt;script&gt;", "@\u200boctocat", "#\u200b12", "\\`rm\\`", "line one line two"} {
+	for _, good := range []string{`a\|b`, "&lt;script&gt;", "<code>@</code>octocat", "<code>#</code>12", "\\`rm\\`", "line one line two"} {
 		if !strings.Contains(md, good) {
 			t.Errorf("markdown lacks escaped %q", good)
 		}
@@ -691,5 +691,29 @@ func TestInconclusiveByModes(t *testing.T) {
 	want := "INCONCLUSIVE: no gated comparison could be judged: each row's note says why — 2 inconclusive, 1 unchanged"
 	if got := headline(r); got != want {
 		t.Errorf("headline %q, want %q", got, want)
+	}
+}
+
+// TestTextNoWorkflowCommands renders a report whose names, labels and
+// warnings carry workflow commands as text, the format a CI log shows,
+// and checks that no line would be executed by the Actions runner.
+func TestTextNoWorkflowCommands(t *testing.T) {
+	r := failReport(t)
+	r.Comparisons[0].Name = "::error title=Forged::x"
+	r.Comparisons[1].Name = "ok ##[add-mask]secret"
+	r.Current.Label = "::warning::label"
+	r.Warnings = append(r.Warnings, "::stop-commands::tok", "a\r::notice::b")
+	var buf bytes.Buffer
+	if err := Write(&buf, r, "text"); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.FieldsFunc(buf.String(), func(r rune) bool { return r == '\n' || r == '\r' }) {
+		trimmed := strings.TrimSpace(l)
+		if strings.HasPrefix(trimmed, "::") || strings.Contains(l, "##[") {
+			t.Errorf("the runner would execute %q", l)
+		}
+	}
+	if !strings.Contains(buf.String(), `:\x3aerror title=Forged::x`) {
+		t.Errorf("the name is not shown escaped:\n%s", buf.String())
 	}
 }

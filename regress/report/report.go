@@ -14,6 +14,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -410,35 +411,299 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Write encodes r as indented JSON.
+// Write encodes r as indented JSON. "##[" (which can only occur inside a
+// string) is written as "##\u005b", the same text to a JSON decoder, so
+// that a report printed to a CI log cannot carry the legacy form of a
+// workflow command; a line of the output never starts with "::", since
+// strings hold no raw line breaks.
 func (r *Report) Write(w io.Writer) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	if err := enc.Encode(r); err != nil {
+		return err
+	}
+	_, err := w.Write(bytes.ReplaceAll(buf.Bytes(), []byte("##["), []byte(`##\u005b`)))
+	return err
 }
 
-// Read decodes and validates a JSON report. Unknown fields, a different
-// schema, unknown verdicts or gates and inconsistent counts are errors: a
-// report may come from an untrusted artifact.
+// Limits bound what Read accepts. They are checked while the report is
+// decoded, so a hostile report is refused after reading at most about one
+// Element past the point where it broke a limit, and memory stays a small
+// multiple of Element plus what the accepted comparisons hold, whatever
+// the input claims.
+type Limits struct {
+	// Bytes bounds the whole report as JSON text.
+	Bytes int64
+	// Element bounds one comparison, one warning and every other
+	// top-level field as JSON text: what the decoder holds at once.
+	Element int64
+	// Comparisons bounds the number of comparisons.
+	Comparisons int
+	// Samples bounds the values and rounds of every summary, together.
+	Samples int
+	// Warnings bounds the report's and the comparisons' warnings, together.
+	Warnings int
+}
+
+// DefaultLimits are the limits of Read: several times the largest report a
+// suite of 5,000 benchmarks × 3 units × 100 samples per side makes (about
+// 30 MB, 15,000 comparisons, 3 million values and as many rounds).
+var DefaultLimits = Limits{Bytes: 128 << 20, Element: 4 << 20, Comparisons: 50_000, Samples: 10_000_000, Warnings: 100_000}
+
+// Read decodes and validates a JSON report within DefaultLimits. Unknown or
+// repeated fields, a different schema, unknown verdicts or gates,
+// inconsistent counts and a report past a limit are errors: a report may
+// come from an untrusted artifact.
 func Read(rd io.Reader, name string) (*Report, error) {
-	data, err := io.ReadAll(rd)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	return ReadLimited(rd, name, DefaultLimits)
+}
+
+// ReadLimited is Read within lim. It decodes the report as a stream, one
+// comparison at a time, validating each as it arrives and never holding
+// more than one copy of the input's text.
+func ReadLimited(rd io.Reader, name string, lim Limits) (*Report, error) {
+	g := &limitedReader{r: rd, lim: lim}
+	dec := json.NewDecoder(g)
+	g.dec = dec
 	dec.DisallowUnknownFields()
-	var r Report
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("%s: not a kernelwatch report: %w", name, err)
+	r, err := decode(dec, lim)
+	if err == nil {
+		// Nothing may follow the report.
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("trailing data after the report")
+		}
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("%s: trailing data after the report", name)
+	if g.err != nil {
+		err = g.err // the limit, not the decoder's view of the cut
+	}
+	if err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: not a kernelwatch report: %w", name, err)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	return r, nil
+}
+
+// limitedReader enforces Limits.Bytes and Limits.Element under the
+// decoder: the bytes read but not yet consumed by the decoder are the value
+// it is decoding.
+type limitedReader struct {
+	r   io.Reader
+	dec *json.Decoder
+	lim Limits
+	n   int64
+	err error
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	switch {
+	case l.err != nil:
+		return 0, l.err
+	case l.n > l.lim.Bytes:
+		l.err = fmt.Errorf("larger than %d MiB; not a report kernelwatch wrote", l.lim.Bytes>>20)
+		return 0, l.err
+	case l.dec != nil && l.n-l.dec.InputOffset() > l.lim.Element:
+		l.err = fmt.Errorf("a value larger than %d MiB at byte %d; not a report kernelwatch wrote", l.lim.Element>>20, l.dec.InputOffset())
+		return 0, l.err
+	}
+	if len(p) > 64<<10 {
+		p = p[:64<<10]
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	return n, err
+}
+
+// decode reads the top-level object field by field, streaming the
+// comparisons and the warnings.
+func decode(dec *json.Decoder, lim Limits) (*Report, error) {
+	if err := delim(dec, '{', "a JSON object"); err != nil {
+		return nil, fmt.Errorf("not a kernelwatch report: %w", err)
+	}
+	var r Report
+	seen := map[string]bool{}
+	samples, warnings := 0, 0
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return nil, fmt.Errorf("field %q appears twice", key)
+		}
+		seen[key] = true
+		switch key {
+		case "schema":
+			if err := dec.Decode(&r.Schema); err != nil {
+				return nil, err
+			}
+			if r.Schema != Schema {
+				return nil, fmt.Errorf("schema %q, want %q", r.Schema, Schema)
+			}
+		case "verdict":
+			err = dec.Decode(&r.Verdict)
+		case "settings":
+			err = dec.Decode(&r.Settings)
+		case "baseline":
+			err = dec.Decode(&r.Baseline)
+		case "current":
+			err = dec.Decode(&r.Current)
+		case "counts":
+			err = dec.Decode(&r.Counts)
+		case "costs":
+			err = dec.Decode(&r.Costs)
+		case "incomplete":
+			err = dec.Decode(&r.Incomplete)
+		case "unjudged":
+			err = dec.Decode(&r.Unjudged)
+		case "warnings":
+			err = array(dec, "warnings", func() error {
+				if warnings++; warnings > lim.Warnings {
+					return fmt.Errorf("more than %d warnings", lim.Warnings)
+				}
+				var w string
+				if err := dec.Decode(&w); err != nil {
+					return err
+				}
+				r.Warnings = append(r.Warnings, w)
+				return nil
+			})
+		case "comparisons":
+			err = array(dec, "comparisons", func() error {
+				i := len(r.Comparisons)
+				if i >= lim.Comparisons {
+					return fmt.Errorf("more than %d comparisons", lim.Comparisons)
+				}
+				var c Comparison
+				if err := dec.Decode(&c); err != nil {
+					return fmt.Errorf("comparison %d: %w", i, err)
+				}
+				if err := c.validate(i); err != nil {
+					return err
+				}
+				for _, s := range []*Summary{c.Baseline, c.Current} {
+					if s != nil {
+						samples += len(s.Values) + len(s.Rounds)
+					}
+				}
+				if samples > lim.Samples {
+					return fmt.Errorf("more than %d samples", lim.Samples)
+				}
+				if warnings += len(c.Warnings); warnings > lim.Warnings {
+					return fmt.Errorf("more than %d warnings", lim.Warnings)
+				}
+				r.Comparisons = append(r.Comparisons, c)
+				return nil
+			})
+		default:
+			return nil, fmt.Errorf("unknown field %q", key)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := delim(dec, '}', "the end of the report"); err != nil {
+		return nil, err
+	}
 	return &r, nil
+}
+
+// delim reads the delimiter want.
+func delim(dec *json.Decoder, want json.Delim, what string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != want {
+		return fmt.Errorf("want %s (%q), got %v", what, string(want), tokenWords(tok))
+	}
+	return nil
+}
+
+// array calls each for every element of the JSON array named field, whose
+// '[' is next; null is an empty array.
+func array(dec *json.Decoder, field string, each func() error) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		return nil
+	}
+	if tok != json.Delim('[') {
+		return fmt.Errorf("%s: want an array, got %v", field, tokenWords(tok))
+	}
+	for dec.More() {
+		if err := each(); err != nil {
+			return err
+		}
+	}
+	_, err = dec.Token() // ']'
+	return err
+}
+
+// tokenWords describes a JSON token in an error, quoted: it comes from the
+// input.
+func tokenWords(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		return strconv.Quote(string(v))
+	case string:
+		return "the string " + strconv.Quote(truncate(v, 80))
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%v", tok)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// validate checks the invariants of one comparison, the i-th. Its name
+// comes from the input and is quoted in errors.
+func (c *Comparison) validate(i int) error {
+	known := false
+	for _, v := range Verdicts {
+		known = known || v == c.Verdict
+	}
+	if !known {
+		return fmt.Errorf("comparison %d (%q): unknown verdict %q", i, truncate(c.Name, 200), c.Verdict)
+	}
+	switch c.Gate {
+	case GateFail, GateWarn, GateOff:
+	default:
+		return fmt.Errorf("comparison %d (%q): unknown gate %q", i, truncate(c.Name, 200), c.Gate)
+	}
+	switch c.Better {
+	case Lower, Higher, Unknown:
+	default:
+		return fmt.Errorf("comparison %d (%q): unknown direction %q", i, truncate(c.Name, 200), c.Better)
+	}
+	if c.Baseline == nil && c.Current == nil {
+		return fmt.Errorf("comparison %d (%q): neither side has a summary", i, truncate(c.Name, 200))
+	}
+	for _, s := range []*Summary{c.Baseline, c.Current} {
+		if s != nil && s.Rounds != nil && len(s.Rounds) != len(s.Values) {
+			return fmt.Errorf("comparison %d (%q): %d rounds for %d values", i, truncate(c.Name, 200), len(s.Rounds), len(s.Values))
+		}
+		if s != nil && s.Modes != nil && (len(s.Modes) != 2 || s.Modes[0].N < 1 || s.Modes[1].N < 1 || s.Modes[0].N+s.Modes[1].N != s.N) {
+			return fmt.Errorf("comparison %d (%q): modes %+v do not split its %d values in two", i, truncate(c.Name, 200), s.Modes, s.N)
+		}
+	}
+	return nil
 }
 
 // Validate checks the invariants of the schema.
@@ -452,34 +717,10 @@ func (r *Report) Validate() error {
 		return fmt.Errorf("unknown report verdict %q", r.Verdict)
 	}
 	var counts Counts
-	for i, c := range r.Comparisons {
-		known := false
-		for _, v := range Verdicts {
-			known = known || v == c.Verdict
-		}
-		if !known {
-			return fmt.Errorf("comparison %d (%s): unknown verdict %q", i, c.Name, c.Verdict)
-		}
-		switch c.Gate {
-		case GateFail, GateWarn, GateOff:
-		default:
-			return fmt.Errorf("comparison %d (%s): unknown gate %q", i, c.Name, c.Gate)
-		}
-		switch c.Better {
-		case Lower, Higher, Unknown:
-		default:
-			return fmt.Errorf("comparison %d (%s): unknown direction %q", i, c.Name, c.Better)
-		}
-		if c.Baseline == nil && c.Current == nil {
-			return fmt.Errorf("comparison %d (%s): neither side has a summary", i, c.Name)
-		}
-		for _, s := range []*Summary{c.Baseline, c.Current} {
-			if s != nil && s.Rounds != nil && len(s.Rounds) != len(s.Values) {
-				return fmt.Errorf("comparison %d (%s): %d rounds for %d values", i, c.Name, len(s.Rounds), len(s.Values))
-			}
-			if s != nil && s.Modes != nil && (len(s.Modes) != 2 || s.Modes[0].N < 1 || s.Modes[1].N < 1 || s.Modes[0].N+s.Modes[1].N != s.N) {
-				return fmt.Errorf("comparison %d (%s): modes %+v do not split its %d values in two", i, c.Name, s.Modes, s.N)
-			}
+	for i := range r.Comparisons {
+		c := &r.Comparisons[i]
+		if err := c.validate(i); err != nil {
+			return err
 		}
 		counts.Add(c.Verdict)
 	}

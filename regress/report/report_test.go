@@ -106,3 +106,115 @@ func TestInconclusiveReport(t *testing.T) {
 		t.Errorf("an inconclusive report that does not say what went unjudged was accepted")
 	}
 }
+
+// comparisonsJSON is a report whose comparisons are n copies of one.
+func comparisonsJSON(t *testing.T, n int) string {
+	t.Helper()
+	r := sample()
+	r.Verdict = Pass
+	r.Counts = Counts{}
+	c := r.Comparisons[0]
+	c.Verdict, c.Gate = Unchanged, GateFail
+	r.Comparisons = nil
+	for i := 0; i < n; i++ {
+		r.Comparisons = append(r.Comparisons, c)
+		r.Counts.Add(c.Verdict)
+	}
+	var buf bytes.Buffer
+	if err := r.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestReadLimits(t *testing.T) {
+	ten := comparisonsJSON(t, 10)
+	if _, err := ReadLimited(strings.NewReader(ten), "r.json", DefaultLimits); err != nil {
+		t.Fatalf("a report within the limits: %v", err)
+	}
+	lim := func(f func(*Limits)) Limits { l := DefaultLimits; f(&l); return l }
+	big := `{"schema": "` + Schema + `", "warnings": ["` + strings.Repeat("x", 2<<20) + `"]}`
+	for _, tc := range []struct {
+		name string
+		in   string
+		lim  Limits
+		want string
+	}{
+		{"comparisons", ten, lim(func(l *Limits) { l.Comparisons = 9 }), "more than 9 comparisons"},
+		{"samples", ten, lim(func(l *Limits) { l.Samples = 59 }), "more than 59 samples"},
+		{"bytes", ten, lim(func(l *Limits) { l.Bytes = 1000 }), "larger than 0 MiB"},
+		{"element", big, lim(func(l *Limits) { l.Element = 1 << 20 }), "a value larger than 1 MiB"},
+		{"warnings", `{"warnings": ["a", "b", "c"]}`, lim(func(l *Limits) { l.Warnings = 2 }), "more than 2 warnings"},
+		{"repeated field", `{"comparisons": [], "comparisons": []}`, DefaultLimits, `field "comparisons" appears twice`},
+		{"empty comparison", `{"schema": "` + Schema + `", "comparisons": [{}, {}, {}]}`, DefaultLimits, `comparison 0 (""): unknown verdict ""`},
+		{"not an object", `[1]`, DefaultLimits, "not a kernelwatch report"},
+		{"truncated", ten[:len(ten)/2], DefaultLimits, "not a kernelwatch report"},
+	} {
+		_, err := ReadLimited(strings.NewReader(tc.in), "r.json", tc.lim)
+		if err == nil || !strings.HasPrefix(err.Error(), "r.json: ") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestReadRejectsEarly checks that a report is refused where it breaks a
+// rule, without reading the rest: here a reader that fails the test if
+// more than 1 MiB of a 1 GiB stream of empty comparisons is read.
+func TestReadRejectsEarly(t *testing.T) {
+	rd := &endlessComparisons{head: `{"schema": "` + Schema + `", "comparisons": [`}
+	_, err := Read(rd, "r.json")
+	if err == nil || !strings.Contains(err.Error(), "unknown verdict") {
+		t.Fatalf("error %v", err)
+	}
+	if rd.n > 1<<20 {
+		t.Errorf("read %d bytes before refusing the first comparison", rd.n)
+	}
+}
+
+type endlessComparisons struct {
+	head string
+	n    int
+}
+
+func (e *endlessComparisons) Read(p []byte) (int, error) {
+	k := 0
+	for k < len(p) {
+		if e.n < len(e.head) {
+			p[k] = e.head[e.n]
+		} else {
+			p[k] = "{},"[(e.n-len(e.head))%3]
+		}
+		k++
+		e.n++
+	}
+	return k, nil
+}
+
+// TestErrorsQuoteNames checks that a name from the input cannot start a
+// line of its own in an error.
+func TestErrorsQuoteNames(t *testing.T) {
+	in := strings.Replace(comparisonsJSON(t, 1), `"name": "A"`, `"name": "x\n::error title=Forged::y"`, 1)
+	in = strings.Replace(in, `"gate": "fail"`, `"gate": "loud"`, 1)
+	_, err := Read(strings.NewReader(in), "r.json")
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), `"x\n::error title=Forged::y"`) {
+		t.Errorf("error %q", err)
+	}
+}
+
+// TestWriteLegacyCommand checks that "##[" in a string is written so that
+// no log line contains it, and reads back unchanged.
+func TestWriteLegacyCommand(t *testing.T) {
+	r := sample()
+	r.Comparisons[0].Name = "##[error]forged"
+	var buf bytes.Buffer
+	if err := r.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "##[") {
+		t.Fatalf("written report contains ##[:\n%s", buf.String())
+	}
+	back, err := Read(&buf, "r.json")
+	if err != nil || back.Comparisons[0].Name != "##[error]forged" {
+		t.Errorf("read back %v, %v", back, err)
+	}
+}

@@ -29,6 +29,10 @@
 // unfinished one is dropped, since a round holds one sample per side: the
 // two sides stay paired sample for sample.
 //
+// The processes run with this process's environment less every variable
+// that may hold a credential (ChildEnv): the code under test may be a
+// fork's.
+//
 // A benchmark that fails (go test's "--- FAIL: BenchmarkX") is reported as a
 // Failure and the invocation's other results are kept. A process that dies
 // (a panic, a fatal error, os.Exit) is attributed to the benchmark that was
@@ -210,7 +214,7 @@ func (inv *invoker) list(ctx context.Context, bin Binary, filter *Filter, env []
 		args := append([]string{"-test.list=" + filter.Top()}, dev...)
 		cmd := command(ctx, bin.Path, args...)
 		cmd.Dir = bin.Dir
-		cmd.Env = append(os.Environ(), env...)
+		cmd.Env = ChildEnv(env...)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
@@ -710,7 +714,7 @@ func (inv *invoker) run(ctx context.Context, bin Binary, bench string, plan Plan
 	args = append(args, plan.Args...)
 	cmd := command(ctx, bin.Path, args...)
 	cmd.Dir = bin.Dir
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = ChildEnv(env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -14,7 +14,10 @@
 //   - errors that say what to do: a 403 "Resource not accessible by
 //     integration" names the permission the job lacks;
 //   - the token comes from the environment only and never appears in an
-//     error or a log line.
+//     error or a log line, and no log line can act as a workflow command;
+//   - a pull request's run is published from its artifacts only as far as
+//     an allow-list and, for a fork's GPU report, an approval confirmed
+//     through the API allow (RunReports).
 package github
 
 import (
@@ -28,6 +31,8 @@ import (
 	"time"
 
 	gh "github.com/google/go-github/v60/github"
+
+	"github.com/kernelwatch/kernelwatch/internal/logsafe"
 )
 
 // DefaultBotLogin is the author of comments written with a workflow's
@@ -79,6 +84,7 @@ type Config struct {
 // Client talks to one GitHub (or GitHub Enterprise Server) API.
 type Client struct {
 	gh       *gh.Client
+	download *http.Client // artifact downloads from signed addresses: no token
 	token    string
 	botLogin string
 	identity string
@@ -123,7 +129,8 @@ func New(cfg Config) (*Client, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	c := &Client{token: cfg.Token, botLogin: cfg.BotLogin, identity: cfg.Identity, log: cfg.Log}
+	c := &Client{token: cfg.Token, botLogin: cfg.BotLogin, identity: cfg.Identity, log: cfg.Log,
+		download: &http.Client{Transport: base, Timeout: 4 * cfg.Timeout}}
 	rt := &retryTransport{
 		base: base, timeout: cfg.Timeout, maxWait: cfg.MaxWait, maxAttempts: cfg.MaxAttempts,
 		sleep: cfg.sleep, now: cfg.now, logf: c.logf,
@@ -151,10 +158,10 @@ func (c *Client) logf(format string, args ...any) {
 	if c.log == nil {
 		return
 	}
-	line := c.redact(fmt.Sprintf(format, args...))
+	line := logsafe.Text(c.redact(fmt.Sprintf(format, args...)))
 	c.logMu.Lock()
 	defer c.logMu.Unlock()
-	fmt.Fprintln(c.log, strings.ReplaceAll(line, "\n", " "))
+	fmt.Fprintln(c.log, line)
 }
 
 // whoAmI returns the author our comments carry. A personal token may call

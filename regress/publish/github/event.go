@@ -29,6 +29,10 @@ type Target struct {
 	// RunID is the workflow run whose job summary has the full report: the
 	// triggering run for workflow_run, else this run.
 	RunID int64
+	// Fork is set when the event says the head repository is not the base
+	// repository, or does not say which it is: a pull request whose code
+	// anyone may have written.
+	Fork bool
 }
 
 // NeedsLookup reports whether the pull request must be found through the
@@ -106,6 +110,7 @@ func parseEvent(name string, r io.Reader) (Target, error) {
 		if pr.Head.Repo != nil {
 			t.HeadRepo = pr.Head.Repo.FullName
 		}
+		t.Fork = !sameRepo(pr.Head.Repo, pr.Base.Repo)
 	case "workflow_run":
 		run := ev.WorkflowRun
 		if run == nil {
@@ -115,6 +120,7 @@ func parseEvent(name string, r io.Reader) (Target, error) {
 		if run.HeadRepository != nil {
 			t.HeadRepo = run.HeadRepository.FullName
 		}
+		t.Fork = run.Event != "push" && !sameRepo(run.HeadRepository, &ev.Repository)
 		// pull_requests may list pull requests of other repositories whose
 		// head branch has the same name: keep only ours, for this commit.
 		for _, pr := range run.PullRequests {
@@ -137,6 +143,18 @@ func parseEvent(name string, r io.Reader) (Target, error) {
 	}
 	t.HeadSHA = strings.ToLower(t.HeadSHA)
 	return t, nil
+}
+
+// sameRepo reports whether a and b are known to be one repository: by id
+// when both have one, else by name.
+func sameRepo(a, b *repoJSON) bool {
+	switch {
+	case a == nil || b == nil:
+		return false
+	case a.ID != 0 && b.ID != 0:
+		return a.ID == b.ID
+	}
+	return a.FullName != "" && strings.EqualFold(a.FullName, b.FullName)
 }
 
 // TargetFrom resolves the target from flags first, then the Actions

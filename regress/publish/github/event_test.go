@@ -18,11 +18,11 @@ func TestEvents(t *testing.T) {
 		{"pull_request", "pull_request.same-repo.json",
 			Target{Repo: baseRepo, PR: 7, HeadSHA: shaA, HeadRepo: baseRepo, HeadBranch: "faster-rmsnorm", Event: "pull_request", RunID: 42}, false},
 		{"pull_request", "pull_request.fork.json",
-			Target{Repo: baseRepo, PR: 8, HeadSHA: shaB, HeadRepo: "forker/repo", HeadBranch: "main", Event: "pull_request", RunID: 42}, false},
+			Target{Repo: baseRepo, PR: 8, HeadSHA: shaB, HeadRepo: "forker/repo", HeadBranch: "main", Event: "pull_request", RunID: 42, Fork: true}, false},
 		{"pull_request_target", "pull_request.fork.json",
-			Target{Repo: baseRepo, PR: 8, HeadSHA: shaB, HeadRepo: "forker/repo", HeadBranch: "main", Event: "pull_request_target", RunID: 42}, false},
+			Target{Repo: baseRepo, PR: 8, HeadSHA: shaB, HeadRepo: "forker/repo", HeadBranch: "main", Event: "pull_request_target", RunID: 42, Fork: true}, false},
 		{"workflow_run", "workflow_run.fork.json",
-			Target{Repo: baseRepo, HeadSHA: shaB, HeadRepo: "forker/repo", HeadBranch: "main", Event: "workflow_run", RunID: 123456789}, true},
+			Target{Repo: baseRepo, HeadSHA: shaB, HeadRepo: "forker/repo", HeadBranch: "main", Event: "workflow_run", RunID: 123456789, Fork: true}, true},
 		// pull_requests lists a pull request of another repository with the
 		// same branch name first: only ours counts.
 		{"workflow_run", "workflow_run.same-repo.json",

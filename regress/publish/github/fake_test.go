@@ -43,6 +43,21 @@ type fakeGitHub struct {
 	requests  []recorded
 	maxRunes  int
 	echoToken bool // error bodies repeat the Authorization header, as a hostile server might
+	// The artifacts, jobs and approvals of workflow runs (any run id).
+	artifacts []fakeArtifact
+	jobs      []map[string]any
+	approvals []map[string]any
+}
+
+// fakeArtifact is an artifact of run RunID; its zip is served from /blob/ID
+// outside the API, as GitHub serves it from a signed storage address.
+type fakeArtifact struct {
+	ID      int64
+	Name    string
+	RunID   int64
+	Size    int64 // listed size; 0 means len(Zip)
+	Expired bool
+	Zip     []byte
 }
 
 type user struct {
@@ -191,6 +206,19 @@ func (f *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests = append(f.requests, recorded{r.Method, path, r.URL.RawQuery, string(body), r.Header.Get("Authorization")})
 	f.mu.Unlock()
+	if id, isBlob := strings.CutPrefix(r.URL.Path, "/blob/"); isBlob && r.Method == "GET" {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, a := range f.artifacts {
+			if strconv.FormatInt(a.ID, 10) == id {
+				w.Header().Set("Content-Type", "application/zip")
+				w.Write(a.Zip)
+				return
+			}
+		}
+		http.Error(w, "no such blob", http.StatusNotFound)
+		return
+	}
 	if !ok {
 		f.t.Errorf("request outside the API prefix: %s %s", r.Method, r.URL.Path)
 		http.Error(w, "not under "+apiPrefix, http.StatusNotFound)
@@ -257,6 +285,10 @@ var (
 	reCommitPulls = regexp.MustCompile(`^/repos/base/repo/commits/([0-9a-f]+)/pulls$`)
 	reCompare     = regexp.MustCompile(`^/repos/base/repo/compare/([0-9a-f]+)\.\.\.([0-9a-f]+)$`)
 	reStatus      = regexp.MustCompile(`^/repos/base/repo/statuses/([0-9a-f]+)$`)
+	reArtifacts   = regexp.MustCompile(`^/repos/base/repo/actions/runs/(\d+)/artifacts$`)
+	reArtifactZip = regexp.MustCompile(`^/repos/base/repo/actions/artifacts/(\d+)/zip$`)
+	reJobs        = regexp.MustCompile(`^/repos/base/repo/actions/runs/(\d+)/jobs$`)
+	reApprovals   = regexp.MustCompile(`^/repos/base/repo/actions/runs/(\d+)/approvals$`)
 )
 
 func (f *fakeGitHub) route(w http.ResponseWriter, r *http.Request, path string, body []byte) {
@@ -366,6 +398,45 @@ func (f *fakeGitHub) route(w http.ResponseWriter, r *http.Request, path string, 
 		in["sha"] = m[1]
 		f.statuses = append(f.statuses, in)
 		f.json(w, r, 201, in)
+	case r.Method == "GET" && match(reArtifacts, path, &m):
+		run, _ := strconv.ParseInt(m[1], 10, 64)
+		var list []map[string]any
+		for _, a := range f.artifacts {
+			if a.RunID != run {
+				continue
+			}
+			size := a.Size
+			if size == 0 {
+				size = int64(len(a.Zip))
+			}
+			list = append(list, map[string]any{"id": a.ID, "name": a.Name, "size_in_bytes": size, "expired": a.Expired,
+				"archive_download_url": fmt.Sprintf("%s%s/repos/base/repo/actions/artifacts/%d/zip", f.srv.URL, apiPrefix, a.ID),
+				"workflow_run":         map[string]any{"id": a.RunID}})
+		}
+		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		page = max(page, 1)
+		size := 30
+		if pp, _ := strconv.Atoi(r.URL.Query().Get("per_page")); pp > 0 {
+			size = pp
+		}
+		lo, hi := min((page-1)*size, len(list)), min(page*size, len(list))
+		if hi < len(list) {
+			q := r.URL.Query()
+			q.Set("page", strconv.Itoa(page+1))
+			w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next"`, f.srv.URL+r.URL.Path+"?"+q.Encode()))
+		}
+		f.json(w, r, 200, map[string]any{"total_count": len(list), "artifacts": list[lo:hi]})
+	case r.Method == "GET" && match(reArtifactZip, path, &m):
+		w.Header().Set("Location", f.srv.URL+"/blob/"+m[1])
+		w.WriteHeader(http.StatusFound)
+	case r.Method == "GET" && match(reJobs, path, &m):
+		f.json(w, r, 200, map[string]any{"total_count": len(f.jobs), "jobs": f.jobs})
+	case r.Method == "GET" && match(reApprovals, path, &m):
+		list := f.approvals
+		if list == nil {
+			list = []map[string]any{}
+		}
+		f.json(w, r, 200, list)
 	default:
 		f.json(w, r, 404, map[string]any{"message": "Not Found (fake)"})
 	}
