@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kernelwatch/kernelwatch/regress"
+	"github.com/kernelwatch/kernelwatch/regress/noise"
 )
 
 const compareSynopsis = "[flags] OLD[,OLD2...] NEW[,NEW2...]"
@@ -19,6 +20,7 @@ func runCompare(e *env, args []string) int {
 	var olds, news listFlag
 	fs.Var(&olds, "old", "baseline result file (repeatable; instead of the OLD argument)")
 	fs.Var(&news, "new", "current result file (repeatable; instead of the NEW argument)")
+	floors := fs.String("floors", "", "cross-host floors file (regress calibrate --across-history) that raises the thresholds, as a stored check does: for judging a stored baseline against results from another host")
 	fail := func(err error) int {
 		fmt.Fprintf(e.stderr, "%s compare: %v\n", programName, err)
 		if errors.Is(err, errUsage) {
@@ -62,6 +64,20 @@ func runCompare(e *env, args []string) int {
 	}
 	opt.BaseLabel, opt.CurLabel = strings.Join(olds, ","), strings.Join(news, ",")
 	opt.BaseFiles, opt.CurFiles = olds, news
+	if *floors != "" {
+		path := *floors
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(e.dir, path)
+		}
+		f, err := noise.LoadFloors(path)
+		if err == nil && f == nil {
+			err = fmt.Errorf("%s: no such file", *floors)
+		}
+		if err != nil {
+			return fail(fmt.Errorf("--floors: %w", err))
+		}
+		opt.Floors, opt.FloorsFile = f, *floors
+	}
 	r, err := regress.Compare(regress.Input{Baseline: abs(olds), Current: abs(news), Stdin: e.stdin, Ignore: j.ignore, NoiseFor: j.noiseFor(e)}, opt)
 	if err != nil {
 		return fail(relErr(err, e.dir))
