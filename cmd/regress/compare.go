@@ -2,10 +2,12 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/kernelwatch/kernelwatch/regress"
+	"github.com/kernelwatch/kernelwatch/regress/noise"
 )
 
 const compareSynopsis = "[flags] OLD[,OLD2...] NEW[,NEW2...]"
@@ -29,6 +31,7 @@ judged: too few samples).
 type compareFlags struct {
 	judgeFlags
 	olds, news listFlag
+	floors     string
 }
 
 func newCompareFlags() (*flag.FlagSet, *compareFlags) {
@@ -37,6 +40,7 @@ func newCompareFlags() (*flag.FlagSet, *compareFlags) {
 	c.register(fs)
 	fs.Var(&c.olds, "old", "`FILE` baseline result file (repeatable; instead of the OLD argument)")
 	fs.Var(&c.news, "new", "`FILE` current result file (repeatable; instead of the NEW argument)")
+	fs.StringVar(&c.floors, "floors", "", "`FILE` cross-host floors file (regress calibrate --across-history) that raises the thresholds, as a stored check does: for judging a stored baseline against results from another host")
 	return fs, c
 }
 
@@ -77,6 +81,20 @@ func runCompare(e *env, args []string) int {
 	}
 	opt.BaseLabel, opt.CurLabel = strings.Join(olds, ","), strings.Join(news, ",")
 	opt.BaseFiles, opt.CurFiles = olds, news
+	if floors := c.floors; floors != "" {
+		path := floors
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(e.dir, path)
+		}
+		f, err := noise.LoadFloors(path)
+		if err == nil && f == nil {
+			err = fmt.Errorf("%s: no such file", floors)
+		}
+		if err != nil {
+			return fail(fmt.Errorf("--floors: %w", err))
+		}
+		opt.Floors, opt.FloorsFile = f, floors
+	}
 	r, err := regress.Compare(regress.Input{Baseline: abs(olds), Current: abs(news), Stdin: e.stdin, Ignore: j.ignore, NoiseFor: j.noiseFor(e)}, opt)
 	if err != nil {
 		return fail(relErr(err, e.dir))

@@ -117,3 +117,31 @@ func TestStoredCheckReadsFloors(t *testing.T) {
 		t.Errorf("--floors in relative mode: exit %d\n%s", res.code, res.stderr)
 	}
 }
+
+// TestCompareFloors checks that compare --floors judges two result files as a stored check would: a 20%
+// slowdown inside a 30% cross-host floor is no regression, and a missing or corrupt floors file is exit 2.
+func TestCompareFloors(t *testing.T) {
+	dir := t.TempDir()
+	base := write(t, dir, "base.txt", good+samples("A", 10, 1000, "")+samples("B", 10, 2000, ""))
+	slow := write(t, dir, "slow.txt", good+samples("A", 10, 1200, "")+samples("B", 10, 2000, ""))
+	fl := fmt.Sprintf(`{"schema": %q, "class": "cpu-test", "source": "test", "snapshots": [], "pairs": [], "families": [], "benchmarks": [{"name": "A", "unit": "sec/op", "snapshots": 2, "floor": 0.3, "from": "benchmark"}]}`+"\n", noise.FloorsSchema)
+	floors := write(t, dir, "f.floors.json", fl)
+	if res := invoke(t, dir, "", "compare", "--config", "none", base, slow); res.code != 1 {
+		t.Fatalf("without floors: exit %d, want 1 (the slowdown is a regression)\n%s", res.code, res.stdout)
+	}
+	res := invoke(t, dir, "", "compare", "--config", "none", "--floors", floors, "--format", "json", base, slow)
+	if res.code != 0 {
+		t.Fatalf("with a 30%% floor: exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, c := range decodeReport(t, res.stdout).Comparisons {
+		if c.Name == "A" && c.Unit == "sec/op" && (c.Threshold != 0.3 || c.ThresholdFrom != "hosts") {
+			t.Errorf("A: threshold %v from %q, want 0.3 from hosts", c.Threshold, c.ThresholdFrom)
+		}
+	}
+	write(t, dir, "bad.floors.json", "{")
+	for _, f := range []string{"missing.floors.json", "bad.floors.json"} {
+		if res := invoke(t, dir, "", "compare", "--config", "none", "--floors", f, base, slow); res.code != 2 || !strings.Contains(res.stderr, f) {
+			t.Errorf("--floors %s: exit %d, want 2 naming the file\n%s", f, res.code, res.stderr)
+		}
+	}
+}

@@ -99,3 +99,37 @@ func TestAcross(t *testing.T) {
 		}
 	}
 }
+
+// TestAcrossNormalizedUnitChoice checks which normalized unit a family may be gated on and that the one that
+// does not gate only warns: a tensor-core family is judged against the mma probe, never the copy, however
+// steady its pct-copy looks, and a normalized unit of a family gated on time carries its reference's
+// cross-host shift, so it must not fail a stored check on its own.
+func TestAcrossNormalizedUnitChoice(t *testing.T) {
+	var series []SeriesHistory
+	series = append(series, family("GELU", 4, []float64{0.01}, 1)...) // pct-copy no steadier: gated on sec/op
+	for _, s := range family("GEMM", 4, []float64{0.01}, 0.1) {       // pct-copy 10× steadier, but compute-bound
+		series = append(series, s)
+		if s.Unit == "pct-copy" { // and a pct-mma that moves as much as its time
+			m := s
+			m.Unit = "pct-mma"
+			m.Centers = []float64{60, 60 / 1.01, 60 / 1.005}
+			series = append(series, m)
+		}
+	}
+	f := Across("gpu-x", "HEAD:baselines/gpu-x.bench", []FloorSnapshot{{Label: "a"}, {Label: "b"}, {Label: "c"}}, series)
+	if fam, _ := f.Family("GEMM"); fam.Normalized != "pct-mma" || fam.GatedBy != "sec/op" {
+		t.Errorf("GEMM family %+v, want pct-mma considered and sec/op gating", fam)
+	}
+	for _, c := range []struct{ name, unit, gate string }{
+		{"GEMM/rows=1/impl=fused", "sec/op", ""},
+		{"GEMM/rows=1/impl=fused", "pct-mma", "warn"},
+		{"GEMM/rows=1/impl=fused", "pct-copy", "warn"},
+		{"GELU/rows=1/impl=fused", "sec/op", ""},
+		{"GELU/rows=1/impl=fused", "pct-copy", "warn"},
+	} {
+		e, ok := f.Lookup(c.name, c.unit)
+		if !ok || e.Gate != c.gate || (c.gate == "warn" && e.GatedBy != "sec/op") {
+			t.Errorf("%s %s: gate %q by %q, want %q by sec/op", c.name, c.unit, e.Gate, e.GatedBy, c.gate)
+		}
+	}
+}
