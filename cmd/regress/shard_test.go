@@ -231,7 +231,9 @@ func TestJudgeRefusesBadJoins(t *testing.T) {
 	dir := t.TempDir()
 	dirs := shardDirs(t, dir, bin, 2)
 	res := invoke(t, dir, "", "judge", "--config", "none", "--format", "json", dirs[0], dirs[1])
-	if res.code != 0 {
+	// The shards are an A/A of real benchmarks at one launch a sample: on a busy machine it may be judged a
+	// change (exit 1). This test is about the join, so any verdict will do; an error will not.
+	if res.code != 0 && res.code != 1 {
 		t.Fatalf("good join: exit %d\n%s", res.code, res.stderr)
 	}
 	if rep := decodeReport(t, res.stdout); len(rep.Comparisons) != 4 {
@@ -407,8 +409,10 @@ func TestCheckDeadline(t *testing.T) {
 	if in == nil || in.Reason != report.StopDeadline || in.Planned != 30 || in.Rounds < 2 || in.Rounds >= 30 {
 		t.Fatalf("incomplete = %+v, want a deadline stop after 2 to 29 rounds", in)
 	}
-	if res.code != 0 || rep.Verdict != report.Pass {
-		t.Errorf("exit %d, verdict %s: want the verdict's own 0 (A/A, at least min_samples rounds)", res.code, rep.Verdict)
+	// An A/A of real benchmarks on a busy 2-core machine may still be judged a change; what matters here is
+	// that the rounds done were compared and the exit code is the verdict's own (0 pass, 1 fail), not 2.
+	if !(res.code == 0 && rep.Verdict == report.Pass || res.code == 1 && rep.Verdict == report.Fail) {
+		t.Errorf("exit %d, verdict %s: want the verdict's own exit code (at least min_samples rounds)", res.code, rep.Verdict)
 	}
 	if took > 3*time.Second {
 		t.Errorf("took %v: a round started that could not finish before the deadline", took)
