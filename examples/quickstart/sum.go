@@ -1,7 +1,7 @@
 // Package quickstart is the smallest module regress can gate: one function
 // and one benchmark in plain testing.B, no kernelwatch code at all. The
 // README's quick start copies it to a temporary git repository, checks it
-// against itself, then commits a change that doubles the work (passes.go)
+// against itself, then commits a change that triples the work (passes.go)
 // and checks again.
 package quickstart
 

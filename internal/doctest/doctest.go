@@ -8,7 +8,9 @@
 //   - ```sh — commands the test runs with bash (-e, -o pipefail) in the
 //     root of a fresh clone of the working tree, regress installed from it
 //     by go install ./cmd/regress, no network. They must exit 0; a command
-//     expected to fail says so (regress compare a b || test $? -eq 1).
+//     expected to fail says with which code (code=0; regress compare a b ||
+//     code=$? and then test $code -eq 1). "cmd || test $? -eq 1" is refused:
+//     it passes when cmd succeeds.
 //   - ```sh gpu, ```sh github — commands that need a GPU host, or GitHub
 //     (or the network); listed by the test, not run.
 //   - ```sh ci — commands .ci/run runs itself (every line of the block must
@@ -66,6 +68,9 @@ var Tags = map[string]string{
 	"ci":     "run by .ci/run itself",
 }
 
+// lenientFailure is an expected failure that accepts success too.
+var lenientFailure = regexp.MustCompile(`\|\|\s*(test|\[)\s+"?\$\?"?\s+-eq\s+\d+`)
+
 var shellSpellings = map[string]bool{"bash": true, "shell": true, "console": true, "zsh": true, "shell-session": true, "sh-session": true}
 
 // Classify says what the doc test does with b, or why b breaks the
@@ -78,6 +83,9 @@ func Classify(b Block) (Kind, string, error) {
 	}
 	switch {
 	case lang == "sh" && len(tags) == 0:
+		if m := lenientFailure.FindString(b.Body); m != "" {
+			return Run, "", fmt.Errorf("%s: %q also passes when the command succeeds: write code=0; cmd || code=$? and then test $code -eq N", b.Where(), m)
+		}
 		return Run, "", nil
 	case lang == "sh" && len(tags) == 1 && Tags[tags[0]] != "":
 		return Listed, tags[0], nil

@@ -253,6 +253,8 @@ func TestClassify(t *testing.T) {
 		bad        string // a part of the error, "" for none
 	}{
 		{"sh", "regress compare a b\n", Run, "", ""},
+		{"sh", "code=0; regress compare a b || code=$?\ntest $code -eq 1\n", Run, "", ""},
+		{"sh", "regress compare a b || test $? -eq 1\n", Run, "", "also passes when the command succeeds"},
 		{"sh gpu", "./kernels.test\n", Listed, "gpu", ""},
 		{"sh github", "gh release list\n", Listed, "github", ""},
 		{"sh ci", "go run ./cmd/regress\n", Listed, "ci", ""},
@@ -364,7 +366,7 @@ func TestCheckFindsProblems(t *testing.T) {
 		"```",           // 19
 		"",
 	}, "\n"))
-	write("docs/config.md", "# Configuration\n\n## Keys\n\n```sh\nregress compare a b || test $? -eq 1\n```\n\n```text output\nFAIL\n```\n\nBack to [the tool](../README.md#tool), [keys](#keys).\n\n```sh ci\ngo test ./...\n```\n")
+	write("docs/config.md", "# Configuration\n\n## Keys\n\n```sh\ncode=0; regress compare a b || code=$?\ntest $code -eq 1\n```\n\n```text output\nFAIL\n```\n\nBack to [the tool](../README.md#tool), [keys](#keys).\n\n```sh ci\ngo test ./...\n```\n")
 	_, problems, err := Check(root)
 	if err != nil {
 		t.Fatal(err)
