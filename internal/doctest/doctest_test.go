@@ -64,6 +64,9 @@ func TestDocs(t *testing.T) {
 	if len(run) == 0 {
 		t.Fatal("no ```sh block to run: the quick start is gone?")
 	}
+	if out, _ := exec.Command("git", "-C", root, "rev-parse", "--is-shallow-repository").Output(); strings.TrimSpace(string(out)) == "true" {
+		t.Fatalf("%s is a shallow clone: blocks read the repository's history (the stored baselines' snapshots), so the doc test needs all of it (git fetch --unshallow; in a workflow, actions/checkout with fetch-depth: 0)", root)
+	}
 	tmp := t.TempDir()
 	clone := freshClone(t, root, filepath.Join(tmp, "kernelwatch"))
 	bin, tmpdir := filepath.Join(tmp, "bin"), filepath.Join(tmp, "tmp")
