@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/regress/runner"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/commands.md and the golden files in testdata")
@@ -19,7 +21,7 @@ func TestVersion(t *testing.T) {
 		if res.code != 0 || res.stderr != "" {
 			t.Fatalf("%v: exit %d, stderr %q", args, res.code, res.stderr)
 		}
-		for _, want := range []string{"regress 0.1.0\n", "\nmodule:   ", "\nrevision: ", "\ngo:       go1."} {
+		for _, want := range []string{"regress " + runner.Version + "\n", "\nmodule:   ", "\nrevision: ", "\ngo:       go1."} {
 			if !strings.Contains(res.stdout, want) {
 				t.Errorf("%v: output lacks %q:\n%s", args, want, res.stdout)
 			}
@@ -38,7 +40,7 @@ func TestVersionText(t *testing.T) {
 		Settings: []debug.BuildSetting{{Key: "GOOS", Value: "linux"}, {Key: "GOARCH", Value: "amd64"},
 			{Key: "vcs.revision", Value: "c0fd044b321e6c477142a18636164a708b2c16d9"}, {Key: "vcs.time", Value: "2026-11-26T07:00:00Z"},
 			{Key: "vcs.modified", Value: "true"}}}
-	want := "regress 0.1.0\n" +
+	want := "regress " + runner.Version + "\n" +
 		"module:   github.com/kernelwatch/kernelwatch (devel)\n" +
 		"revision: c0fd044b321e6c477142a18636164a708b2c16d9+dirty (2026-11-26T07:00:00Z)\n" +
 		"go:       go1.26.8 linux/amd64\n"

@@ -7,14 +7,28 @@ import (
 	"fmt"
 	"github.com/kernelwatch/kernelwatch/internal/hwclass"
 	"os/exec"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 )
 
 // Version is the version of regress written to every result file
-// (regress-version).
-const Version = "0.1.0"
+// (regress-version): the module version the binary was built as — a
+// release's tag without its "v", as go install …@v0.2.0 or a build of the
+// tagged commit stamps it — or devVersion for a build without one (go run
+// or go build in a checkout, go test).
+var Version = moduleVersion()
+
+// devVersion is the version of a build that carries none: the next release.
+const devVersion = "0.2.0-dev"
+
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path == "github.com/kernelwatch/kernelwatch" && strings.HasPrefix(bi.Main.Version, "v") {
+		return strings.TrimPrefix(bi.Main.Version, "v")
+	}
+	return devVersion
+}
 
 // Header is the configuration regress writes at the top of a result file,
 // before what the suite prints (design §2). Empty fields are left out.

@@ -121,8 +121,34 @@ func TestPageIsSelfContained(t *testing.T) {
 	}
 }
 
-// TestPageInChromium is the acceptance test of issue #12 for the HTML
-// report: headless Chromium opens the page with no console errors and no
+// TestHistoryPageLeadsWithSteps checks a page of a history alone: the
+// benchmarks whose history has steps come first, unfolded; the others are
+// folded by family.
+func TestHistoryPageLeadsWithSteps(t *testing.T) {
+	h, _ := fixture(t)
+	var b bytes.Buffer
+	if err := Write(&b, h, nil); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	steps, families := strings.Index(page, `<h2 id="changed">Steps in the history</h2>`), strings.Index(page, `<h2 id="families">`)
+	if steps < 0 || families < steps {
+		t.Fatalf("steps section at %d, families at %d", steps, families)
+	}
+	for _, name := range []string{"RMSNorm/dtype=fp32/rows=256/cols=4096/impl=fused", "GELU/dtype=bf16/rows=256/cols=4096/impl=naive"} {
+		if i := strings.Index(page, `<title>`+name+` sec/op</title>`); i < steps || i > families {
+			t.Errorf("the chart of %s (a step) is at %d, not between %d and %d", name, i, steps, families)
+		}
+	}
+	if i := strings.Index(page, `<title>RMSNorm/dtype=fp32/rows=256/cols=4096/impl=naive sec/op</title>`); i < families {
+		t.Errorf("the chart of a benchmark without steps is at %d, before the families (%d)", i, families)
+	}
+	if n := strings.Count(page, `<svg class="trend"`); n != 4 {
+		t.Errorf("%d trend charts, want 4", n)
+	}
+}
+
+// TestPageInChromium is the browser test of the HTML report: headless Chromium opens the page with no console errors and no
 // network requests, shows one trend chart per benchmark, and takes a
 // screenshot (saved with -screenshot FILE). It skips only when Chromium is
 // not installed (.ci/run installs it).
@@ -142,7 +168,7 @@ func TestPageInChromium(t *testing.T) {
 	if *screenshot != "" {
 		out = *screenshot
 	}
-	res := openInChromium(t, bin, path, out)
+	res := openInChromium(t, bin, path, out, "")
 	benchmarks := map[string]bool{}
 	for _, s := range h.Series {
 		benchmarks[s.Name] = true
@@ -171,7 +197,7 @@ func TestChromiumHarnessSeesProblems(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bad.html")
 	os.WriteFile(path, []byte(`<!doctype html><title>bad</title><svg class="trend"></svg><img src="http://127.0.0.1:9/x.png"><script>console.error("boom")</script>`), 0o644)
-	res := openInChromium(t, bin, path, filepath.Join(dir, "bad.png"))
+	res := openInChromium(t, bin, path, filepath.Join(dir, "bad.png"), "")
 	t.Logf("bad page: %d charts, problems %q, requests %q", res.charts, res.problems, res.requests)
 	if res.charts != 1 || len(res.requests) == 0 || len(res.problems) == 0 {
 		t.Errorf("the harness missed a problem: charts %d, problems %q, requests %q", res.charts, res.problems, res.requests)
@@ -192,14 +218,19 @@ func chromiumBinary(t *testing.T) string {
 type loaded struct {
 	charts, titled, steps, height, png int
 	problems, requests                 []string
+	// firstScreen is the value of the probe expression in a 1280×800
+	// viewport scrolled to the top, when one was given.
+	firstScreen json.RawMessage
 }
 
 // openInChromium loads path in headless Chromium over the DevTools
 // protocol, collects console errors and warnings, exceptions, log errors
 // and every network request other than the page itself until 500 ms after
 // the load event, counts the charts and saves a full-page screenshot to
-// out.
-func openInChromium(t *testing.T, bin, path, out string) loaded {
+// out. With a probe (a JavaScript expression), it instead evaluates the
+// probe in a 1280×800 viewport at the top of the page and saves that first
+// screen.
+func openInChromium(t *testing.T, bin, path, out, probe string) loaded {
 	var res loaded
 	// Not t.TempDir: Chromium's helper processes outlive the killed browser for a moment and keep writing to
 	// the profile, which made TempDir's cleanup fail the test now and then. Removed with retries instead.
@@ -305,13 +336,22 @@ func openInChromium(t *testing.T, bin, path, out string) loaded {
 		return n
 	}
 	res.charts = count(`document.querySelectorAll("svg.trend").length`)
-	res.titled = count(`document.querySelectorAll("svg.trend circle title").length`)
+	res.titled = count(`document.querySelectorAll("svg.trend circle.pt title").length`)
 	res.steps = count(`document.querySelectorAll("svg.trend line.step").length`)
 	if err := c.call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
 		t.Fatal(err)
 	}
 	res.height = count(`Math.ceil(document.documentElement.scrollHeight)`)
-	if err := c.call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": res.height, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
+	if probe != "" {
+		if err := c.call(ctx, "Runtime.evaluate", map[string]any{"expression": "window.scrollTo(0, 0); JSON.stringify(" + probe + ")", "returnByValue": true}, &eval); err != nil {
+			t.Fatal(err)
+		}
+		var s string
+		if err := json.Unmarshal(eval.Result.Value, &s); err != nil {
+			t.Fatalf("probe: %v (%s)", err, eval.Result.Value)
+		}
+		res.firstScreen = json.RawMessage(s)
+	} else if err := c.call(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": res.height, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var shot struct{ Data string }

@@ -1,0 +1,3 @@
+module example.com/quickstart
+
+go 1.26
