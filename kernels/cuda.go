@@ -941,15 +941,6 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64,
 	return ns, nil
 }
 
-// ceilPow2 is the smallest power of two ≥ n (1 for n ≤ 1).
-func ceilPow2(n int) int {
-	p := 1
-	for p < n {
-		p <<= 1
-	}
-	return p
-}
-
 // cuPtr is a byte offset into device memory.
 func cuPtr(n int) cu.DevicePtr { return cu.DevicePtr(n) }
 
