@@ -11,59 +11,6 @@ func init() {
 	registerCUDA(CrossEntropyFamily, "crossentropy", crossEntropyFusedCUDA, crossEntropyNaiveCUDA)
 }
 
-// rowFusedModule is the module a fused launcher takes its kernels from: <module>_sm90 on compute capability 9.0
-// and later (the same kernels compiled for sm_90, plus the clusters), else <module>.
-func (l *cudaLaunch) rowFusedModule() string {
-	if l.cc() >= 90 {
-		return l.module + "_sm90"
-	}
-	return l.module
-}
-
-// launchRowPlan records the launch of plan p's kernel with args (each kernel takes …, rows, cols last).
-func (l *cudaLaunch) launchRowPlan(p rowPlan, prefix string, args ...any) {
-	name := p.kernel(prefix, l.DType)
-	mod := l.rowFusedModule()
-	args = append(args, l.Rows, l.Cols)
-	e := 1
-	if p.vec {
-		e = 16 / l.DType.Size()
-	}
-	switch {
-	case p.lanes > 0:
-		const block = 256
-		if p.lanes*p.nv*e < l.Cols {
-			l.fail(fmt.Errorf("%s: %d lanes × %d do not cover %d columns", name, p.lanes, p.nv*e, l.Cols))
-			return
-		}
-		l.kernelIn(mod, name, ceilDiv(l.Rows, block/p.lanes), block, args...)
-	case p.stream && p.cluster > 0:
-		if int64(l.Rows)*int64(p.cluster) >= 1<<31 {
-			l.fail(fmt.Errorf("%s: %d rows × a cluster of %d", name, l.Rows, p.cluster))
-			return
-		}
-		l.kernelIn(l.module+"_sm90", name, l.Rows*p.cluster, p.threads, args...)
-	case p.cluster > 0:
-		if p.cluster*p.threads*p.nv*e < l.Cols {
-			l.fail(fmt.Errorf("%s: %d × %d threads × %d do not cover %d columns", name, p.cluster, p.threads, p.nv*e, l.Cols))
-			return
-		}
-		if int64(l.Rows)*int64(p.cluster) >= 1<<31 {
-			l.fail(fmt.Errorf("%s: %d rows × a cluster of %d", name, l.Rows, p.cluster))
-			return
-		}
-		l.kernelIn(l.module+"_sm90", name, l.Rows*p.cluster, p.threads, args...)
-	case p.stream:
-		l.kernelIn(mod, name, l.Rows, p.threads, args...)
-	default:
-		if p.threads*p.nv*e < l.Cols {
-			l.fail(fmt.Errorf("%s: %d threads × %d do not cover %d columns", name, p.threads, p.nv*e, l.Cols))
-			return
-		}
-		l.kernelIn(mod, name, l.Rows, p.threads, args...)
-	}
-}
-
 // crossEntropyFusedCUDA: loss and dlogits in one pass over the logits (cuda/crossentropy.cu).
 func crossEntropyFusedCUDA(l *cudaLaunch) {
 	if l.Rows >= 1<<31 {
@@ -71,7 +18,7 @@ func crossEntropyFusedCUDA(l *cudaLaunch) {
 		return
 	}
 	p := crossEntropyPlanFor(l.Case, l.cc(), l.sms())
-	l.launchRowPlan(p, "xent", l.in[0], l.in[1], l.out[0], l.out[1])
+	launchRow(l, crossEntropyRows, p, l.in[0], l.in[1], l.out[0], l.out[1], l.Rows, l.Cols)
 }
 
 // crossEntropyNaiveCUDA is the CPU's eager chain (crossEntropyNaive): max → x − max → exp → sum → log →

@@ -645,6 +645,9 @@ type cudaStep struct {
 	grid, block int
 	args        []uint64
 	params      []unsafe.Pointer
+	// cluster > 0: launched in clusters of that many blocks with smem bytes of dynamic shared memory a block
+	// (kernelCluster, cuda_cluster.go).
+	cluster, smem int
 }
 
 // fail records the launcher's first error; Prepare returns it.
@@ -753,6 +756,12 @@ func (l *cudaLaunch) cc() int { return l.be.cc }
 func (l *cudaLaunch) enqueue(s cu.Stream) error {
 	for i := range l.steps {
 		st := &l.steps[i]
+		if st.cluster > 0 {
+			if err := st.launchCluster(s); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := st.fn.Launch(st.grid, 1, 1, st.block, 1, 1, 0, s, st.params); err != nil {
 			return fmt.Errorf("kernels: cuda launch %s: %w", st.name, err)
 		}

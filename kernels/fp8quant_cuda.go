@@ -20,7 +20,7 @@ func fp8QuantFusedCUDA(l *cudaLaunch) {
 			l.fail(fmt.Errorf("fp8quant: %d rows", l.Rows))
 			return
 		}
-		l.launchRowPlan(fp8QuantPlanFor(l.Case, l.cc(), l.sms()), "fp8_row", x, q, scale)
+		launchRow(l, fp8QuantRows, fp8QuantPlanFor(l.Case, l.cc(), l.sms()), x, q, scale, l.Rows, l.Cols)
 		return
 	}
 	const block = 256
@@ -39,7 +39,7 @@ func fp8QuantFusedCUDA(l *cudaLaunch) {
 		l.fail(fmt.Errorf("fp8quant: %d groups", n))
 		return
 	}
-	l.kernelIn(l.rowFusedModule(), "fp8_b128_"+d+"_"+v, max(int(grid), 1), block, x, q, scale, l.Rows, l.Cols)
+	l.kernelIn(rowMapModule(l), "fp8_b128_"+d+"_"+v, max(int(grid), 1), block, x, q, scale, l.Rows, l.Cols)
 }
 
 // fp8QuantNaiveCUDA is the CPU's chain (fp8QuantNaive): |x| → amax per group → clamp_min → /448 (the scales) →

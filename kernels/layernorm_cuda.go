@@ -11,7 +11,7 @@ func init() { registerCUDA(LayerNormFamily, "layernorm", layerNormFusedCUDA, lay
 // round, normalized from registers.
 func layerNormFusedCUDA(l *cudaLaunch) {
 	p := layerNormPlanFor(l.Case, l.cc(), l.sms())
-	rowMapLaunch(l, "layernorm", p, l.in[0], l.in[1], l.in[2], l.out[0], l.Rows, l.Cols, layerNormEps)
+	launchRow(l, layerNormRows, p, l.in[0], l.in[1], l.in[2], l.out[0], l.Rows, l.Cols, layerNormEps)
 }
 
 // layerNormNaiveCUDA: mean → x − μ → (x − μ)² → mean → rsqrt(· + ε) → ·rstd → ·w → +b, the CPU's chain

@@ -10,26 +10,19 @@ import "fmt"
 
 func init() { registerCUDA(RMSNormFamily, "rmsnorm", rmsNormFusedCUDA, rmsNormNaiveCUDA) }
 
+// rmsNormFusedCUDA runs one kernel of cuda/rmsnorm.cu: the shared row plans through launchRow, and RMSNorm's own
+// teams — one block per row (rowBlock, a team of one) or several meeting through global memory (rowTeam).
 func rmsNormFusedCUDA(l *cudaLaunch) {
 	p := rmsNormPlanFor(l.Case, l.cc(), l.sms())
 	x, w, y := l.in[0], l.in[1], l.out[0]
-	name := p.kernel(l.DType)
+	if p.kind != rowBlock && p.kind != rowTeam {
+		launchRow(l, rmsNormRows, p, x, w, y, l.Rows, l.Cols, rmsNormEps)
+		return
+	}
+	name := rmsNormRows.kernel(p, l.DType)
 	e := 1
 	if p.vec {
 		e = 16 / l.DType.Size()
-	}
-	switch {
-	case p.warp:
-		const block = 256
-		l.kernel(name, ceilDiv(l.Rows, block/32*p.rows), block, x, w, y, l.Rows, l.Cols, rmsNormEps)
-		return
-	case p.cluster > 0:
-		if p.cluster*p.threads*p.nv*e < l.Cols {
-			l.fail(fmt.Errorf("rmsnorm: %d × %d threads × %d do not cover %d columns", p.cluster, p.threads, p.nv*e, l.Cols))
-			return
-		}
-		l.kernelIn(l.module+"_sm90", name, l.Rows*p.cluster, p.threads, x, w, y, l.Rows, l.Cols, rmsNormEps)
-		return
 	}
 	team := ceilDiv(l.Cols, p.threads*p.nv*e)
 	if team == 1 {

@@ -14,31 +14,20 @@ var updateRowPlans = flag.Bool("kernels.update-rowplans", false, "rewrite testda
 // picks on an sm_80 GPU with 108 multiprocessors and an sm_90 one with 132, over the suite's CUDA grid and the
 // correctness tests' shapes.
 func rowPlanChoices() string {
-	type chooser struct {
-		f    *Family
-		pick func(c Case, cc, sms int) string
+	pick := func(rf *rowFamily, plan func(c Case, cc, sms int) rowPlan, c Case, cc, sms int) string {
+		p := plan(c, cc, sms)
+		return fmt.Sprintf("%s t=%d", rf.kernel(p, c.DType), p.threads)
 	}
-	choosers := []chooser{
-		{RMSNormFamily, func(c Case, cc, sms int) string {
-			p := rmsNormChoosePlan(c, cc, sms)
-			return fmt.Sprintf("%s t=%d", p.kernel(c.DType), p.threads)
-		}},
-		{LayerNormFamily, func(c Case, cc, sms int) string {
-			p := layerNormChoosePlan(c, cc, sms)
-			return fmt.Sprintf("%s t=%d", p.kernel("layernorm", c.DType), p.threads)
-		}},
-		{SoftmaxFamily, func(c Case, cc, sms int) string {
-			p := softmaxChoosePlan(c, cc, sms)
-			return fmt.Sprintf("%s t=%d", p.kernel("softmax", c.DType), p.threads)
-		}},
-		{CrossEntropyFamily, func(c Case, cc, sms int) string {
-			p := crossEntropyChoosePlan(c, cc, sms)
-			return fmt.Sprintf("%s t=%d", p.kernel("xent", c.DType), p.threads)
-		}},
-		{FP8QuantFamily, func(c Case, cc, sms int) string {
-			p := fp8QuantChoosePlan(c, cc, sms)
-			return fmt.Sprintf("%s t=%d", p.kernel("fp8_row", c.DType), p.threads)
-		}},
+	choosers := []struct {
+		f    *Family
+		rows *rowFamily
+		plan *func(c Case, cc, sms int) rowPlan
+	}{
+		{RMSNormFamily, rmsNormRows, &rmsNormPlanFor},
+		{LayerNormFamily, layerNormRows, &layerNormPlanFor},
+		{SoftmaxFamily, softmaxRows, &softmaxPlanFor},
+		{CrossEntropyFamily, crossEntropyRows, &crossEntropyPlanFor},
+		{FP8QuantFamily, fp8QuantRows, &fp8QuantPlanFor},
 	}
 	var b strings.Builder
 	for _, gpu := range []struct{ cc, sms int }{{80, 108}, {90, 132}} {
@@ -48,7 +37,7 @@ func rowPlanChoices() string {
 				if c.Variant == "block128" {
 					continue // FP8Quant's per-block scales have no row plan
 				}
-				fmt.Fprintf(&b, "cc=%d %s %s %s\n", gpu.cc, ch.f.Name, ch.f.BenchName(c, Fused), ch.pick(c, gpu.cc, gpu.sms))
+				fmt.Fprintf(&b, "cc=%d %s %s %s\n", gpu.cc, ch.f.Name, ch.f.BenchName(c, Fused), pick(ch.rows, *ch.plan, c, gpu.cc, gpu.sms))
 			}
 		}
 	}
@@ -61,6 +50,8 @@ func rowPlanChoices() string {
 // to change, with the GPU measurement that says why).
 func TestRowPlanChoices(t *testing.T) {
 	const golden = "testdata/rowplans.golden"
+	defer func(on bool) { rowDSMEMOn = on }(rowDSMEMOn)
+	rowDSMEMOn = false // the verified plans, as the benchmarks run them unless -kernels.pending
 	got := rowPlanChoices()
 	if *updateRowPlans {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -85,5 +76,47 @@ func TestRowPlanChoices(t *testing.T) {
 	}
 	if bad > 10 {
 		t.Errorf("… %d choices differ in all", bad)
+	}
+}
+
+// TestRowDSMEMChoice checks where row_dsmem is chosen: never while pending unless asked (-kernels.pending), never
+// before sm_90, and on sm_90 for every case of the CUDA grid and the correctness shapes whose rows no block holds
+// in registers, with a cluster of 2–16 blocks whose slices cover the row and fit the shared memory limit.
+func TestRowDSMEMChoice(t *testing.T) {
+	defer func(on bool) { rowDSMEMOn = on }(rowDSMEMOn)
+	plans := map[*Family]func(Case, int, int) rowPlan{RMSNormFamily: rmsNormPlanFor, LayerNormFamily: layerNormPlanFor,
+		SoftmaxFamily: softmaxPlanFor, CrossEntropyFamily: crossEntropyPlanFor, FP8QuantFamily: fp8QuantPlanFor}
+	chosen := 0
+	for _, on := range []bool{false, true} {
+		rowDSMEMOn = on
+		for f, plan := range plans {
+			for _, c := range append(f.CasesOn("cuda", Grids["cuda"]), f.CasesOn("test", testShapes)...) {
+				if c.Variant == "block128" {
+					continue
+				}
+				for _, cc := range []int{80, 90} {
+					p := plan(c, cc, 132)
+					_, e, nv := rowAccess(c)
+					wide := c.Cols > 1024*nv*e
+					if want := on && cc >= 90 && wide; (p.kind == rowDSMEM) != want {
+						t.Errorf("%s %s cc=%d dsmem on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
+						continue
+					}
+					if p.kind != rowDSMEM {
+						continue
+					}
+					chosen++
+					slice := rowDSMEMBytes(p, c)
+					if p.cluster < 2 || p.cluster > rowDSMEMMaxBlocks || p.cluster&(p.cluster-1) != 0 ||
+						p.cluster*slice < c.Cols*c.DType.Size() || slice > rowDSMEMMaxSlice ||
+						p.threads < 128 || p.threads > 1024 || p.vec != (c.Cols%(16/c.DType.Size()) == 0) {
+						t.Errorf("%s %s: %v with %d B slices", f.Name, f.BenchName(c, Fused), p, slice)
+					}
+				}
+			}
+		}
+	}
+	if chosen == 0 {
+		t.Error("row_dsmem was never chosen")
 	}
 }

@@ -11,7 +11,7 @@ func init() { registerCUDA(SoftmaxFamily, "softmax", softmaxFusedCUDA, softmaxNa
 // round, the output computed from registers.
 func softmaxFusedCUDA(l *cudaLaunch) {
 	p := softmaxPlanFor(l.Case, l.cc(), l.sms())
-	rowMapLaunch(l, "softmax", p, l.in[0], l.out[0], l.Rows, l.Cols)
+	launchRow(l, softmaxRows, p, l.in[0], l.out[0], l.Rows, l.Cols)
 }
 
 // softmaxNaiveCUDA: max → x − max → exp → sum → divide, the CPU's chain (softmaxNaive).
