@@ -645,6 +645,9 @@ type cudaStep struct {
 	grid, block int
 	args        []uint64
 	params      []unsafe.Pointer
+	// cluster > 0: launched in clusters of that many blocks with smem bytes of dynamic shared memory a block
+	// (kernelCluster, cuda_cluster.go).
+	cluster, smem int
 }
 
 // fail records the launcher's first error; Prepare returns it.
@@ -753,6 +756,12 @@ func (l *cudaLaunch) cc() int { return l.be.cc }
 func (l *cudaLaunch) enqueue(s cu.Stream) error {
 	for i := range l.steps {
 		st := &l.steps[i]
+		if st.cluster > 0 {
+			if err := st.launchCluster(s); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := st.fn.Launch(st.grid, 1, 1, st.block, 1, 1, 0, s, st.params); err != nil {
 			return fmt.Errorf("kernels: cuda launch %s: %w", st.name, err)
 		}
@@ -939,15 +948,6 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64,
 		}
 	}
 	return ns, nil
-}
-
-// ceilPow2 is the smallest power of two ≥ n (1 for n ≤ 1).
-func ceilPow2(n int) int {
-	p := 1
-	for p < n {
-		p <<= 1
-	}
-	return p
 }
 
 // cuPtr is a byte offset into device memory.

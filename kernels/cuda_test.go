@@ -65,8 +65,8 @@ func TestCUDATime(t *testing.T) {
 
 // rmsNormPlans lists the plans that can run case c on a GPU of compute capability cc: every kernel of the
 // modules, in every block size that covers a row without leaving whole blocks idle.
-func rmsNormPlans(c Case, cc int) []rmsNormPlan {
-	var ps []rmsNormPlan
+func rmsNormPlans(c Case, cc int) []rowPlan {
+	var ps []rowPlan
 	for _, vec := range []bool{true, false} {
 		e := 1
 		if vec {
@@ -81,7 +81,7 @@ func rmsNormPlans(c Case, cc int) []rmsNormPlan {
 				if vec {
 					rows = 8 / nv
 				}
-				ps = append(ps, rmsNormPlan{warp: true, rows: rows, vec: vec, nv: nv})
+				ps = append(ps, rowPlan{kind: rowWarp, rows: rows, vec: vec, nv: nv})
 			}
 		}
 		nvs := []int{2, 4, 8}
@@ -91,7 +91,7 @@ func rmsNormPlans(c Case, cc int) []rmsNormPlan {
 		for _, nv := range nvs {
 			for _, threads := range []int{64, 128, 256, 512, 1024} {
 				if chunk := threads * nv * e; chunk < 2*c.Cols && c.Cols/chunk <= 512 {
-					ps = append(ps, rmsNormPlan{vec: vec, nv: nv, threads: threads})
+					ps = append(ps, rowPlan{kind: rowTeam, vec: vec, nv: nv, threads: threads})
 				}
 			}
 		}
@@ -99,7 +99,7 @@ func rmsNormPlans(c Case, cc int) []rmsNormPlan {
 			for _, cs := range []int{2, 4, 8} {
 				for _, threads := range []int{64, 128, 256, 512, 1024} {
 					if chunk := threads * 8 * e; cs*chunk >= c.Cols && (cs-1)*chunk < c.Cols {
-						ps = append(ps, rmsNormPlan{cluster: cs, vec: true, nv: 8, threads: threads})
+						ps = append(ps, rowPlan{kind: rowCluster, cluster: cs, vec: true, nv: 8, threads: threads})
 					}
 				}
 			}
@@ -112,13 +112,13 @@ func rmsNormPlans(c Case, cc int) []rmsNormPlan {
 // included, against the reference (TestKernels checks only the plans rmsNormChoosePlan picks).
 func TestCUDARMSNormPlans(t *testing.T) {
 	be := cudaBackend(t)
-	defer func() { rmsNormPlanFor = rmsNormChoosePlan }()
+	defer func() { rmsNormPlanFor = withRowDSMEM(rmsNormChoosePlan) }()
 	for _, dt := range StorageDTypes {
 		for _, s := range []Shape{{3, 4096}, {5, 1000}, {2, 65536}, {3, 20001}, {9, 256}, {19, 64}, {2, 262144}} {
 			c := Case{DType: dt, Shape: s}
 			for _, p := range rmsNormPlans(c, be.cc) {
-				t.Run(fmt.Sprintf("%s/%v/t=%d", RMSNormFamily.BenchName(c, Fused), p.kernel(dt), p.threads), func(t *testing.T) {
-					rmsNormPlanFor = func(Case, int, int) rmsNormPlan { return p }
+				t.Run(fmt.Sprintf("%s/%v/t=%d", RMSNormFamily.BenchName(c, Fused), rmsNormRows.kernel(p, dt), p.threads), func(t *testing.T) {
+					rmsNormPlanFor = func(Case, int, int) rowPlan { return p }
 					if _, err := checkCase(be, RMSNormFamily, c, Fused, caseSeed(t), nil); err != nil {
 						t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
 					}
@@ -134,7 +134,7 @@ func TestCUDATune(t *testing.T) {
 		t.Skip("needs -kernels.tune")
 	}
 	be := cudaBackend(t)
-	defer func() { rmsNormPlanFor = rmsNormChoosePlan }()
+	defer func() { rmsNormPlanFor = withRowDSMEM(rmsNormChoosePlan) }()
 	s := NewSuite(be, nil)
 	cold := s.Policy.Timing
 	fill := func(seed uint64) func(_ *rand.Rand, _ Case, dst []float32) {
@@ -201,10 +201,10 @@ func TestCUDATune(t *testing.T) {
 				if !p.vec && def.vec {
 					continue
 				}
-				rmsNormPlanFor = func(Case, int, int) rmsNormPlan { return p }
+				rmsNormPlanFor = func(Case, int, int) rowPlan { return p }
 				l, err := be.Prepare(RMSNormFamily, Fused, c, st.in, st.out)
 				if err != nil {
-					line += fmt.Sprintf("\n    %-24s t=%-4d %v", p.kernel(dt), p.threads, err)
+					line += fmt.Sprintf("\n    %-24s t=%-4d %v", rmsNormRows.kernel(p, dt), p.threads, err)
 					continue
 				}
 				g, ns := gbps(RMSNormFamily, c, l, cold)
@@ -215,9 +215,9 @@ func TestCUDATune(t *testing.T) {
 					mark = " <- default"
 				}
 				line += fmt.Sprintf("\n    %-24s t=%-4d %5.0f GB/s %5.1f%% copy  %8.1f µs (hot %8.1f)  %4.1fx naive%s",
-					p.kernel(dt), p.threads, g, 100*g/cg, ns/1e3, hot/1e3, nns/ns, mark)
+					rmsNormRows.kernel(p, dt), p.threads, g, 100*g/cg, ns/1e3, hot/1e3, nns/ns, mark)
 			}
-			rmsNormPlanFor = rmsNormChoosePlan
+			rmsNormPlanFor = withRowDSMEM(rmsNormChoosePlan)
 			st.release()
 			fmt.Println(line)
 		}

@@ -9,26 +9,6 @@ import "fmt"
 
 func init() { registerCUDA(FP8QuantFamily, "fp8quant", fp8QuantFusedCUDA, fp8QuantNaiveCUDA) }
 
-// fp8QuantPlanFor picks the plan of a scale=row case; the tests swap it.
-var fp8QuantPlanFor = fp8QuantChoosePlan
-
-// fp8QuantChoosePlan is rowChoosePlan (crossentropy_cuda.go), except for rows wider than 512 threads' worth on
-// sm_90 (16-byte accesses): a cluster of 512-thread blocks per row (two blocks a multiprocessor, so that one row's
-// reduction overlaps another's loads), and beyond 8 of them the streaming cluster of 8 × 512. Measured on an H200
-// (TestCUDARowSweep), pct of the 1 GiB copy: fp32 65536 4 × 512 98% (2 × 1024: 86–90%), 262144 streaming 8 × 512
-// 78% (8 × 1024 holding the row: 74–75%); bf16 65536 2 × 512 97% (one 1024-thread block: 92%), 262144 8 × 512
-// 84–85% (4 × 1024: 81%).
-func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
-	e := 16 / c.DType.Size()
-	if c.Cols%e != 0 || cc < 90 || c.Cols <= 512*8*e {
-		return rowChoosePlan(c, cc, sms)
-	}
-	if cs := ceilPow2(ceilDiv(c.Cols, 512*8*e)); cs <= 8 {
-		return rowPlan{cluster: max(cs, 2), vec: true, nv: 8, threads: 512}
-	}
-	return rowPlan{stream: true, cluster: 8, vec: true, nv: 8, threads: 512}
-}
-
 // fp8QuantFusedCUDA: amax and quantization in one pass (cuda/fp8quant.cu). scale=block128: teams of 8 lanes
 // per group with 16-byte loads (fp32 two groups a thread, bf16 four), else teams of 32 with one element per
 // access; scale=row: the row plans CrossEntropy uses.
@@ -40,7 +20,7 @@ func fp8QuantFusedCUDA(l *cudaLaunch) {
 			l.fail(fmt.Errorf("fp8quant: %d rows", l.Rows))
 			return
 		}
-		l.launchRowPlan(fp8QuantPlanFor(l.Case, l.cc(), l.sms()), "fp8_row", x, q, scale)
+		launchRow(l, fp8QuantRows, fp8QuantPlanFor(l.Case, l.cc(), l.sms()), x, q, scale, l.Rows, l.Cols)
 		return
 	}
 	const block = 256
@@ -59,7 +39,7 @@ func fp8QuantFusedCUDA(l *cudaLaunch) {
 		l.fail(fmt.Errorf("fp8quant: %d groups", n))
 		return
 	}
-	l.kernelIn(l.rowFusedModule(), "fp8_b128_"+d+"_"+v, max(int(grid), 1), block, x, q, scale, l.Rows, l.Cols)
+	l.kernelIn(rowMapModule(l), "fp8_b128_"+d+"_"+v, max(int(grid), 1), block, x, q, scale, l.Rows, l.Cols)
 }
 
 // fp8QuantNaiveCUDA is the CPU's chain (fp8QuantNaive): |x| → amax per group → clamp_min → /448 (the scales) →

@@ -7,25 +7,11 @@ package kernels
 
 func init() { registerCUDA(LayerNormFamily, "layernorm", layerNormFusedCUDA, layerNormNaiveCUDA) }
 
-// layerNormPlanFor picks the plan of a case; the tests swap it.
-var layerNormPlanFor = layerNormChoosePlan
-
-// layerNormChoosePlan is rowMapChoosePlan's, but for bf16 rows of 8–32 KiB held by a block (4096 < cols ≤
-// 16384): the loop kernel in 256-thread blocks, whose second read of the row comes from L2 (bf16 8192×16384
-// on an H200, timed side by side: 89% of the copy against 84% for the block holding the row).
-func layerNormChoosePlan(c Case, cc, sms int) rowMapPlan {
-	p := rowMapChoosePlan(c, cc, sms)
-	if c.DType == BF16 && p.kind == rowMapBlock && p.nv == 8 && p.vec && c.Cols > 4096 && c.Cols <= 16384 {
-		return rowMapPlan{kind: rowMapLoop, vec: true, nv: 4, threads: 256}
-	}
-	return p
-}
-
 // layerNormFusedCUDA runs one kernel of cuda/layernorm.cu: the row read once, its shifted sums reduced in one
 // round, normalized from registers.
 func layerNormFusedCUDA(l *cudaLaunch) {
 	p := layerNormPlanFor(l.Case, l.cc(), l.sms())
-	rowMapLaunch(l, "layernorm", p, l.in[0], l.in[1], l.in[2], l.out[0], l.Rows, l.Cols, layerNormEps)
+	launchRow(l, layerNormRows, p, l.in[0], l.in[1], l.in[2], l.out[0], l.Rows, l.Cols, layerNormEps)
 }
 
 // layerNormNaiveCUDA: mean → x − μ → (x − μ)² → mean → rsqrt(· + ε) → ·rstd → ·w → +b, the CPU's chain

@@ -13,7 +13,7 @@ var (
 		"or a name such as cpu")
 	seedFlag    = flag.Uint64("kernels.seed", 0, "seed of the correctness tests' random inputs (0: from the clock)")
 	pendingFlag = flag.Bool("kernels.pending", false, "GPU benchmarks: also run the families whose GPU code is "+
-		"pending (Family.Pending) and the tensor-core probe")
+		"pending (Family.Pending), the pending plans of verified families (row_dsmem) and the tensor-core probe")
 )
 
 // testBackends holds every backend built in, by name; the correctness tests run on each.
@@ -70,6 +70,7 @@ func run(m *testing.M) int {
 	}
 	suite = NewSuite(be, os.Stdout)
 	suite.RunPending = *pendingFlag
+	rowDSMEMOn = rowDSMEMOn || *pendingFlag // the row families' pending plan (rowplan.go)
 	suite.Costs.Start, suite.Costs.Open = start, time.Since(start)
 	bench := flag.Lookup("test.bench").Value.String() != ""
 	if bench {

@@ -31,34 +31,34 @@ func rowPlans(c Case, cc int) []rowPlan {
 		}
 		for lanes := 1; lanes <= 32; lanes *= 2 {
 			if lanes*tnv*e >= c.Cols {
-				ps = append(ps, rowPlan{lanes: lanes, vec: vec, nv: tnv})
+				ps = append(ps, rowPlan{kind: rowLanes, lanes: lanes, vec: vec, nv: tnv})
 			}
 		}
 		for _, nv := range nvs {
 			t := max(ceilPow2(ceilDiv(c.Cols, nv*e)), 64)
 			if t <= 1024 {
-				ps = append(ps, rowPlan{vec: vec, nv: nv, threads: t})
+				ps = append(ps, rowPlan{kind: rowBlock, vec: vec, nv: nv, threads: t})
 			}
 			if t < 1024 {
-				ps = append(ps, rowPlan{vec: vec, nv: nv, threads: 1024})
+				ps = append(ps, rowPlan{kind: rowBlock, vec: vec, nv: nv, threads: 1024})
 			}
 		}
 		if vec && cc >= 90 {
 			for _, cs := range []int{2, 4, 8} {
 				for _, threads := range []int{64, 128, 256, 512, 1024} {
 					if chunk := threads * 8 * e; cs*chunk >= c.Cols && (cs-1)*chunk < c.Cols {
-						ps = append(ps, rowPlan{cluster: cs, vec: true, nv: 8, threads: threads})
+						ps = append(ps, rowPlan{kind: rowCluster, cluster: cs, vec: true, nv: 8, threads: threads})
 					}
 				}
 			}
 		}
 		for _, threads := range []int{64, 1024} {
-			ps = append(ps, rowPlan{stream: true, vec: vec, nv: 4, threads: threads})
+			ps = append(ps, rowPlan{kind: rowLoop, vec: vec, nv: 4, threads: threads})
 		}
 		if vec && cc >= 90 {
 			for _, cs := range []int{2, 4, 8} {
 				for _, threads := range []int{64, 256, 512, 1024} {
-					ps = append(ps, rowPlan{stream: true, cluster: cs, vec: true, nv: 8, threads: threads})
+					ps = append(ps, rowPlan{kind: rowCStream, cluster: cs, vec: true, nv: 8, threads: threads})
 				}
 			}
 		}
@@ -80,7 +80,9 @@ func someIgnored(r *rand.Rand, c Case, dst []float32) {
 // the streaming kernel included, against the reference (TestKernels checks only the plans the families pick).
 func TestCUDARowPlans(t *testing.T) {
 	be := cudaBackend(t)
-	defer func() { crossEntropyPlanFor, fp8QuantPlanFor = crossEntropyChoosePlan, fp8QuantChoosePlan }()
+	defer func() {
+		crossEntropyPlanFor, fp8QuantPlanFor = withRowDSMEM(crossEntropyChoosePlan), withRowDSMEM(fp8QuantChoosePlan)
+	}()
 	shapes := []Shape{{3, 4096}, {5, 1000}, {2, 65536}, {3, 20001}, {9, 256}, {19, 64}, {2, 262144}, {40, 100}, {1, 1}, {3, 12}}
 	for _, f := range []*Family{CrossEntropyFamily, FP8QuantFamily} {
 		for _, dt := range StorageDTypes {
@@ -93,9 +95,9 @@ func TestCUDARowPlans(t *testing.T) {
 					gens = map[string]generator{"labels": someIgnored}
 				}
 				for _, p := range rowPlans(c, be.cc) {
-					name := p.kernel("xent", dt)
+					name := crossEntropyRows.kernel(p, dt)
 					if f == FP8QuantFamily {
-						name = p.kernel("fp8_row", dt)
+						name = fp8QuantRows.kernel(p, dt)
 					}
 					t.Run(fmt.Sprintf("%s/%s/%s/t=%d", f.Name, f.BenchName(c, Fused), name, p.threads), func(t *testing.T) {
 						crossEntropyPlanFor = func(Case, int, int) rowPlan { return p }
@@ -217,7 +219,9 @@ func TestCUDARowSweep(t *testing.T) {
 	}
 	defer s.copy.release()
 	fmt.Printf("sweep: %s, copy %.0f GB/s (1 GiB fp32, cold)\n", be.Device().Name, copyGBps)
-	defer func() { crossEntropyPlanFor, fp8QuantPlanFor = crossEntropyChoosePlan, fp8QuantChoosePlan }()
+	defer func() {
+		crossEntropyPlanFor, fp8QuantPlanFor = withRowDSMEM(crossEntropyChoosePlan), withRowDSMEM(fp8QuantChoosePlan)
+	}()
 	timeIt := func(l Launch, warm, n int) float64 {
 		if _, err := be.Time(l, warm, s.Policy.Timing); err != nil {
 			t.Fatal(err)
@@ -313,26 +317,26 @@ func TestCUDARowSweep(t *testing.T) {
 				}
 				if (fm.f == CrossEntropyFamily || fm.variant == "row") && shape.Cols >= 16384 {
 					def := crossEntropyChoosePlan(c, be.cc, be.dev.Workers)
-					prefix := "xent"
+					rows := crossEntropyRows
 					if fm.f == FP8QuantFamily {
-						def, prefix = fp8QuantChoosePlan(c, be.cc, be.dev.Workers), "fp8_row"
+						def, rows = fp8QuantChoosePlan(c, be.cc, be.dev.Workers), fp8QuantRows
 					}
 					for _, p := range rowPlans(c, be.cc) {
-						if p == def || !p.vec || p.nv != 8 && !p.stream {
+						if p == def || !p.vec || p.nv != 8 && p.kind != rowLoop && p.kind != rowCStream {
 							continue
 						}
 						crossEntropyPlanFor = func(Case, int, int) rowPlan { return p }
 						fp8QuantPlanFor = crossEntropyPlanFor
 						l, err := be.Prepare(fm.f, Fused, c, fm.in, fm.out)
 						if err != nil {
-							line += fmt.Sprintf("\n      %-28s t=%-4d %v", p.kernel(prefix, dt), p.threads, err)
+							line += fmt.Sprintf("\n      %-28s t=%-4d %v", rows.kernel(p, dt), p.threads, err)
 							continue
 						}
 						ans := timeIt(l, 3, 10)
 						l.Release()
-						line += fmt.Sprintf("\n      %-28s t=%-4d %6.0f GB/s %5.1f%% copy", p.kernel(prefix, dt), p.threads, bytes/ans, 100*bytes/ans/copyGBps)
+						line += fmt.Sprintf("\n      %-28s t=%-4d %6.0f GB/s %5.1f%% copy", rows.kernel(p, dt), p.threads, bytes/ans, 100*bytes/ans/copyGBps)
 					}
-					crossEntropyPlanFor, fp8QuantPlanFor = crossEntropyChoosePlan, fp8QuantChoosePlan
+					crossEntropyPlanFor, fp8QuantPlanFor = withRowDSMEM(crossEntropyChoosePlan), withRowDSMEM(fp8QuantChoosePlan)
 				}
 				fmt.Println(strings.TrimRight(line, " "))
 			}

@@ -20,8 +20,8 @@ var sweepFlag = flag.Bool("kernels.sweep", false, "TestCUDASweep: time LayerNorm
 // rowMapPlans lists plans that can run case c on a GPU of compute capability cc: every kernel of the row
 // modules, in the smallest block size that covers a row and one size up (idle threads), clusters of 2–8
 // blocks of every size that covers the row, and the loop kernel.
-func rowMapPlans(c Case, cc int) []rowMapPlan {
-	var ps []rowMapPlan
+func rowMapPlans(c Case, cc int) []rowPlan {
+	var ps []rowPlan
 	for _, vec := range []bool{true, false} {
 		e := 1
 		if vec {
@@ -36,7 +36,7 @@ func rowMapPlans(c Case, cc int) []rowMapPlan {
 				if vec {
 					rows = 8 / nv
 				}
-				ps = append(ps, rowMapPlan{kind: rowMapWarp, rows: rows, vec: vec, nv: nv})
+				ps = append(ps, rowPlan{kind: rowWarp, rows: rows, vec: vec, nv: nv})
 			}
 		}
 		nvs := []int{2, 4, 8}
@@ -47,7 +47,7 @@ func rowMapPlans(c Case, cc int) []rowMapPlan {
 			t := max(ceilPow2(ceilDiv(c.Cols, nv*e)), 64)
 			for _, threads := range []int{t, 2 * t} {
 				if threads <= 1024 {
-					ps = append(ps, rowMapPlan{kind: rowMapBlock, vec: vec, nv: nv, threads: threads})
+					ps = append(ps, rowPlan{kind: rowBlock, vec: vec, nv: nv, threads: threads})
 				}
 			}
 		}
@@ -55,18 +55,18 @@ func rowMapPlans(c Case, cc int) []rowMapPlan {
 			for _, cs := range []int{2, 4, 8} {
 				for _, threads := range []int{128, 256, 512, 1024} {
 					if chunk := threads * 8 * e; cs*chunk >= c.Cols && ((cs-1)*chunk < c.Cols || threads == 128) {
-						ps = append(ps, rowMapPlan{kind: rowMapCluster, cluster: cs, vec: true, nv: 8, threads: threads})
+						ps = append(ps, rowPlan{kind: rowCluster, cluster: cs, vec: true, nv: 8, threads: threads})
 					}
 				}
 			}
 		}
 		for _, threads := range []int{64, 1024} {
-			ps = append(ps, rowMapPlan{kind: rowMapLoop, vec: vec, nv: 4, threads: threads})
+			ps = append(ps, rowPlan{kind: rowLoop, vec: vec, nv: 4, threads: threads})
 		}
 		if vec && cc >= 90 {
 			for _, cs := range []int{2, 4, 8} {
 				for _, threads := range []int{64, 1024} {
-					ps = append(ps, rowMapPlan{kind: rowMapCStream, cluster: cs, vec: true, nv: 4, threads: threads})
+					ps = append(ps, rowPlan{kind: rowCStream, cluster: cs, vec: true, nv: 4, threads: threads})
 				}
 			}
 		}
@@ -79,7 +79,9 @@ func rowMapPlans(c Case, cc int) []rowMapPlan {
 // picks, and its shapes reach no cluster).
 func TestCUDARowMapPlans(t *testing.T) {
 	be := cudaBackend(t)
-	defer func() { layerNormPlanFor, softmaxPlanFor = layerNormChoosePlan, softmaxChoosePlan }()
+	defer func() {
+		layerNormPlanFor, softmaxPlanFor = withRowDSMEM(layerNormChoosePlan), withRowDSMEM(softmaxChoosePlan)
+	}()
 	shapes := []Shape{{3, 4096}, {5, 1000}, {2, 65536}, {3, 20001}, {9, 256}, {19, 64}, {2, 262144}, {1, 1},
 		{4, 4099}, {2, 131072}, {3, 24576}, {33, 1000}}
 	for _, f := range []*Family{LayerNormFamily, SoftmaxFamily} {
@@ -88,7 +90,7 @@ func TestCUDARowMapPlans(t *testing.T) {
 				c := Case{DType: dt, Shape: s}
 				for _, p := range rowMapPlans(c, be.cc) {
 					t.Run(fmt.Sprintf("%s/%s/%v", f.Name, f.BenchName(c, Fused), p), func(t *testing.T) {
-						layerNormPlanFor = func(Case, int, int) rowMapPlan { return p }
+						layerNormPlanFor = func(Case, int, int) rowPlan { return p }
 						softmaxPlanFor = layerNormPlanFor
 						if _, err := checkCase(be, f, c, Fused, caseSeed(t), nil); err != nil {
 							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
@@ -150,31 +152,31 @@ func TestCUDARowMapModules(t *testing.T) {
 // rowMapAlternatives are the plans TestCUDASweep times beside the default on wide rows: blocks with fewer
 // accesses a thread and more threads, clusters of smaller blocks (several resident per multiprocessor), and the
 // loop kernel.
-func rowMapAlternatives(c Case, cc int) []rowMapPlan {
+func rowMapAlternatives(c Case, cc int) []rowPlan {
 	e := 16 / c.DType.Size()
 	if c.Cols%e != 0 || c.Cols < 16384 {
 		return nil
 	}
-	var ps []rowMapPlan
+	var ps []rowPlan
 	for _, nv := range []int{2, 4, 8} {
 		if t := ceilDiv(c.Cols, nv*e); t <= 1024 {
-			ps = append(ps, rowMapPlan{kind: rowMapBlock, vec: true, nv: nv, threads: max(ceilPow2(t), 64)})
+			ps = append(ps, rowPlan{kind: rowBlock, vec: true, nv: nv, threads: max(ceilPow2(t), 64)})
 		}
 	}
 	if cc >= 90 {
 		for _, threads := range []int{256, 512, 1024} {
 			if cs := ceilPow2(ceilDiv(c.Cols, threads*8*e)); cs >= 2 && cs <= 8 {
-				ps = append(ps, rowMapPlan{kind: rowMapCluster, cluster: cs, vec: true, nv: 8, threads: threads})
+				ps = append(ps, rowPlan{kind: rowCluster, cluster: cs, vec: true, nv: 8, threads: threads})
 			}
 		}
 		for _, cs := range []int{2, 4, 8} {
 			for _, threads := range []int{256, 512, 1024} {
-				ps = append(ps, rowMapPlan{kind: rowMapCStream, cluster: cs, vec: true, nv: 4, threads: threads})
+				ps = append(ps, rowPlan{kind: rowCStream, cluster: cs, vec: true, nv: 4, threads: threads})
 			}
 		}
 	}
-	return append(ps, rowMapPlan{kind: rowMapLoop, vec: true, nv: 4, threads: 1024},
-		rowMapPlan{kind: rowMapLoop, vec: true, nv: 4, threads: 256})
+	return append(ps, rowPlan{kind: rowLoop, vec: true, nv: 4, threads: 1024},
+		rowPlan{kind: rowLoop, vec: true, nv: 4, threads: 256})
 }
 
 // aliasBuffer views the first n elements of a cuda buffer as a buffer of its own (not to be freed).
@@ -203,7 +205,7 @@ func TestCUDASweep(t *testing.T) {
 	}
 	defer func() { s.copy.release(); s.copy = nil }()
 	defer func() {
-		layerNormPlanFor, softmaxPlanFor, rowMapSM90, geluVariant = layerNormChoosePlan, softmaxChoosePlan, true, "_n6"
+		layerNormPlanFor, softmaxPlanFor, rowMapSM90, geluVariant = withRowDSMEM(layerNormChoosePlan), withRowDSMEM(softmaxChoosePlan), true, "_n6"
 	}()
 	cold := s.Policy.Timing
 	fmt.Printf("sweep: %s (cc %d, %d SMs), suite copy %.1f GB/s\n", be.dev.Name, be.cc, be.dev.Workers, suiteCopy)
@@ -325,11 +327,11 @@ func TestCUDASweep(t *testing.T) {
 					continue
 				}
 				for _, p := range rowMapAlternatives(c, be.cc) {
-					layerNormPlanFor = func(Case, int, int) rowMapPlan { return p }
+					layerNormPlanFor = func(Case, int, int) rowPlan { return p }
 					softmaxPlanFor = layerNormPlanFor
 					alt(p.String())
 				}
-				layerNormPlanFor, softmaxPlanFor = layerNormChoosePlan, softmaxChoosePlan
+				layerNormPlanFor, softmaxPlanFor = withRowDSMEM(layerNormChoosePlan), withRowDSMEM(softmaxChoosePlan)
 			}
 		}
 		for _, b := range []Buffer{X, W, B, Y} {

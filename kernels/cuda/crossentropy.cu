@@ -18,6 +18,8 @@
 //                   shared memory.
 //   xent_cstream_*: sm_90 only, 16-byte accesses: a cluster of CS blocks per row, each streaming its slice
 //                   twice (the second read mostly from L2), for rows too long for a cluster's registers.
+//   xent_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster of 2–16 blocks holding the row in
+//                   distributed shared memory.
 //   xent_stream_*:  any row: one block per row, two passes over the row (the second re-reads it), for rows too
 //                   long for the plans above (or columns that rule out 16-byte accesses and exceed 1024·16).
 //
@@ -345,6 +347,91 @@ XENT_CLUSTER(F32, f32, 8, 8)
 XENT_CLUSTER(BF16, bf16, 8, 2)
 XENT_CLUSTER(BF16, bf16, 8, 4)
 XENT_CLUSTER(BF16, bf16, 8, 8)
+
+// XentDSMEM is the cross-entropy as a row_dsmem Op (rowdsmem.cuh): the row's (max, Σ e^(x−max)) pair, merged
+// as the other kernels merge it, then the softmax written from shared memory, the label's column fixed up by the
+// thread that writes it (as fix_label), and the loss by the cluster's first thread. An ignored row is not read:
+// zeros and a zero loss. Entry points xent_dsmem_*.
+#include "rowdsmem.cuh"
+template <class S_>
+struct XentDSMEM {
+    typedef S_ S;
+    typedef typename S::T T;
+    const T* __restrict__ x;
+    const int* __restrict__ labels;
+    float* __restrict__ loss;
+    T* __restrict__ dl;
+    long long cols;
+
+    struct Ctx {
+        long long label;
+        bool live;
+    };
+    struct Fin {
+        float m, sum, inv;
+    };
+    __device__ __forceinline__ Ctx context(long long row) const {
+        Ctx c;
+        c.label = labels[row];
+        c.live = xent_live(c.label, cols);
+        return c;
+    }
+    __device__ __forceinline__ bool reads(const Ctx& c) const { return c.live; }
+    __device__ __forceinline__ RowStat zero() const { return RowStat{XENT_NEG_INF, 0.0f}; }
+    __device__ __forceinline__ RowStat merge(RowStat p, RowStat q) const {
+        ms_merge(p.a, p.b, q.a, q.b);
+        return p;
+    }
+    template <class P, int NV>
+    __device__ __forceinline__ RowStat scan(const P (&v)[NV], int kv, const Ctx&) const {
+        float m = XENT_NEG_INF, s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k < kv)
+#pragma unroll
+                for (int j = 0; j < P::E; j++) m = fmaxf(m, v[k].get(j));
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k < kv)
+#pragma unroll
+                for (int j = 0; j < P::E; j++) s += ex2((v[k].get(j) - m) * XENT_L2E);
+        return RowStat{m, s};
+    }
+    __device__ __forceinline__ Fin finish(RowStat t, long long, const Ctx&) const {
+        Fin f;
+        f.m = t.a;
+        f.sum = t.b;
+        f.inv = 1.0f / t.b;
+        return f;
+    }
+    template <class P>
+    __device__ __forceinline__ void put(const P& v, long long row, long long c, const Fin& f, const Ctx& k) const {
+        T* dr = dl + row * cols;
+        P o = P();
+        if (k.live) {
+            float g[P::E];
+#pragma unroll
+            for (int j = 0; j < P::E; j++) g[j] = ex2((v.get(j) - f.m) * XENT_L2E) * f.inv;
+            put_pack(o, g);
+        }
+        o.store(dr + c);
+        if (k.live && k.label >= c && k.label < c + P::E)
+            dr[k.label] = S::put(ex2((v.get((int)(k.label - c)) - f.m) * XENT_L2E) * f.inv - 1.0f);
+    }
+    __device__ __forceinline__ void row_out(long long row, const Fin& f, const Ctx& k) const {
+        loss[row] = k.live ? xent_loss<S>(x + row * cols, k.label, f.m, f.sum) : 0.0f;
+    }
+};
+
+#define XENT_PARAMS(S) const S::T *x, const int *labels, float *loss, S::T *dl, long long rows, long long cols
+#define XENT_DSMEM_OP(S) \
+    XentDSMEM<S> op;     \
+    op.x = x;            \
+    op.labels = labels;  \
+    op.loss = loss;      \
+    op.dl = dl;          \
+    op.cols = cols;
+ROW_DSMEM_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)
 #endif  // clusters
 
 // Every other kernel, in both modules.

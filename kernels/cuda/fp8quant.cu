@@ -16,7 +16,8 @@
 //                     scale=row, the plans of crossentropy.cu: a team of L lanes per short row, a block per
 //                     row, a cluster per row with the amax through distributed shared memory (holding the row in
 //                     registers, or streaming slices twice, the second read mostly from L2), and for any other
-//                     row one block reading it twice.
+//                     row one block reading it twice; fp8_row_dsmem_* (sm_90): row_dsmem (rowdsmem.cuh), a
+//                     cluster of 2–16 blocks holding the row in distributed shared memory.
 //
 // This file is compiled twice: -arch=compute_75 to ptx/fp8quant.ptx (every kernel but the clusters, the codes from
 // f32_to_e4m3) and -arch=compute_90 to ptx/fp8quant_sm90.ptx (every kernel, the codes two at a time from
@@ -257,6 +258,57 @@ FP8_ROW_CLUSTER(F32, f32, 8, 8)
 FP8_ROW_CLUSTER(BF16, bf16, 8, 2)
 FP8_ROW_CLUSTER(BF16, bf16, 8, 4)
 FP8_ROW_CLUSTER(BF16, bf16, 8, 8)
+
+// Fp8DSMEM is FP8 quantization with one scale a row as a row_dsmem Op (rowdsmem.cuh): the row's amax, then the
+// codes of each pack from shared memory (Fp8Share's store), the scale by the cluster's first thread. Entry
+// points fp8_row_dsmem_*.
+#include "rowdsmem.cuh"
+template <class S_>
+struct Fp8DSMEM {
+    typedef S_ S;
+    typedef typename S::T T;
+    unsigned char* __restrict__ q;
+    float* __restrict__ scale;
+    long long cols;
+
+    struct Ctx {};
+    struct Fin {
+        float s, r;
+    };
+    __device__ __forceinline__ Ctx context(long long) const { return Ctx(); }
+    __device__ __forceinline__ bool reads(const Ctx&) const { return true; }
+    __device__ __forceinline__ RowStat zero() const { return RowStat{0.0f, 0.0f}; }
+    __device__ __forceinline__ RowStat merge(RowStat p, RowStat q) const { return RowStat{fmaxf(p.a, q.a), 0.0f}; }
+    template <class P, int NV>
+    __device__ __forceinline__ RowStat scan(const P (&v)[NV], int kv, const Ctx&) const {
+        float a = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k < kv) a = fmaxf(a, pack_amax(v[k]));
+        return RowStat{a, 0.0f};
+    }
+    __device__ __forceinline__ Fin finish(RowStat t, long long, const Ctx&) const {
+        Fin f;
+        f.s = fp8_scale(t.a);
+        f.r = 1.0f / f.s;
+        return f;
+    }
+    template <class P>
+    __device__ __forceinline__ void put(const P& v, long long row, long long c, const Fin& f, const Ctx&) const {
+        Fp8Share<S, (P::E > 1), 1> sh;
+        sh.v[0] = v;
+        sh.store(q + row * cols + c, 1, 1, f.r);
+    }
+    __device__ __forceinline__ void row_out(long long row, const Fin& f, const Ctx&) const { scale[row] = f.s; }
+};
+
+#define FP8_ROW_PARAMS(S) const S::T *x, unsigned char *q, float *scale, long long rows, long long cols
+#define FP8_ROW_DSMEM_OP(S) \
+    Fp8DSMEM<S> op;         \
+    op.q = q;               \
+    op.scale = scale;       \
+    op.cols = cols;
+ROW_DSMEM_ENTRIES(fp8_row, FP8_ROW_PARAMS, FP8_ROW_DSMEM_OP)
 #endif  // clusters
 
 #ifdef __CUDA_ARCH__  // every other kernel, in both modules

@@ -13,7 +13,7 @@
 //
 // layernorm_cuda.go picks the kernel per case (rowmap_cuda.go); the naive chain (row mean, x − μ, square, row mean,
 // + ε, rsqrt, ·rstd, ·w, + b) uses the eager kernels of eager.cu.
-#include "rowmap.cuh"
+#include "rowdsmem.cuh"
 
 template <class S_>
 struct LayerNormOp {
@@ -155,4 +155,15 @@ LN_DTYPE(BF16, bf16)
     LN_CSTREAM(S, NAME, 8)
 LN_SM90(F32, f32)
 LN_SM90(BF16, bf16)
+
+// row_dsmem (rowdsmem.cuh): a cluster of 2–16 blocks holding the row in distributed shared memory.
+#define LN_DSMEM_OP(S)                \
+    RowMapDSMEM<LayerNormOp<S> > op; \
+    op.op.w = w;                      \
+    op.op.b = b;                      \
+    op.op.eps = (float)eps;           \
+    op.x = x;                         \
+    op.y = y;                         \
+    op.cols = cols;
+ROW_DSMEM_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)
 #endif

@@ -11,7 +11,9 @@
 //                      (grid = rows); for team > 1 the grid is persistent (all blocks resident) and each block
 //                      walks the (row, part) items.
 //   rmsnorm_cluster_*: sm_90 only: a thread-block cluster per row, partial sums through distributed shared
-//                      memory. This file is compiled twice: -arch=compute_75 to ptx/rmsnorm.ptx (everything
+//                      memory.
+//   rmsnorm_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster of 2–16 blocks holding the row in
+//                      distributed shared memory. This file is compiled twice: -arch=compute_75 to ptx/rmsnorm.ptx (everything
 //                      but the cluster kernels) and -arch=compute_90 to ptx/rmsnorm_sm90.ptx (those alone).
 //
 // rmsnorm_cuda.go picks the kernel and block size per case; the naive chain (square, row mean, +eps, rsqrt,
@@ -20,6 +22,7 @@
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include <cooperative_groups.h>
+#include "rowdsmem.cuh"
 #endif
 
 template <class S, bool V, int NV, int R>
@@ -191,6 +194,69 @@ RMSNORM_CLUSTER(F32, f32, 8, 8)
 RMSNORM_CLUSTER(BF16, bf16, 8, 2)
 RMSNORM_CLUSTER(BF16, bf16, 8, 4)
 RMSNORM_CLUSTER(BF16, bf16, 8, 8)
+
+// RMSNormOp is RMSNorm as a rowmap.cuh Op (the sum of squares, then x·rsqrt(mean + ε)·w), which row_dsmem runs
+// (rowdsmem.cuh): a cluster of 2–16 blocks holding the row in distributed shared memory, rmsnorm_dsmem_*.
+template <class S_>
+struct RMSNormOp {
+    typedef S_ S;
+    typedef typename S::T T;
+    const T* __restrict__ w;
+    float eps;
+
+    struct Ctx {};
+    struct Fin {
+        float inv;
+    };
+    template <class P>
+    struct Col {
+        P w;
+    };
+    __device__ __forceinline__ Ctx context(const T*) const { return Ctx(); }
+    __device__ __forceinline__ RowStat zero() const { return RowStat{0.0f, 0.0f}; }
+    template <class P, int NV>
+    __device__ __forceinline__ RowStat scan(const P (&v)[NV], int kv, const Ctx&) const {
+        float ss = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            if (k < kv) {
+#pragma unroll
+                for (int j = 0; j < P::E; j++) {
+                    const float f = v[k].get(j);
+                    ss = fmaf(f, f, ss);
+                }
+            }
+        }
+        return RowStat{ss, 0.0f};
+    }
+    __device__ __forceinline__ RowStat merge(RowStat p, RowStat q) const { return RowStat{p.a + q.a, 0.0f}; }
+    __device__ __forceinline__ Fin finish(RowStat t, long long cols, const Ctx&) const {
+        Fin f;
+        f.inv = rsqrtf(t.a / (float)cols + eps);
+        return f;
+    }
+    template <class P>
+    __device__ __forceinline__ Col<P> column(long long c) const {
+        Col<P> k;
+        k.w.load(w + c);
+        return k;
+    }
+    template <class P>
+    __device__ __forceinline__ void apply_raw(const P& x, const Col<P>& k, const Fin& f, float (&o)[P::E]) const {
+#pragma unroll
+        for (int j = 0; j < P::E; j++) o[j] = x.get(j) * f.inv * k.w.get(j);
+    }
+};
+
+#define RMSNORM_PARAMS(S) const S::T *x, const S::T *w, S::T *y, long long rows, long long cols, double eps
+#define RMSNORM_DSMEM_OP(S)         \
+    RowMapDSMEM<RMSNormOp<S> > op; \
+    op.op.w = w;                    \
+    op.op.eps = (float)eps;         \
+    op.x = x;                       \
+    op.y = y;                       \
+    op.cols = cols;
+ROW_DSMEM_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)
 
 #else  // the compute_75 module: every other kernel
 

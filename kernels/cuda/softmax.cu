@@ -15,7 +15,7 @@
 //
 // softmax_cuda.go picks the kernel per case (rowmap_cuda.go); the naive chain (row max, x − max, exp, row sum,
 // divide) uses the eager kernels of eager.cu.
-#include "rowmap.cuh"
+#include "rowdsmem.cuh"
 
 template <class S_>
 struct SoftmaxOp {
@@ -172,4 +172,12 @@ SM_DTYPE(BF16, bf16)
     SM_CSTREAM(S, NAME, 8)
 SM_SM90(F32, f32)
 SM_SM90(BF16, bf16)
+
+// row_dsmem (rowdsmem.cuh): a cluster of 2–16 blocks holding the row in distributed shared memory.
+#define SM_DSMEM_OP(S)              \
+    RowMapDSMEM<SoftmaxOp<S> > op; \
+    op.x = x;                       \
+    op.y = y;                       \
+    op.cols = cols;
+ROW_DSMEM_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)
 #endif

@@ -1,0 +1,74 @@
+//go:build cuda
+
+package kernels
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestCUDARowDSMEM checks the pending row_dsmem kernels of every row family (rowdsmem.cuh) against the float64
+// reference, outputs poisoned before each run (checkCase): the plan rowDSMEMPlan picks and clusters of 2, 4, 8
+// and 16 blocks of 128 and 1024 threads wherever a slice fits, on rows of 65536 and 262144 columns, odd widths
+// (single-element packs), and rows so short that some blocks of a cluster hold nothing. It runs whether or not
+// -kernels.pending is set: it is how row_dsmem stops being pending (rowDSMEMPending).
+func TestCUDARowDSMEM(t *testing.T) {
+	be := cudaBackend(t)
+	if be.cc < 90 {
+		t.Skipf("row_dsmem needs thread-block clusters (compute capability 9.0; this GPU: %d.%d)", be.cc/10, be.cc%10)
+	}
+	swaps := []struct {
+		f    *Family
+		plan *func(Case, int, int) rowPlan
+		rows *rowFamily
+	}{
+		{RMSNormFamily, &rmsNormPlanFor, rmsNormRows},
+		{LayerNormFamily, &layerNormPlanFor, layerNormRows},
+		{SoftmaxFamily, &softmaxPlanFor, softmaxRows},
+		{CrossEntropyFamily, &crossEntropyPlanFor, crossEntropyRows},
+		{FP8QuantFamily, &fp8QuantPlanFor, fp8QuantRows},
+	}
+	shapes := []Shape{{3, 65536}, {2, 262144}, {3, 65537}, {2, 20001}, {5, 1000}, {3, 20}, {1, 262143}}
+	for _, sw := range swaps {
+		defer func(def func(Case, int, int) rowPlan, p *func(Case, int, int) rowPlan) { *p = def }(*sw.plan, sw.plan)
+		for _, dt := range StorageDTypes {
+			for _, s := range shapes {
+				c := Case{DType: dt, Shape: s}
+				var gens map[string]generator
+				switch sw.f {
+				case FP8QuantFamily:
+					c.Variant = "row"
+				case CrossEntropyFamily:
+					gens = map[string]generator{"labels": someIgnored}
+				}
+				for _, p := range rowDSMEMPlans(c) {
+					t.Run(fmt.Sprintf("%s/%s/%s/c=%d/t=%d", sw.f.Name, sw.f.BenchName(c, Fused), sw.rows.kernel(p, dt), p.cluster, p.threads), func(t *testing.T) {
+						*sw.plan = func(Case, int, int) rowPlan { return p }
+						if _, err := checkCase(be, sw.f, c, Fused, caseSeed(t), gens); err != nil {
+							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// rowDSMEMPlans lists the row_dsmem plans TestCUDARowDSMEM runs for case c: rowDSMEMPlan's, and clusters of
+// 2–16 blocks of 128 and 1024 threads whose slices fit rowDSMEMMaxSlice.
+func rowDSMEMPlans(c Case) []rowPlan {
+	var ps []rowPlan
+	if p, ok := rowDSMEMPlan(c, 90); ok {
+		ps = append(ps, p)
+	}
+	vec, _, _ := rowAccess(c)
+	for _, cs := range []int{2, 4, 8, 16} {
+		for _, threads := range []int{128, 1024} {
+			p := rowPlan{kind: rowDSMEM, cluster: cs, vec: vec, threads: threads}
+			if rowDSMEMBytes(p, c) <= rowDSMEMMaxSlice && (len(ps) == 0 || p != ps[0]) {
+				ps = append(ps, p)
+			}
+		}
+	}
+	return ps
+}

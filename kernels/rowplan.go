@@ -1,0 +1,368 @@
+package kernels
+
+import "fmt"
+
+// Row plans: how the fused GPU kernels of the five row families (RMSNorm, LayerNorm, Softmax, CrossEntropy,
+// FP8Quant scale=row) cover a rows × cols case. A row is reduced to a statistic and then mapped, so the plan's
+// question is where the row waits between the two: in one warp's, one block's or one cluster's registers (read
+// once), in a cluster's distributed shared memory (row_dsmem, read once), or nowhere (the streaming kernels read
+// it twice, the second time mostly from L2). The choice is plain Go over (case, compute capability,
+// multiprocessors), one chooser shared by the families, each adjusting only the wide rows it measured otherwise;
+// TestRowPlanChoices pins every choice on the CUDA grid and the correctness shapes.
+
+// rowKind is how a fused row kernel covers the rows.
+type rowKind uint8
+
+const (
+	rowWarp    rowKind = iota // one warp for `rows` rows at once (rows of at most 32·nv accesses)
+	rowLanes                  // a team of `lanes` lanes per row, 256/lanes rows a 256-thread block
+	rowBlock                  // one block per row, the row in registers
+	rowTeam                   // RMSNorm: `team` blocks per row meeting through global memory, all resident
+	rowCluster                // sm_90: a thread-block cluster of `cluster` blocks per row, the row in registers
+	rowCStream                // sm_90: a cluster of `cluster` blocks per row, each streaming its share twice
+	rowLoop                   // one block per row of any width, reading it twice
+	rowDSMEM                  // sm_90: a cluster of up to 16 blocks holding the row in distributed shared memory
+)
+
+// rowPlan is one way to run a row kernel: blocks of threads threads, vec: 16-byte accesses (else one element per
+// access), nv accesses per thread (warp, lanes, block, team, cluster: the row's share in registers; loop,
+// cstream: in flight).
+type rowPlan struct {
+	kind    rowKind
+	rows    int // warp: rows per warp
+	lanes   int // lanes: lanes per row (1 … 32)
+	cluster int // cluster, cstream, dsmem: blocks per row
+	vec     bool
+	nv      int
+	threads int
+}
+
+// rowFamily is what the shared row code needs of a family: how its kernels are named and where they are.
+type rowFamily struct {
+	prefix string  // kernel names: <prefix>_<kind>_<dtype>_…
+	short  rowKind // rows of up to 32 threads' worth: rowWarp (several rows a warp) or rowLanes (a team a row)
+	// block and loop are the words naming the block and loop kernels (RMSNorm's block is a team of one, the
+	// cross-entropy's loop a "stream").
+	block, loop string
+	// sm90All: every fused kernel is also compiled for compute_90 into <module>_sm90 (bf16 rounded two at a
+	// time there), and the launcher takes them from it on sm_90; else that module holds the clusters alone.
+	sm90All bool
+}
+
+var (
+	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop"}
+	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true}
+	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true}
+	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true}
+	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true}
+)
+
+// kernel is plan p's entry point in the family's modules for storage dtype dt.
+func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
+	d := map[DType]string{FP32: "f32", BF16: "bf16"}[dt]
+	v := "s"
+	if p.vec {
+		v = "v"
+	}
+	switch p.kind {
+	case rowWarp:
+		return fmt.Sprintf("%s_warp_%s_%s%dr%d", rf.prefix, d, v, p.nv, p.rows)
+	case rowLanes:
+		return fmt.Sprintf("%s_team_%s_%s%dl%d", rf.prefix, d, v, p.nv, p.lanes)
+	case rowBlock:
+		return fmt.Sprintf("%s_%s_%s_%s%d", rf.prefix, rf.block, d, v, p.nv)
+	case rowTeam:
+		return fmt.Sprintf("%s_team_%s_%s%d", rf.prefix, d, v, p.nv)
+	case rowCluster:
+		return fmt.Sprintf("%s_cluster_%s_v%d_c%d", rf.prefix, d, p.nv, p.cluster)
+	case rowCStream:
+		return fmt.Sprintf("%s_cstream_%s_c%d", rf.prefix, d, p.cluster)
+	case rowDSMEM:
+		return fmt.Sprintf("%s_dsmem_%s_%s", rf.prefix, d, v)
+	}
+	return fmt.Sprintf("%s_%s_%s_%s", rf.prefix, rf.loop, d, v)
+}
+
+func (p rowPlan) String() string {
+	v := map[bool]string{true: "v", false: "s"}[p.vec]
+	switch p.kind {
+	case rowWarp:
+		return fmt.Sprintf("warp %s%d×%d rows", v, p.nv, p.rows)
+	case rowLanes:
+		return fmt.Sprintf("lanes %s%d×%d", v, p.nv, p.lanes)
+	case rowBlock:
+		return fmt.Sprintf("block %s%d t=%d", v, p.nv, p.threads)
+	case rowTeam:
+		return fmt.Sprintf("team %s%d t=%d", v, p.nv, p.threads)
+	case rowCluster:
+		return fmt.Sprintf("cluster %d×%d v%d", p.cluster, p.threads, p.nv)
+	case rowCStream:
+		return fmt.Sprintf("cstream %d×%d", p.cluster, p.threads)
+	case rowDSMEM:
+		return fmt.Sprintf("dsmem %s %d×%d", v, p.cluster, p.threads)
+	}
+	return fmt.Sprintf("loop %s t=%d", v, p.threads)
+}
+
+// rowAccess is how a thread reads a row of case c: e elements an access (16 bytes when vec), nv accesses of
+// registers a thread (128 bytes; 16 single elements when the columns rule out 16-byte accesses).
+func rowAccess(c Case) (vec bool, e, nv int) {
+	e = 16 / c.DType.Size()
+	if c.Cols%e != 0 {
+		return false, 1, 16
+	}
+	return true, e, 8
+}
+
+// rowChoosePlan is the plan every row family starts from: each thread holds up to 128 bytes of a row in
+// registers (8 16-byte accesses; 16 elements when the columns do not allow 16-byte accesses): with 64 registers
+// a thread, a multiprocessor runs 1024 threads with 128 KiB of loads in flight, about what it takes to keep HBM
+// busy. Measured for RMSNorm on an H200 (cuda_test.go's TestCUDATune), in pct of the copy at the same shape:
+//
+//   - short rows (rf.short): rowWarp, rows of up to 32·8 accesses in one warp, several rows a warp when shorter
+//     (98–102%); rowLanes, rows of up to 32·nv accesses in a team of the fewest lanes that hold the row with nv
+//     accesses each, so that the shuffles of the row's reduction and its per-row work are shared by as many
+//     elements as possible (a whole warp on a 256-column bf16 cross-entropy row spent more instructions on its
+//     reduction than on its elements);
+//   - few rows (decode, fewer than two per multiprocessor): one block per row, two accesses a thread, so that
+//     as many warps as possible issue the row's loads (32×4096: 90–94%, against 59–60% with eight);
+//   - rows of up to 1024 threads' worth: one block per row (4096–16384: 92–101%; bf16 65536: 80%).
+//
+// Wider rows are the family's (wide is false, the plan unset): rowWideRMSNorm, rowWideMap, rowWideStream.
+func rowChoosePlan(rf *rowFamily, c Case, sms int) (p rowPlan, wide bool) {
+	vec, e, nv := rowAccess(c)
+	switch {
+	case rf.short == rowWarp && c.Cols <= 32*8*e:
+		n := ceilPow2(ceilDiv(c.Cols, 32*e))
+		if !vec {
+			return rowPlan{kind: rowWarp, rows: 1, nv: n}, false
+		}
+		return rowPlan{kind: rowWarp, rows: 8 / n, vec: true, nv: n}, false
+	case rf.short == rowLanes && c.Cols <= 32*nv*e:
+		return rowPlan{kind: rowLanes, lanes: ceilPow2(ceilDiv(c.Cols, nv*e)), vec: vec, nv: nv}, false
+	case vec && c.Rows < 2*sms && c.Cols <= 1024*2*e:
+		return rowPlan{kind: rowBlock, vec: true, nv: 2, threads: max(ceilPow2(ceilDiv(c.Cols, 2*e)), 64)}, false
+	case c.Cols <= 1024*nv*e:
+		return rowPlan{kind: rowBlock, vec: vec, nv: nv, threads: max(ceilPow2(ceilDiv(c.Cols, nv*e)), 64)}, false
+	}
+	return rowPlan{}, true
+}
+
+// rowCluster1024 is the cluster of 1024-thread blocks, nv accesses a thread, that holds a row of case c in
+// registers, if one of at most 8 blocks does (sm_90, 16-byte accesses).
+func rowCluster1024(c Case, cc int) (rowPlan, bool) {
+	vec, e, nv := rowAccess(c)
+	if !vec || cc < 90 || c.Cols > 8*1024*nv*e {
+		return rowPlan{}, false
+	}
+	return rowPlan{kind: rowCluster, cluster: ceilPow2(ceilDiv(c.Cols, 1024*nv*e)), vec: true, nv: nv, threads: 1024}, true
+}
+
+// rmsNormChoosePlan is rowChoosePlan; wider rows (measured on an H200, pct of the copy): fp32 rows on sm_90
+// take a cluster of 2–8 1024-thread blocks (65536: 83%, 262144: 73%); longer still, or elsewhere, a persistent
+// team of 256-thread blocks meeting through global memory (bf16 262144: 69%; fp32 262144: 60%, which is why fp32
+// takes the cluster).
+func rmsNormChoosePlan(c Case, cc, sms int) rowPlan {
+	if p, wide := rowChoosePlan(rmsNormRows, c, sms); !wide {
+		return p
+	}
+	if p, ok := rowCluster1024(c, cc); ok && c.DType == FP32 {
+		return p
+	}
+	vec, _, nv := rowAccess(c)
+	return rowPlan{kind: rowTeam, vec: vec, nv: nv, threads: 256}
+}
+
+// rowMapChoosePlan (LayerNorm, Softmax) is rowChoosePlan; wider rows on sm_90 (16-byte accesses) take a cluster
+// of up to 8 blocks, the smallest blocks (at least 256 threads) that cover the row with 8 accesses: several blocks
+// a multiprocessor overlap one block's reduction with another's loads (fp32 4096×65536 on an H200: 8×256 78–82%
+// of the copy, 2×1024 47–73%); longer still, odd widths past 16384, or no clusters: the loop kernel.
+func rowMapChoosePlan(rf *rowFamily, c Case, cc, sms int) rowPlan {
+	if p, wide := rowChoosePlan(rf, c, sms); !wide {
+		return p
+	}
+	vec, e, nv := rowAccess(c)
+	if vec && cc >= 90 && c.Cols <= 8*1024*nv*e {
+		t := min(max(ceilPow2(ceilDiv(c.Cols, 8*nv*e)), 256), 1024)
+		return rowPlan{kind: rowCluster, cluster: ceilPow2(ceilDiv(c.Cols, t*nv*e)), vec: true, nv: nv, threads: t}
+	}
+	return rowPlan{kind: rowLoop, vec: vec, nv: 4, threads: 1024}
+}
+
+// layerNormChoosePlan is rowMapChoosePlan's, but for bf16 rows of 8–32 KiB held by a block (4096 < cols ≤
+// 16384): the loop kernel in 256-thread blocks, whose second read of the row comes from L2 (bf16 8192×16384
+// on an H200, timed side by side: 89% of the copy against 84% for the block holding the row).
+func layerNormChoosePlan(c Case, cc, sms int) rowPlan {
+	p := rowMapChoosePlan(layerNormRows, c, cc, sms)
+	if c.DType == BF16 && p.kind == rowBlock && p.nv == 8 && p.vec && c.Cols > 4096 && c.Cols <= 16384 {
+		return rowPlan{kind: rowLoop, vec: true, nv: 4, threads: 256}
+	}
+	return p
+}
+
+// softmaxChoosePlan is rowMapChoosePlan's, but where that takes a cluster of blocks of 512 threads or more
+// (rows past 65536 fp32 or 131072 bf16 elements): a cluster of 8 blocks streaming their share twice (cstream),
+// 16 packs a thread. Holding the row, such blocks run one or two to a multiprocessor, and nothing overlaps
+// their two exponentials an element with memory traffic; streaming blocks are small (1024×262144 on an H200:
+// fp32 70% of the copy against 40% for the cluster of 8×1024; bf16 67% against 61–62%).
+func softmaxChoosePlan(c Case, cc, sms int) rowPlan {
+	p := rowMapChoosePlan(softmaxRows, c, cc, sms)
+	if p.kind == rowCluster && p.threads >= 512 {
+		e := 16 / c.DType.Size()
+		t := min(max(ceilPow2(ceilDiv(c.Cols, 8*16*e)), 256), 1024)
+		return rowPlan{kind: rowCStream, cluster: 8, vec: true, nv: 4, threads: t}
+	}
+	return p
+}
+
+// rowStreamChoosePlan (CrossEntropy, FP8Quant scale=row) is rowChoosePlan; wider rows with 16-byte accesses on
+// sm_90 take a cluster of 2–8 1024-thread blocks (fp32 up to 262144 columns, bf16 up to 524288), anything else
+// one block of 1024 threads per row reading the row twice (the second time mostly from memory again: correct for
+// any row, at about two thirds of the bandwidth).
+func rowStreamChoosePlan(rf *rowFamily, c Case, cc, sms int) rowPlan {
+	if p, wide := rowChoosePlan(rf, c, sms); !wide {
+		return p
+	}
+	if p, ok := rowCluster1024(c, cc); ok {
+		return p
+	}
+	vec, _, _ := rowAccess(c)
+	return rowPlan{kind: rowLoop, vec: vec, nv: 4, threads: 1024}
+}
+
+// crossEntropyChoosePlan is rowStreamChoosePlan, except for rows wider than 512 threads' worth on sm_90 (16-byte
+// accesses), where clusters of smaller blocks overlap one row's reduction with another's loads. Measured on an
+// H200 (TestCUDARowSweep), pct of the 1 GiB copy:
+//
+//   - fp32: a cluster of 8 blocks (65536: 8 × 256 threads, 87%, against 52% for 2 × 1024 and 84% for 4 × 512);
+//     when that takes 1024-thread blocks (262144: 46%), the streaming cluster of 8 × 512 (73%);
+//   - bf16: clusters of 512-thread blocks (65536: 2 × 512, 80%, against 63% for one 1024-thread block;
+//     262144: 8 × 512, 68%, against 44% for 4 × 1024 and 64% streaming).
+//
+// The cross-entropy's exponentials (two an element in bf16, whose registers cannot keep e^(x−m)) make its wide
+// rows slower than FP8Quant's with the same plans.
+func crossEntropyChoosePlan(c Case, cc, sms int) rowPlan {
+	e := 16 / c.DType.Size()
+	if c.Cols%e != 0 || cc < 90 || c.Cols <= 512*8*e {
+		return rowStreamChoosePlan(crossEntropyRows, c, cc, sms)
+	}
+	if c.DType == FP32 {
+		if t := ceilPow2(ceilDiv(c.Cols, 8*8*e)); t <= 512 {
+			return rowPlan{kind: rowCluster, cluster: 8, vec: true, nv: 8, threads: max(t, 64)}
+		}
+		return rowPlan{kind: rowCStream, cluster: 8, vec: true, nv: 8, threads: 512}
+	}
+	return rowCluster512(c)
+}
+
+// rowCluster512 is a cluster of 512-thread blocks holding the row of case c (16-byte accesses, wider than one
+// such block), or beyond 8 of them the streaming cluster of 8 × 512.
+func rowCluster512(c Case) rowPlan {
+	e := 16 / c.DType.Size()
+	if cs := ceilPow2(ceilDiv(c.Cols, 512*8*e)); cs <= 8 {
+		return rowPlan{kind: rowCluster, cluster: max(cs, 2), vec: true, nv: 8, threads: 512}
+	}
+	return rowPlan{kind: rowCStream, cluster: 8, vec: true, nv: 8, threads: 512}
+}
+
+// fp8QuantChoosePlan is rowStreamChoosePlan, except for rows wider than 512 threads' worth on sm_90 (16-byte
+// accesses): a cluster of 512-thread blocks per row (two blocks a multiprocessor, so that one row's reduction
+// overlaps another's loads), and beyond 8 of them the streaming cluster of 8 × 512. Measured on an H200
+// (TestCUDARowSweep), pct of the 1 GiB copy: fp32 65536 4 × 512 98% (2 × 1024: 86–90%), 262144 streaming 8 × 512
+// 78% (8 × 1024 holding the row: 74–75%); bf16 65536 2 × 512 97% (one 1024-thread block: 92%), 262144 8 × 512
+// 84–85% (4 × 1024: 81%).
+func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
+	e := 16 / c.DType.Size()
+	if c.Cols%e != 0 || cc < 90 || c.Cols <= 512*8*e {
+		return rowStreamChoosePlan(fp8QuantRows, c, cc, sms)
+	}
+	return rowCluster512(c)
+}
+
+// The plan of a case, per family; the tests swap them.
+var (
+	rmsNormPlanFor      = withRowDSMEM(rmsNormChoosePlan)
+	layerNormPlanFor    = withRowDSMEM(layerNormChoosePlan)
+	softmaxPlanFor      = withRowDSMEM(softmaxChoosePlan)
+	crossEntropyPlanFor = withRowDSMEM(crossEntropyChoosePlan)
+	fp8QuantPlanFor     = withRowDSMEM(fp8QuantChoosePlan)
+)
+
+// ceilPow2 is the smallest power of two ≥ n (1 for n ≤ 1).
+func ceilPow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
+// The row_dsmem plan (sm_90): a thread-block cluster of 2–16 blocks per row, each block copying its slice of
+// the row into its shared memory (cp.async, no registers held), reducing it, the cluster's partial statistics
+// meeting through distributed shared memory, and each block mapping its slice from shared memory to the outputs
+// — each element read once from memory and written once, for rows of up to 16 slices (1.5 MiB). What it
+// replaces is every plan for rows no one block holds in registers (team, cluster, cstream, loop): those read a
+// row twice, or hold it in registers at one or two blocks a multiprocessor. Clusters of more than 8 blocks are
+// non-portable (the kernel's attribute is set at launch) and cluster launches take cuLaunchKernelEx
+// (cuda_cluster.go).
+
+// rowDSMEMPending says why row_dsmem is not chosen by default: its kernels have not run on a GPU. Until they
+// pass TestCUDARowDSMEM there, the choosers pick it only when the run asks for pending code (-kernels.pending
+// sets rowDSMEMOn), so the benchmarks and the gate keep the verified plans; "" once verified.
+const rowDSMEMPending = "row_dsmem (cluster rows in distributed shared memory) has not yet passed its tests on a GPU"
+
+// rowDSMEMOn is whether the choosers may pick row_dsmem.
+var rowDSMEMOn = rowDSMEMPending == ""
+
+// Sizes of row_dsmem: a block's slice of the row is about rowDSMEMSlice bytes (three such blocks fit a
+// multiprocessor's 228 KiB, so one block's reduction overlaps the others' copies) and at most rowDSMEMMaxSlice.
+const (
+	rowDSMEMSlice     = 64 << 10
+	rowDSMEMMaxSlice  = 96 << 10
+	rowDSMEMMaxBlocks = 16
+)
+
+// rowDSMEMPlan is the row_dsmem plan of case c on compute capability cc: the fewest blocks (2–16, a power of
+// two) whose slices are at most rowDSMEMSlice bytes, in blocks of 128–1024 threads with about 8 accesses each;
+// ok is false where clusters are missing or the row is too long.
+func rowDSMEMPlan(c Case, cc int) (p rowPlan, ok bool) {
+	if cc < 90 {
+		return rowPlan{}, false
+	}
+	vec, e, _ := rowAccess(c)
+	packs, packBytes := ceilDiv(c.Cols, e), e*c.DType.Size()
+	cs := min(max(ceilPow2(ceilDiv(packs*packBytes, rowDSMEMSlice)), 2), rowDSMEMMaxBlocks)
+	per := ceilDiv(packs, cs) // packs a block
+	if per*packBytes > rowDSMEMMaxSlice {
+		return rowPlan{}, false
+	}
+	t := min(max(ceilPow2(ceilDiv(per, 8)), 128), 1024)
+	return rowPlan{kind: rowDSMEM, cluster: cs, vec: vec, threads: t}, true
+}
+
+// rowDSMEMBytes is the dynamic shared memory a block of plan p (row_dsmem) takes for case c: its slice.
+func rowDSMEMBytes(p rowPlan, c Case) int {
+	e := 1
+	if p.vec {
+		e = 16 / c.DType.Size()
+	}
+	return ceilDiv(ceilDiv(c.Cols, e), p.cluster) * e * c.DType.Size()
+}
+
+// withRowDSMEM is chooser choose, but for rows no block holds in registers, where rowDSMEMOn allows it, the
+// row_dsmem plan.
+func withRowDSMEM(choose func(c Case, cc, sms int) rowPlan) func(c Case, cc, sms int) rowPlan {
+	return func(c Case, cc, sms int) rowPlan {
+		p := choose(c, cc, sms)
+		if _, e, nv := rowAccess(c); c.Cols <= 1024*nv*e {
+			return p
+		}
+		switch p.kind {
+		case rowTeam, rowCluster, rowCStream, rowLoop:
+			if d, ok := rowDSMEMPlan(c, cc); ok && rowDSMEMOn {
+				return d
+			}
+		}
+		return p
+	}
+}
