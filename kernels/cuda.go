@@ -274,10 +274,13 @@ func (c *CUDA) open(ordinal int) error {
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(f.Name(), ".ptx")
-		if _, arch, ok := strings.Cut(name, "_sm"); ok && c.cc < atoi(arch) {
-			continue // <family>_smXY.ptx holds kernels for compute capability X.Y and later only
+		loads, err := moduleLoads(name, c.cc) // <module>_smXY: X.Y and later; <module>_smXYa: exactly X.Y
+		if err != nil {
+			return err
 		}
-		c.ptx[name] = true
+		if loads {
+			c.ptx[name] = true
+		}
 	}
 	for fam, cf := range cudaKernels {
 		if cf.module != "" && !c.ptx[cf.module] { // "": a composite (compose.go), its members' modules
@@ -952,15 +955,3 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64,
 
 // cuPtr is a byte offset into device memory.
 func cuPtr(n int) cu.DevicePtr { return cu.DevicePtr(n) }
-
-// atoi is the value of a string of decimal digits, or a huge number when it is not one.
-func atoi(s string) int {
-	n := 0
-	for _, r := range s {
-		if r < '0' || r > '9' || n > 1<<20 {
-			return math.MaxInt32
-		}
-		n = 10*n + int(r-'0')
-	}
-	return n
-}
