@@ -176,6 +176,9 @@ func (s *Suite) Start() error {
 			fmt.Fprintf(s.Out, "mma-peak-tflops: %.1f (%s)\n", peak, how)
 		}
 	}
+	if err := s.startWGMMA(); err != nil {
+		return err
+	}
 	for _, l := range unitLines {
 		fmt.Fprintln(s.Out, l)
 	}

@@ -24,7 +24,7 @@ import (
 
 // RunKeys are configuration keys that describe a run, not a benchmark, and
 // never split comparisons (design §4).
-var RunKeys = []string{"commit", "date", "note", "branch", "regress-version", "copy-gbps", "copy-gbps-end", "mma-tflops", "mma-peak-tflops", "run-health", "round", "shard", "shard-by", "go",
+var RunKeys = []string{"commit", "date", "note", "branch", "regress-version", "copy-gbps", "copy-gbps-end", "mma-tflops", "mma-peak-tflops", "wgmma-tflops", "cublaslt", "run-health", "round", "shard", "shard-by", "go",
 	"lane", "count", "seed", "rounds-done", "stopped"}
 
 // ProcsKey is the pseudo configuration key of the "-N" GOMAXPROCS suffix.
