@@ -119,6 +119,9 @@ type Suite struct {
 	// lastCopy and lastCopyAt are the latest copy measurement and when it ended (checkHealth).
 	lastCopy   float64
 	lastCopyAt time.Time
+	// vendorOn: the run measures pct-cublas (vendor.go), whose reference times are vendorNs, by case.
+	vendorOn bool
+	vendorNs map[string]float64
 }
 
 // NewSuite returns the suite for a backend, with the policy and grid of its device kind, printing to out.
@@ -136,6 +139,7 @@ var unitLines = []string{
 	"Unit hot-ns better=lower",
 	"Unit TFLOP/s better=higher",
 	"Unit pct-mma better=higher",
+	"Unit pct-cublas better=higher",
 }
 
 // mmaProber is a backend that can measure its tensor cores: MeasureMMA times a kernel that does nothing but
@@ -179,6 +183,7 @@ func (s *Suite) Start() error {
 	if err := s.startWGMMA(); err != nil {
 		return err
 	}
+	s.startVendor()
 	for _, l := range unitLines {
 		fmt.Fprintln(s.Out, l)
 	}
@@ -401,6 +406,9 @@ func (s *Suite) measure(b *testing.B, f *Family, c Case, l Launch, warm bool) er
 		if s.MMATFLOPS > 0 {
 			b.ReportMetric(100*tflops/s.MMATFLOPS, "pct-mma")
 		}
+	}
+	if err := s.reportVendor(b, f, c, med); err != nil {
+		return err
 	}
 	if s.wantsHot(f, c, med) {
 		start := time.Now()

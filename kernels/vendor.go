@@ -1,0 +1,268 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The in-run vendor reference, pct-cublas: on the GEMM and FFN benchmarks, the time cuBLASLt takes for the same
+// bf16 GEMMs (fp32 accumulation, bf16 result), measured in the same process, on the same device, with the same
+// policy (cold L2, event timing, adaptive sampling), as a percentage of the benchmark's time — 100 is vendor
+// speed, above 100 faster than the vendor. A number against a stored baseline says whether a kernel moved; a
+// number against the vendor library measured beside it says how good it is, on whatever machine ran it.
+//
+// The library is loaded at run time (dlopen; the backend's VendorGEMM), never linked: the suite builds without
+// it, and a machine without it runs the suite without the metric. Where it is absent the metric is left out
+// and the cublaslt config line says why — never estimated.
+//
+// The FFN's reference is its GEMMs alone (FC1's one or two, FC2), as a framework runs them through cuBLAS; the
+// activation and the fusion are what the suite's kernel adds, so an FFN at 100 pays nothing for them.
+
+// cublasPending, while set, keeps the harness from loading the vendor library and measuring pct-cublas unless
+// the run asks for pending GPU code (Suite.RunPending).
+var cublasPending = "the cuBLASLt reference (cublaslt_cuda.go) has not run on a GPU yet"
+
+// vendorGEMM is one GEMM of the reference: y[M, N] = x[M, K] · w[N, K]ᵀ in bf16 (GEMMFamily's layout).
+type vendorGEMM struct {
+	M, N, K int
+	X, W, Y Buffer
+}
+
+// vendorGEMMer is a backend that can run the vendor library's GEMMs: VendorGEMM loads the library (once) and
+// says which it is, or why there is none; PrepareVendorGEMM records a launch that runs the GEMMs, in order,
+// timed by the backend's Time like any other launch.
+type vendorGEMMer interface {
+	VendorGEMM() (lib string, err error)
+	PrepareVendorGEMM(gemms []vendorGEMM) (Launch, error)
+}
+
+// vendorShapes are the bf16 GEMMs ([m, n, k] each) that family f runs for case c, the reference pct-cublas
+// compares it with; nil for a family without one.
+func vendorShapes(f *Family, c Case) [][3]int {
+	switch f {
+	case GEMMFamily:
+		return [][3]int{{c.Dims[0], c.Dims[1], c.Dims[2]}}
+	case FFNFamily:
+		t, hd, it := c.Dims[0], c.Dims[1], c.Dims[2]
+		fc1 := [][3]int{{t, it, hd}}
+		if c.Variant == "swiglu" {
+			fc1 = append(fc1, [3]int{t, it, hd}) // gate and up, as two Linear layers
+		}
+		return append(fc1, [3]int{t, hd, it})
+	}
+	return nil
+}
+
+// startVendor prints the cublaslt config line of Suite.Start: the library found, or none and why; nothing on a
+// backend without a vendor library or while the reference is pending and the run does not ask for it.
+func (s *Suite) startVendor() {
+	v, ok := s.Backend.(vendorGEMMer)
+	if !ok || (cublasPending != "" && !s.RunPending) {
+		return
+	}
+	lib, err := v.VendorGEMM()
+	if err != nil {
+		fmt.Fprintf(s.Out, "cublaslt: none (%v)\n", err)
+		return
+	}
+	s.vendorOn = true
+	fmt.Fprintf(s.Out, "cublaslt: %s\n", lib)
+}
+
+// reportVendor reports pct-cublas for case c of family f, whose launch took med ns: the reference's median
+// time, measured once per case (on its first impl), over med. It does nothing when the run has no vendor
+// library or the family no reference.
+func (s *Suite) reportVendor(b *testing.B, f *Family, c Case, med float64) error {
+	if !s.vendorOn {
+		return nil
+	}
+	shapes := vendorShapes(f, c)
+	if len(shapes) == 0 {
+		return nil
+	}
+	key := f.Name + "/" + f.BenchName(c, "")
+	ref, ok := s.vendorNs[key]
+	if !ok {
+		var err error
+		if ref, err = s.timeVendor(shapes); err != nil {
+			return fmt.Errorf("kernels: %s: cuBLASLt reference: %w", key, err)
+		}
+		if s.vendorNs == nil {
+			s.vendorNs = map[string]float64{}
+		}
+		s.vendorNs[key] = ref
+	}
+	b.ReportMetric(100*ref/med, "pct-cublas")
+	return nil
+}
+
+// timeVendor times the vendor GEMMs of shapes, each on its own buffers filled as GEMMFamily's inputs are,
+// under the suite's policy, and returns the median time in ns.
+func (s *Suite) timeVendor(shapes [][3]int) (float64, error) {
+	v := s.Backend.(vendorGEMMer)
+	var gemms []vendorGEMM
+	var states []*caseState
+	defer func() {
+		for _, st := range states {
+			st.release()
+		}
+	}()
+	for _, sh := range shapes {
+		st, err := s.prepare(GEMMFamily, Case{DType: BF16, Dims: sh[:]}, nil)
+		if err != nil {
+			return 0, err
+		}
+		states = append(states, st)
+		gemms = append(gemms, vendorGEMM{M: sh[0], N: sh[1], K: sh[2], X: st.in[0], W: st.in[1], Y: st.out[0]})
+	}
+	l, err := v.PrepareVendorGEMM(gemms)
+	if err != nil {
+		return 0, err
+	}
+	defer l.Release()
+	if err := s.warmUp(l); err != nil {
+		return 0, err
+	}
+	start, flush0 := time.Now(), s.flushTime()
+	var ns []float64
+	if s.Policy.Adaptive {
+		ns, err = s.sample(l)
+	} else {
+		ns, err = s.timed(l, vendorSamples, s.Policy.Timing)
+	}
+	s.Costs.charge(&s.Costs.Sampling, start)
+	s.Costs.Flush += s.flushTime() - flush0
+	if err != nil {
+		return 0, err
+	}
+	return median(ns), nil
+}
+
+// vendorSamples is the reference's sample count where the policy is not adaptive.
+const vendorSamples = 21
+
+// cublasLtEnv names the environment variable that points at libcublasLt: the library file, or a directory
+// holding it. The test binary's -kernels.cublaslt flag does the same and wins.
+const cublasLtEnv = "KERNELWATCH_CUBLASLT"
+
+// cublasLtFlag is -kernels.cublaslt (cublaslt_flags_test.go), set before the backend opens.
+var cublasLtFlag string
+
+// cublasLtSearch is where the library is looked for when neither the flag nor the environment names one, in
+// order, as globs: a Python environment's pip wheels (nvidia-cublas, which PyTorch's CUDA builds depend on)
+// and PyTorch's own lib directory — system-wide, a virtualenv's ($VIRTUAL_ENV), a conda one ($CONDA_PREFIX),
+// the user's (~/.local) — then a CUDA toolkit and the system's library directory.
+var cublasLtSearch = []string{
+	"$VIRTUAL_ENV/lib/python3*/site-packages/nvidia/cublas/lib",
+	"$VIRTUAL_ENV/lib/python3*/site-packages/torch/lib",
+	"$CONDA_PREFIX/lib/python3*/site-packages/nvidia/cublas/lib",
+	"$CONDA_PREFIX/lib/python3*/site-packages/torch/lib",
+	"$HOME/.local/lib/python3*/site-packages/nvidia/cublas/lib",
+	"$HOME/.local/lib/python3*/site-packages/torch/lib",
+	"/usr/local/lib/python3*/dist-packages/nvidia/cublas/lib",
+	"/usr/local/lib/python3*/dist-packages/torch/lib",
+	"/usr/local/lib/python3*/site-packages/nvidia/cublas/lib",
+	"/usr/local/lib/python3*/site-packages/torch/lib",
+	"/usr/lib/python3/dist-packages/nvidia/cublas/lib",
+	"/usr/lib/python3/dist-packages/torch/lib",
+	"/opt/conda/lib/python3*/site-packages/nvidia/cublas/lib",
+	"/opt/conda/lib/python3*/site-packages/torch/lib",
+	"/usr/local/cuda/lib64",
+	"/usr/lib/x86_64-linux-gnu",
+}
+
+// findCublasLt is the libcublasLt file to load: the one the flag or else the environment variable names (a
+// file, or the newest libcublasLt.so* of a directory) — an error, not a search, when it is not there — else
+// the newest of the first search directory (cublasLtSearch, each with getenv's variables expanded; a
+// directory whose variable is unset is skipped) that holds one. Paths are looked up under root ("/" but in
+// tests).
+func findCublasLt(flagPath string, getenv func(string) string, root string) (string, error) {
+	named, from := flagPath, "-kernels.cublaslt"
+	if named == "" {
+		named, from = getenv(cublasLtEnv), cublasLtEnv
+	}
+	if named != "" {
+		fi, err := os.Stat(filepath.Join(root, named))
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("%s=%s: %w", from, named, errors.Unwrap(err))
+		case !fi.IsDir():
+			return named, nil
+		}
+		if p := newestCublasLt(root, named); p != "" {
+			return p, nil
+		}
+		return "", fmt.Errorf("%s=%s: no libcublasLt.so* in that directory", from, named)
+	}
+	searched := 0
+	for _, dir := range cublasLtSearch {
+		unset := false
+		dir = os.Expand(dir, func(k string) string {
+			v := getenv(k)
+			unset = unset || v == ""
+			return v
+		})
+		if unset {
+			continue
+		}
+		searched++
+		dirs, _ := filepath.Glob(filepath.Join(root, dir))
+		slices.Sort(dirs)
+		slices.Reverse(dirs) // python3.12 before python3.11
+		for _, d := range dirs {
+			rel, _ := filepath.Rel(root, d)
+			if p := newestCublasLt(root, "/"+rel); p != "" {
+				return p, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no libcublasLt.so* in %d places searched (PyTorch's nvidia/cublas/lib and torch/lib, "+
+		"/usr/local/cuda/lib64, ...): name it with %s or -kernels.cublaslt", searched, cublasLtEnv)
+}
+
+// newestCublasLt is the libcublasLt.so* in dir (under root) of the highest soname version, "" when none.
+func newestCublasLt(root, dir string) string {
+	files, _ := filepath.Glob(filepath.Join(root, dir, "libcublasLt.so*"))
+	best, bestV := "", []int(nil)
+	for _, f := range files {
+		v, ok := sonameVersion(filepath.Base(f))
+		if !ok {
+			continue
+		}
+		if best == "" || slices.Compare(v, bestV) > 0 {
+			best, bestV = filepath.Join(dir, filepath.Base(f)), v
+		}
+	}
+	return best
+}
+
+// sonameVersion is the version of a libcublasLt.so[.X[.Y…]] name, [] for the bare .so; ok is false for names
+// that are not a library (libcublasLt.so.13.1.0.3.bak, libcublasLt.so.dbg).
+func sonameVersion(name string) ([]int, bool) {
+	rest, ok := strings.CutPrefix(name, "libcublasLt.so")
+	if !ok {
+		return nil, false
+	}
+	v := []int{}
+	if rest == "" {
+		return v, true
+	}
+	if !strings.HasPrefix(rest, ".") {
+		return nil, false
+	}
+	for _, p := range strings.Split(rest[1:], ".") {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, false
+		}
+		v = append(v, n)
+	}
+	return v, true
+}
