@@ -143,6 +143,8 @@ type CUDA struct {
 	arenaMem  cu.DevicePtr
 	arenaBase cu.DevicePtr
 	spilled   bool // a block did not fit in the arena and came from the driver (warned once)
+
+	lt *cublasLt // the vendor library (cublaslt_cuda.go), loaded on first use
 }
 
 // Placement settings, set by the test binary's flags (cuda_flags_test.go) before the backend opens.
@@ -349,6 +351,9 @@ func (c *CUDA) teardown() error {
 	}
 	if c.flush != 0 {
 		check("free flush buffer", cu.MemFree(c.flush))
+	}
+	if c.lt != nil {
+		check("close cuBLASLt", c.lt.close())
 	}
 	if c.arenaMem != 0 {
 		check("free arena", cu.MemFree(c.arenaMem))
@@ -637,11 +642,13 @@ type cudaLaunch struct {
 	in, out []*cudaBuffer
 	steps   []cudaStep
 	scratch []cu.DevicePtr
-	bytes   int64 // scratch bytes
-	err     error // the first error of the launcher
+	bytes   int64    // scratch bytes
+	err     error    // the first error of the launcher
+	onFree  []func() // run by free, after the scratch: what host steps set up (cuBLASLt plans)
 }
 
-// cudaStep is one kernel launch with its parameters, each 8 bytes (what cu.Function.Launch reads).
+// cudaStep is one kernel launch with its parameters, each 8 bytes (what cu.Function.Launch reads), or, with
+// host set, a library call that queues its own work on the stream (cuBLASLt: cublaslt_cuda.go).
 type cudaStep struct {
 	name        string
 	fn          cu.Function
@@ -651,6 +658,8 @@ type cudaStep struct {
 	// cluster > 0: launched in clusters of that many blocks with smem bytes of dynamic shared memory a block
 	// (kernelCluster, cuda_cluster.go).
 	cluster, smem int
+	// host set: a library call instead of a kernel (cuBLASLt: cublaslt_cuda.go).
+	host func(cu.Stream) error
 }
 
 // fail records the launcher's first error; Prepare returns it.
@@ -759,6 +768,12 @@ func (l *cudaLaunch) cc() int { return l.be.cc }
 func (l *cudaLaunch) enqueue(s cu.Stream) error {
 	for i := range l.steps {
 		st := &l.steps[i]
+		if st.host != nil {
+			if err := st.host(s); err != nil {
+				return fmt.Errorf("kernels: cuda %s: %w", st.name, err)
+			}
+			continue
+		}
 		if st.cluster > 0 {
 			if err := st.launchCluster(s); err != nil {
 				return err
@@ -809,7 +824,10 @@ func (l *cudaLaunch) free() {
 			l.be.deferred = fmt.Errorf("kernels: cuda free scratch: %w", err)
 		}
 	}
-	l.scratch, l.steps = nil, nil
+	for _, f := range l.onFree {
+		f()
+	}
+	l.scratch, l.steps, l.onFree = nil, nil, nil
 }
 
 // Time implements Backend. Each sample is a pair of events around one Run's launches (t.Repeat Runs, back to
