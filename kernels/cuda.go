@@ -39,7 +39,13 @@ package kernels
 //     embedded. Kernels that need a newer GPU (thread-block clusters: compute_90) go in a second module of the
 //     same .cu, guarded by #if __CUDA_ARCH__ >= 900 and compiled with -arch=compute_90 to
 //     cuda/ptx/<family>_sm90.ptx; the backend loads a <module>_smXY.ptx only on compute capability X.Y or
-//     later, and the launcher checks l.cc() before it uses one (rmsnorm_cuda.go).
+//     later, and the launcher checks l.cc() before it uses one (rmsnorm_cuda.go). Kernels that need
+//     Hopper's architecture-specific instructions (wgmma, setmaxnreg: sm_90a, which CUDA 11.8 lacks) go in
+//     their own .cu, cuda/<module>_sm90a.cu, compiled by CUDA 12.4 in a chroot (scripts/install-hopper-toolchain.sh;
+//     the go:generate lines are in sm90a_generate.go, run by scripts/hopper-ptx.sh, which records the
+//     sources' hash that TestSM90aPTXRecorded checks); the backend loads a <module>_smXYa.ptx only on exactly
+//     X.Y (moduleArch). A family's own <family>_sm90a module would load with the family (Load), so a module
+//     not yet run on a GPU takes a name of its own.
 //
 // Launchers run once per Prepare, on the context thread; they may allocate scratch (l.alloc, counted in
 // ScratchBytes) and query occupancy (l.residentBlocks). An error sticks to the launch (l.fail) and Prepare
