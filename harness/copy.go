@@ -1,4 +1,4 @@
-package kernels
+package harness
 
 // CopyFamily is y = x: the speed-of-light reference every memory-bound kernel is judged against (pct-copy).
 var CopyFamily = &Family{

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package kernels
+package harness
 
 //go:generate nvcc -ptx -arch=compute_75 -o cuda/ptx/copy.ptx cuda/copy.cu
 

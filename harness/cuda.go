@@ -1,6 +1,6 @@
 //go:build cuda
 
-package kernels
+package harness
 
 // The CUDA backend, built with the cuda tag (go test -tags cuda ./kernels/). It drives the GPU through the
 // driver API (gorgonia.org/cu) and runs kernels compiled from kernels/cuda/*.cu to PTX, embedded in the binary

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package kernels
+package harness
 
 //go:generate nvcc -ptx -arch=compute_80 -o cuda/ptx/mma_sm80.ptx cuda/mma.cu
 

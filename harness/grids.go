@@ -1,4 +1,4 @@
-package kernels
+package harness
 
 // Grids are the shapes the harness sweeps every family over, per device kind (Device.Kind). A family may skip
 // shapes it cannot run (Family.Supports), or declare its own sizes instead (Family.Grid: the sequence families).
