@@ -18,8 +18,9 @@ func init() {
 	RegisterBackend("cpu", 0, func() (Backend, error) { return NewCPU(runtime.GOMAXPROCS(0)), nil })
 }
 
-// CPU is the pure-Go backend: buffers are Go slices (bf16 as uint16, e4m3 as uint8), a launch runs on a pool of
-// worker goroutines that take blocks of rows, and Time reads the wall clock around each launch.
+// CPU is the pure-Go backend: buffers are Go slices (HostBuffer: bf16 as uint16, e4m3 as uint8), a family's CPU
+// code (RegisterCPU) runs on a pool of worker goroutines that take blocks of rows (CPULaunch.Parallel), and Time
+// reads the wall clock around each launch.
 type CPU struct {
 	dev   Device
 	pool  *workerPool
@@ -79,46 +80,47 @@ func (c *CPU) Close() error {
 	return nil
 }
 
-// cpuBuffer holds a buffer's elements in the slice that matches its dtype.
-type cpuBuffer struct {
+// HostBuffer is the CPU backend's Buffer: its elements in the Go slice that matches its dtype, the others nil —
+// F32 for FP32, U16 for BF16 (the bit patterns: BF16FromF32, F32FromBF16), U8 for E4M3 (the codes: E4M3FromF32,
+// F32FromE4M3), I32 for Int32. A family's CPU code reads its inputs and writes its outputs there.
+type HostBuffer struct {
 	dt  DType
-	f32 []float32
-	u16 []uint16
-	u8  []uint8
-	i32 []int32
+	F32 []float32
+	U16 []uint16
+	U8  []uint8
+	I32 []int32
 }
 
-func (b *cpuBuffer) DType() DType { return b.dt }
+// DType implements Buffer.
+func (b *HostBuffer) DType() DType { return b.dt }
 
-func (b *cpuBuffer) Len() int {
+// Len implements Buffer.
+func (b *HostBuffer) Len() int {
 	switch b.dt {
 	case FP32:
-		return len(b.f32)
+		return len(b.F32)
 	case BF16:
-		return len(b.u16)
+		return len(b.U16)
 	case E4M3:
-		return len(b.u8)
+		return len(b.U8)
 	}
-	return len(b.i32)
+	return len(b.I32)
 }
-
-// act is the buffer as an activation tensor, the view kernels compute through.
-func (b *cpuBuffer) act() act { return act{f32: b.f32, b16: b.u16} }
 
 // Alloc implements Backend.
 func (c *CPU) Alloc(dt DType, n int) (Buffer, error) {
-	b := &cpuBuffer{dt: dt}
+	b := &HostBuffer{dt: dt}
 	switch dt {
 	case FP32:
-		b.f32 = make([]float32, n)
+		b.F32 = make([]float32, n)
 	case BF16:
-		b.u16 = make([]uint16, n)
+		b.U16 = make([]uint16, n)
 	case E4M3:
-		b.u8 = make([]uint8, n)
+		b.U8 = make([]uint8, n)
 	case Int32:
-		b.i32 = make([]int32, n)
+		b.I32 = make([]int32, n)
 	default:
-		return nil, fmt.Errorf("kernels: cpu cannot allocate %v", dt)
+		return nil, fmt.Errorf("harness: cpu cannot allocate %v", dt)
 	}
 	return b, nil
 }
@@ -126,37 +128,37 @@ func (c *CPU) Alloc(dt DType, n int) (Buffer, error) {
 // Free implements Backend; the garbage collector reclaims the slices.
 func (c *CPU) Free(Buffer) {}
 
-func cpuBuf(b Buffer, n int) (*cpuBuffer, error) {
-	cb, ok := b.(*cpuBuffer)
+func hostBuf(b Buffer, n int) (*HostBuffer, error) {
+	cb, ok := b.(*HostBuffer)
 	if !ok {
-		return nil, fmt.Errorf("kernels: %T is not a cpu buffer", b)
+		return nil, fmt.Errorf("harness: %T is not a cpu buffer", b)
 	}
 	if n >= 0 && cb.Len() != n {
-		return nil, fmt.Errorf("kernels: buffer of %d elements, host slice of %d", cb.Len(), n)
+		return nil, fmt.Errorf("harness: buffer of %d elements, host slice of %d", cb.Len(), n)
 	}
 	return cb, nil
 }
 
 // Upload implements Backend.
 func (c *CPU) Upload(dst Buffer, host []float32) error {
-	b, err := cpuBuf(dst, len(host))
+	b, err := hostBuf(dst, len(host))
 	if err != nil {
 		return err
 	}
 	switch b.dt {
 	case FP32:
-		copy(b.f32, host)
+		copy(b.F32, host)
 	case BF16:
 		for i, v := range host {
-			b.u16[i] = BF16FromF32(v)
+			b.U16[i] = BF16FromF32(v)
 		}
 	case E4M3:
 		for i, v := range host {
-			b.u8[i] = E4M3FromF32(v)
+			b.U8[i] = E4M3FromF32(v)
 		}
 	case Int32:
 		for i, v := range host {
-			b.i32[i] = int32(v)
+			b.I32[i] = int32(v)
 		}
 	}
 	return nil
@@ -164,23 +166,23 @@ func (c *CPU) Upload(dst Buffer, host []float32) error {
 
 // Download implements Backend.
 func (c *CPU) Download(src Buffer, host []float32) error {
-	b, err := cpuBuf(src, len(host))
+	b, err := hostBuf(src, len(host))
 	if err != nil {
 		return err
 	}
 	switch b.dt {
 	case FP32:
-		copy(host, b.f32)
+		copy(host, b.F32)
 	case BF16:
-		for i, h := range b.u16 {
+		for i, h := range b.U16 {
 			host[i] = F32FromBF16(h)
 		}
 	case E4M3:
-		for i, q := range b.u8 {
+		for i, q := range b.U8 {
 			host[i] = F32FromE4M3(q)
 		}
 	case Int32:
-		for i, v := range b.i32 {
+		for i, v := range b.I32 {
 			host[i] = float32(v)
 		}
 	}
@@ -189,22 +191,22 @@ func (c *CPU) Download(src Buffer, host []float32) error {
 
 // Poison implements Backend.
 func (c *CPU) Poison(buf Buffer) error {
-	b, err := cpuBuf(buf, -1)
+	b, err := hostBuf(buf, -1)
 	if err != nil {
 		return err
 	}
 	nan := math.Float32frombits(0xffffffff)
-	for i := range b.f32 {
-		b.f32[i] = nan
+	for i := range b.F32 {
+		b.F32[i] = nan
 	}
-	for i := range b.u16 {
-		b.u16[i] = 0xffff
+	for i := range b.U16 {
+		b.U16[i] = 0xffff
 	}
-	for i := range b.u8 {
-		b.u8[i] = 0xff
+	for i := range b.U8 {
+		b.U8[i] = 0xff
 	}
-	for i := range b.i32 {
-		b.i32[i] = -1
+	for i := range b.I32 {
+		b.I32[i] = -1
 	}
 	return nil
 }
@@ -239,99 +241,156 @@ func (c *CPU) FlushTime() time.Duration { return c.flushTime }
 // Fill implements Backend: host memory is the CPU's device memory, so it is FillHost rounded to the dtype.
 func (c *CPU) Fill(dst Buffer, d Dist, cs Case, seed uint64) error {
 	if !d.InPlace() {
-		return fmt.Errorf("kernels: cpu cannot fill a custom distribution in place")
+		return fmt.Errorf("harness: cpu cannot fill a custom distribution in place")
 	}
 	host := make([]float32, dst.Len())
 	d.FillHost(cs, seed, host)
 	return c.Upload(dst, host)
 }
 
-// cpuImpls are the CPU implementations of one family.
-type cpuImpls struct{ fused, naive func(*cpuLaunch) }
+// cpuCode is the CPU code of every family, by family name and implementation (RegisterCPU).
+var cpuCode = map[string]map[Impl]func(*CPULaunch){}
 
-// cpuKernels holds each family's CPU code, keyed by Family.Name; each family's file registers its own.
-var cpuKernels = map[string]cpuImpls{}
-
-func registerCPU(f *Family, fused, naive func(*cpuLaunch)) {
-	cpuKernels[f.Name] = cpuImpls{fused, naive}
+// RegisterCPU registers run as implementation impl of family f on the CPU backend (call it from an init
+// function, as for the CUDA backend's RegisterCUDA). run is called once per launch with the launch's case and
+// buffers; it computes the outputs from the inputs, in fp32 arithmetic whatever the storage dtype, and may use
+// every core through l.Parallel. A family without code for an impl is skipped by Test and Bench there.
+// Registering the same family name and impl again replaces the code.
+func RegisterCPU(f *Family, impl Impl, run func(l *CPULaunch)) {
+	if cpuCode[f.Name] == nil {
+		cpuCode[f.Name] = map[Impl]func(*CPULaunch){}
+	}
+	cpuCode[f.Name][impl] = run
 }
 
 // Implements implements Backend.
-func (c *CPU) Implements(f *Family, impl Impl) bool {
-	impls := cpuKernels[f.Name]
-	return map[Impl]func(*cpuLaunch){Fused: impls.fused, Naive: impls.naive}[impl] != nil
-}
+func (c *CPU) Implements(f *Family, impl Impl) bool { return cpuCode[f.Name][impl] != nil }
 
 // Prepare implements Backend.
 func (c *CPU) Prepare(f *Family, impl Impl, cs Case, in, out []Buffer) (Launch, error) {
 	if err := f.CheckBuffers(cs, in, out); err != nil {
 		return nil, err
 	}
-	impls, ok := cpuKernels[f.Name]
-	run := map[Impl]func(*cpuLaunch){Fused: impls.fused, Naive: impls.naive}[impl]
-	if !ok || run == nil {
-		return nil, fmt.Errorf("kernels: cpu has no %s %s: %w", f.Name, impl, ErrNotImplemented)
+	run := cpuCode[f.Name][impl]
+	if run == nil {
+		return nil, fmt.Errorf("harness: cpu has no %s %s: %w", f.Name, impl, ErrNotImplemented)
 	}
-	l := &cpuLaunch{Case: cs, run: run, pool: c.pool}
+	l := &CPULaunch{Case: cs, run: run, pool: c.pool}
 	var err error
-	if l.in, l.out, err = unwrapBuffers(in, out, cpuBuf); err != nil {
+	if l.In, l.Out, err = unwrapBuffers(in, out, hostBuf); err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
-// cpuLaunch is a family's CPU code bound to its buffers. Kernels read l.in and write l.out, which follow the
-// family's Inputs and Outputs.
-type cpuLaunch struct {
+// CPULaunch is what a family's CPU code receives, once per launch: the case, the buffers in the order of the
+// family's Inputs and Outputs, and the means to use every core and to allocate intermediates. It is also the
+// Launch the CPU backend's Prepare returns.
+type CPULaunch struct {
 	Case
-	in, out []*cpuBuffer
-	run     func(*cpuLaunch)
+	In, Out []*HostBuffer
+	run     func(*CPULaunch)
 	pool    *workerPool
 	scratch arena
-	err     error // the first error of a composite's members (compose.go), returned by Run
+	err     error // the first error of the code or of a composite's members (Call), returned by Run
 }
 
 // Run implements Launch.
-func (l *cpuLaunch) Run() error {
+func (l *CPULaunch) Run() error {
 	l.scratch.reset()
 	l.err = nil
 	l.run(l)
 	return l.err
 }
 
-// ScratchBytes implements Launch: the intermediates the last Run allocated.
-func (l *cpuLaunch) ScratchBytes() int64 { return l.scratch.bytes }
+// ScratchBytes implements Launch: the intermediates the last Run allocated (ScratchF32, ScratchBF16, Temp).
+func (l *CPULaunch) ScratchBytes() int64 { return l.scratch.bytes }
 
 // Release implements Launch.
-func (l *cpuLaunch) Release() { l.scratch = arena{} }
+func (l *CPULaunch) Release() { l.scratch = arena{} }
 
-// rows runs fn over blocks of [0, n) on every worker.
-func (l *cpuLaunch) rows(n int, fn func(r0, r1 int)) { l.pool.run(n, fn) }
+// Parallel runs fn over blocks of rows [0, n) on every worker of the backend and returns when all are done:
+// about four blocks a worker, so that uneven blocks even out. fn must only write what its rows own.
+func (l *CPULaunch) Parallel(n int, fn func(r0, r1 int)) { l.pool.run(n, fn) }
 
-// arena hands out an eager chain's intermediates. Each request is its own buffer, counted in bytes; buffers are
-// kept from one Run to the next, the way an eager framework's caching allocator keeps device memory, so the
-// timing measures the passes rather than Go's zeroing of fresh pages.
+// ScratchF32 returns an intermediate of n float32s with unspecified contents, counted in scratch-B. Each call of
+// a Run is its own buffer; buffers are kept from one Run to the next, the way an eager framework's caching
+// allocator keeps device memory, so that the timing measures the passes rather than Go's zeroing of fresh pages.
+func (l *CPULaunch) ScratchF32(n int) []float32 {
+	l.scratch.bytes += 4 * int64(n)
+	return grab(&l.scratch.f32, &l.scratch.nextF32, n)
+}
+
+// ScratchBF16 returns an intermediate of n bf16 values (bit patterns), as ScratchF32.
+func (l *CPULaunch) ScratchBF16(n int) []uint16 {
+	l.scratch.bytes += 2 * int64(n)
+	return grab(&l.scratch.u16, &l.scratch.nextU16, n)
+}
+
+// Temp returns an intermediate buffer of n elements of dtype dt (FP32 or BF16) from ScratchF32 or ScratchBF16:
+// what a composite (Call) passes from one member to the next.
+func (l *CPULaunch) Temp(dt DType, n int) *HostBuffer {
+	if dt == BF16 {
+		return &HostBuffer{dt: BF16, U16: l.ScratchBF16(n)}
+	}
+	return &HostBuffer{dt: FP32, F32: l.ScratchF32(n)}
+}
+
+// Fail records err as the launch's error, unless one is recorded already: Run returns it, and the tests and
+// benchmarks fail with it. The code should return after calling it.
+func (l *CPULaunch) Fail(err error) {
+	if l.err == nil {
+		l.err = err
+	}
+}
+
+// Err is the error the launch has recorded so far (Fail, or a member of Call), nil if none.
+func (l *CPULaunch) Err() error { return l.err }
+
+// Call runs family f's CPU code for impl on case c over buffers in and out (following f.Inputs and f.Outputs)
+// as part of this launch: a composite family built from other families' code. The member's intermediates come
+// from this launch and count in its scratch-B. A member that is missing or does not match its buffers fails
+// the launch (Fail); once the launch has failed, Call does nothing.
+func (l *CPULaunch) Call(f *Family, impl Impl, c Case, in, out []*HostBuffer) {
+	if l.err != nil {
+		return
+	}
+	run := cpuCode[f.Name][impl]
+	if run == nil {
+		l.err = fmt.Errorf("harness: cpu %s %s: %w", f.Name, impl, ErrNotImplemented)
+		return
+	}
+	if err := f.CheckBuffers(c, asBuffers(in), asBuffers(out)); err != nil {
+		l.err = fmt.Errorf("harness: cpu %s %s: %w", f.Name, f.BenchName(c, impl), err)
+		return
+	}
+	sub := CPULaunch{Case: c, In: in, Out: out, run: run, pool: l.pool, scratch: l.scratch}
+	run(&sub)
+	l.scratch = sub.scratch
+	if sub.err != nil {
+		l.err = fmt.Errorf("%s %s: %w", f.Name, f.BenchName(c, impl), sub.err)
+	}
+}
+
+// asBuffers widens a slice of concrete buffers to the Buffer interface.
+func asBuffers[T Buffer](bs []T) []Buffer {
+	out := make([]Buffer, len(bs))
+	for i, b := range bs {
+		out[i] = b
+	}
+	return out
+}
+
+// arena holds a launch's intermediates (ScratchF32, ScratchBF16): the buffers handed out by the current Run,
+// kept for the next, and their bytes.
 type arena struct {
-	bufs   [][]float32
-	next   int
-	bufs16 [][]uint16 // bf16 intermediates (a composite family's, kept in its storage dtype)
-	next16 int
-	bytes  int64
+	f32              [][]float32
+	u16              [][]uint16
+	nextF32, nextU16 int
+	bytes            int64
 }
 
-func (a *arena) reset() { a.next, a.next16, a.bytes = 0, 0, 0 }
-
-// f32 returns an intermediate of n float32s with unspecified contents.
-func (a *arena) f32(n int) []float32 {
-	a.bytes += 4 * int64(n)
-	return grab(&a.bufs, &a.next, n)
-}
-
-// b16 returns an intermediate of n bf16 values with unspecified contents.
-func (a *arena) b16(n int) []uint16 {
-	a.bytes += 2 * int64(n)
-	return grab(&a.bufs16, &a.next16, n)
-}
+func (a *arena) reset() { a.nextF32, a.nextU16, a.bytes = 0, 0, 0 }
 
 // grab hands out buffer *next of bufs, grown to n elements, and moves next on.
 func grab[T any](bufs *[][]T, next *int, n int) []T {
@@ -346,57 +405,8 @@ func grab[T any](bufs *[][]T, next *int, n int) []T {
 	return b
 }
 
-// tile is how many elements a CPU kernel holds in a local array at a time, the stand-in for a GPU thread
-// block's registers: bf16 data is widened tile by tile and never as a whole row.
-const tile = 256
-
-// act is an activation tensor in its storage dtype: exactly one of f32 and b16 is in use.
-type act struct {
-	f32 []float32
-	b16 []uint16
-}
-
-// load returns elements [off, off+n) as float32: the tensor itself for fp32, widened into buf for bf16.
-func (a act) load(off, n int, buf *[tile]float32) []float32 {
-	if a.b16 == nil {
-		return a.f32[off : off+n]
-	}
-	d := buf[:n]
-	for i, h := range a.b16[off : off+n] {
-		d[i] = F32FromBF16(h)
-	}
-	return d
-}
-
-// at returns element i as float32.
-func (a act) at(i int) float32 {
-	if a.b16 == nil {
-		return a.f32[i]
-	}
-	return F32FromBF16(a.b16[i])
-}
-
-// dst returns where to compute elements [off, off+n): the tensor itself for fp32, buf for bf16; store then
-// rounds buf into the tensor.
-func (a act) dst(off, n int, buf *[tile]float32) []float32 {
-	if a.b16 == nil {
-		return a.f32[off : off+n]
-	}
-	return buf[:n]
-}
-
-// store completes a dst: for bf16 it rounds v into elements [off, off+len(v)); for fp32 v is already in place.
-func (a act) store(off int, v []float32) {
-	if a.b16 == nil {
-		return
-	}
-	d := a.b16[off : off+len(v)]
-	for i, x := range v {
-		d[i] = BF16FromF32(x)
-	}
-}
-
-// workerPool runs row-parallel loops on a fixed set of goroutines; the calling goroutine works too.
+// workerPool runs row-parallel loops (CPULaunch.Parallel) on a fixed set of goroutines; the calling goroutine
+// works too.
 type workerPool struct {
 	workers int
 	jobs    chan *rowJob

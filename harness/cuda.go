@@ -2,12 +2,14 @@
 
 package harness
 
-// The CUDA backend, built with the cuda tag (go test -tags cuda ./kernels/). It drives the GPU through the
-// driver API (gorgonia.org/cu) and runs kernels compiled from kernels/cuda/*.cu to PTX, embedded in the binary
-// and loaded once per process: the backend's own modules (timing, fill, copy) when it opens, a family's when the
-// family first runs (CUDA.Load), so a run JIT-compiles only what it uses. Building needs cgo, cuda.h and libcuda.so (scripts/
-// install-cuda-toolkit.sh installs CUDA 11.8's); running needs an NVIDIA GPU: gorgonia.org/cu calls os.Exit(1)
-// from its init when there is none, which is why no file without the cuda tag may import it.
+// The CUDA backend, built with the cuda tag (go test -tags cuda). It drives the GPU through the driver API
+// (gorgonia.org/cu) and runs kernels compiled to PTX, embedded in the binaries that use them and registered
+// with AddPTX: the harness's own (cuda/timing.cu, fill.cu, copy.cu, mma.cu) and each family package's. A
+// module is loaded once per process, when it is first used: the backend's own (timing, fill, copy) when it
+// opens, a family's when the family first runs (CUDA.Load), so a run JIT-compiles only what it uses. Building
+// needs cgo, cuda.h and libcuda.so (scripts/install-cuda-toolkit.sh installs CUDA 11.8's); running needs an
+// NVIDIA GPU: gorgonia.org/cu calls os.Exit(1) from its init when there is none, which is why no file without
+// the cuda tag may import it — in this package or in a package of families.
 //
 // One CUDA context, on one locked OS thread: OpenCUDA starts a goroutine that locks itself to its thread,
 // creates the context there and then runs every driver call of the backend, which the methods send it as
@@ -15,40 +17,44 @@ package harness
 // own), and the context is never current on two threads. Every driver call's error is checked; the errors of
 // Free and Release, which cannot return one, come back from the backend's next call that can.
 //
-// # Adding a family
+// # A family's CUDA code
 //
-// A family's CUDA code is two files next to its declaration, after rmsnorm_cuda.go and cuda/rmsnorm.cu:
+// A family's CUDA code is a .cu file compiled to PTX and a Go file with the cuda build tag:
 //
-//  1. kernels/cuda/<family>.cu: extern "C" kernels, #include "common.cuh" (bf16 conversions that match
-//     dtype.go, 16-byte packs, warp/block reductions). Declare every kernel parameter as a pointer, long long or
-//     double: each is passed as 8 bytes.
+//  1. cuda/<family>.cu: extern "C" kernels. Declare every kernel parameter as a pointer, long long or double:
+//     each is passed as 8 bytes. The harness's cuda/common.cuh has bf16 conversions that match BF16FromF32
+//     bit for bit and the DType codes (KW_FP32 …).
 //
-//  2. kernels/<family>_cuda.go, with the cuda build tag:
+//  2. <family>_cuda.go:
 //
 //     //go:generate nvcc -ptx -arch=compute_75 -o cuda/ptx/<family>.ptx cuda/<family>.cu
 //
-//     func init() { registerCUDA(<Family>Family, "<family>", <family>FusedCUDA, <family>NaiveCUDA) }
+//     //go:embed cuda/ptx/*.ptx
+//     var ptx embed.FS
 //
-//     where each launcher takes a *cudaLaunch (l.Case is the case, l.in and l.out the buffers in the order of
-//     the family's Inputs and Outputs) and records its launches with l.kernel(name, grid, block, args...):
-//     a fused launcher one kernel of the family's module, a naive one a chain of eager ops (cuda_eager.go:
-//     l.un, l.bin, l.red, l.upcast, l.unary, l.binary — the same calls as eager.go on the CPU, so the chain
-//     and its scratch-B match the CPU's).
+//     func init() {
+//     	harness.AddPTX(ptx, "cuda/ptx")
+//     	harness.RegisterCUDA(<Family>, harness.Fused, "<family>", <family>FusedCUDA)
+//     }
 //
-//  3. go generate -tags cuda ./kernels/ (nvcc from CUDA 11.8), and commit the .ptx with the sources: they are
-//     embedded. Kernels that need a newer GPU (thread-block clusters: compute_90) go in a second module of the
-//     same .cu, guarded by #if __CUDA_ARCH__ >= 900 and compiled with -arch=compute_90 to
-//     cuda/ptx/<family>_sm90.ptx; the backend loads a <module>_smXY.ptx only on compute capability X.Y or
-//     later, and the launcher checks l.cc() before it uses one (rmsnorm_cuda.go). Kernels that need
-//     Hopper's architecture-specific instructions (wgmma, setmaxnreg: sm_90a, which CUDA 11.8 lacks) go in
-//     their own .cu, cuda/<module>_sm90a.cu, compiled by CUDA 12.4 in a chroot (scripts/install-hopper-toolchain.sh;
-//     the go:generate lines are in sm90a_generate.go, run by scripts/hopper-ptx.sh, which records the
-//     sources' hash that TestSM90aPTXRecorded checks); the backend loads a <module>_smXYa.ptx only on exactly
-//     X.Y (moduleArch). A family's own <family>_sm90a module would load with the family (Load), so a module
-//     not yet run on a GPU takes a name of its own.
+//     where the launcher takes a *CUDALaunch (l.Case is the case, l.In and l.Out the buffers in the order of
+//     the family's Inputs and Outputs) and records the launches of one run with l.Kernel(name, grid, block,
+//     args...), from the module it was registered with.
 //
-// Launchers run once per Prepare, on the context thread; they may allocate scratch (l.alloc, counted in
-// ScratchBytes) and query occupancy (l.residentBlocks). An error sticks to the launch (l.fail) and Prepare
+//  3. go generate -tags cuda (nvcc), and commit the .ptx with the sources: they are embedded. Kernels that need
+//     a newer GPU (thread-block clusters: compute_90) go in a second module of the same .cu, guarded by
+//     #if __CUDA_ARCH__ >= 900 and compiled with -arch=compute_90 to cuda/ptx/<family>_sm90.ptx; the backend
+//     loads a <module>_smXY module only on compute capability X.Y or later, and the launcher checks l.CC()
+//     before it uses one (l.KernelIn(l.Module()+"_sm90", …)). Kernels that need Hopper's
+//     architecture-specific instructions (wgmma, setmaxnreg: sm_90a, which CUDA 11.8 lacks) go in their own .cu,
+//     cuda/<module>_sm90a.cu, compiled by CUDA 12.4 in a chroot (scripts/install-hopper-toolchain.sh; the
+//     go:generate lines are in a package's sm90a_generate.go, run by scripts/hopper-ptx.sh, which records the
+//     sources' hash that the package's TestSM90aPTXRecorded checks); the backend loads a <module>_smXYa module
+//     only on exactly X.Y (moduleArch). A family's own <family>_sm90a module would load with the family (Load),
+//     so a module not yet run on a GPU takes a name of its own.
+//
+// Launchers run once per Prepare, on the context thread; they may allocate scratch (l.Alloc, counted in
+// ScratchBytes) and query occupancy (l.ResidentBlocks). An error sticks to the launch (l.Fail) and Prepare
 // returns it. A family without CUDA code is skipped by the tests and benchmarks (Backend.Implements).
 //
 // # Timing
@@ -65,50 +71,89 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"github.com/kernelwatch/kernelwatch/internal/hwclass"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
+	"path"
+	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
 
+	"github.com/kernelwatch/kernelwatch/internal/hwclass"
 	"gorgonia.org/cu"
 )
 
+// ownPTX holds the harness's own modules: the timing gate, the input generator, the copy and the mma probe.
+//
 //go:embed cuda/ptx/*.ptx
-var cudaPTX embed.FS
+var ownPTX embed.FS
 
 func init() {
+	AddPTX(ownPTX, "cuda/ptx")
 	RegisterBackend("cuda", 10, func() (Backend, error) { return OpenCUDA(0) })
 }
 
-// cudaFamily is one family's CUDA code: the PTX module (cuda/ptx/<module>.ptx) its kernels are in and the
-// launchers of its implementations.
-type cudaFamily struct {
-	module       string
-	fused, naive func(*cudaLaunch)
+// ptxSource is where a registered module's PTX is.
+type ptxSource struct {
+	fsys fs.FS
+	path string
 }
 
-// cudaKernels holds each family's CUDA code, keyed by Family.Name; each family's <family>_cuda.go registers
-// its own.
-var cudaKernels = map[string]cudaFamily{}
+var (
+	ptxModules = map[string]ptxSource{} // by module name (AddPTX)
+	ptxErrs    []error                  // AddPTX's errors, returned by OpenCUDA
+)
 
-// registerCUDA registers family f's launchers and the module (cuda/ptx/<module>.ptx) their kernels come from;
-// a composite family (compose.go), whose launchers only call other families', gives module "".
-func registerCUDA(f *Family, module string, fused, naive func(*cudaLaunch)) {
-	cudaKernels[f.Name] = cudaFamily{module, fused, naive}
-}
-
-func (cf cudaFamily) impl(impl Impl) func(*cudaLaunch) {
-	switch impl {
-	case Fused:
-		return cf.fused
-	case Naive:
-		return cf.naive
+// AddPTX registers every dir/<module>.ptx file of fsys (an embed.FS, as a rule) as a module named <module>,
+// for the launchers of RegisterCUDA and CUDALaunch.KernelIn. A <module>_smXY.ptx file holds kernels for
+// compute capability X.Y and later only, which the backend loads on such GPUs alone. Module names are one
+// namespace across every package of a binary; a name registered twice, or a dir that cannot be read, makes
+// OpenCUDA fail naming it. Call it from an init function.
+func AddPTX(fsys fs.FS, dir string) {
+	files, err := fs.Glob(fsys, path.Join(dir, "*.ptx"))
+	if err == nil && len(files) == 0 {
+		err = errors.New("no .ptx files")
 	}
-	return nil
+	if err != nil {
+		ptxErrs = append(ptxErrs, fmt.Errorf("AddPTX %s: %w", dir, err))
+		return
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(path.Base(f), ".ptx")
+		if _, dup := ptxModules[name]; dup {
+			ptxErrs = append(ptxErrs, fmt.Errorf("AddPTX %s: module %s is registered twice", dir, name))
+			continue
+		}
+		ptxModules[name] = ptxSource{fsys, f}
+	}
+}
+
+// cudaImpl is one implementation's CUDA code: the module its kernels are in, the other modules it launches
+// from (loaded with it), and its launcher.
+type cudaImpl struct {
+	module string
+	uses   []string
+	launch func(*CUDALaunch)
+}
+
+// cudaCode is the CUDA code of every family, by family name and implementation (RegisterCUDA).
+var cudaCode = map[string]map[Impl]cudaImpl{}
+
+// RegisterCUDA registers launch as implementation impl of family f on the CUDA backend (call it from an init
+// function of a file with the cuda build tag). launch runs once per Prepare and records the kernel launches of
+// one run (CUDALaunch.Kernel) from module — a name given to AddPTX, whose _smXY twins come with it — or, for a
+// family whose launcher only calls other modules (KernelIn) or families (Call), "". uses names the other
+// modules the launcher launches from, so that they are loaded with the family, outside any timing.
+// Registering the same family name and impl again replaces the code.
+func RegisterCUDA(f *Family, impl Impl, module string, launch func(l *CUDALaunch), uses ...string) {
+	if cudaCode[f.Name] == nil {
+		cudaCode[f.Name] = map[Impl]cudaImpl{}
+	}
+	cudaCode[f.Name][impl] = cudaImpl{module, uses, launch}
 }
 
 // Timing: launches are queued in batches behind a gate kernel and released together (see timing.cu); a batch
@@ -130,7 +175,7 @@ type CUDA struct {
 	stream     cu.Stream // every launch, timing memset and event
 	release    cu.Stream // the release of the timing gate, while stream waits behind it
 	modules    map[string]cu.Module
-	ptx        map[string]bool // embedded modules this GPU can load (loaded on first use)
+	ptx        map[string]bool // registered modules this GPU can load (loaded on first use)
 	funcs      map[string]cu.Function
 	events     []cu.Event // flush start, start and end of each sample of a batch
 	flushTime  time.Duration
@@ -153,7 +198,7 @@ type CUDA struct {
 	lt *cublasLt // the vendor library (cublaslt_cuda.go), loaded on first use
 }
 
-// Placement settings, set by the test binary's flags (cuda_flags_test.go) before the backend opens.
+// Placement settings, set by Main's flags (-kernels.arena, -kernels.arena-skew) before the backend opens.
 var (
 	// cudaArenaOn places buffers in the arena (the default); off, each buffer is the driver's cuMemAlloc, as
 	// before the arena existed — for measuring what placement does.
@@ -168,13 +213,17 @@ var (
 // what is free when the backend opens.
 func cudaArenaReserve(free int64) int64 { return max(2<<30, free/16) }
 
-// OpenCUDA opens GPU ordinal: it starts the context thread, creates the context and loads the embedded modules.
+// OpenCUDA opens GPU ordinal: it starts the context thread, creates the context and loads the backend's own
+// modules.
 func OpenCUDA(ordinal int) (*CUDA, error) {
+	if err := errors.Join(ptxErrs...); err != nil {
+		return nil, fmt.Errorf("harness: cuda: %w", err)
+	}
 	c := &CUDA{work: make(chan func())}
 	ready := make(chan error)
 	go c.serve(ordinal, ready)
 	if err := <-ready; err != nil {
-		return nil, fmt.Errorf("kernels: cuda: %w", err)
+		return nil, fmt.Errorf("harness: cuda: %w", err)
 	}
 	return c, nil
 }
@@ -200,7 +249,7 @@ func (c *CUDA) do(f func() error) error {
 // call runs f on the context thread; report says whether to hand back (and clear) a deferred error too.
 func (c *CUDA) call(f func() error, report bool) error {
 	if c.work == nil {
-		return errors.New("kernels: cuda: backend closed")
+		return errors.New("harness: cuda: backend closed")
 	}
 	errc := make(chan error, 1)
 	c.work <- func() {
@@ -268,7 +317,7 @@ func (c *CUDA) open(ordinal int) error {
 	// The flush buffer and then the arena, before any module loads, so that neither depends on a module's size.
 	if fb := PolicyFor(c.dev).Timing.FlushBytes; fb > 0 {
 		if c.flush, err = cu.MemAlloc(fb); err != nil {
-			return fmt.Errorf("kernels: cuda flush buffer of %d B: %w", fb, err)
+			return fmt.Errorf("harness: cuda flush buffer of %d B: %w", fb, err)
 		}
 		c.flushBytes = fb
 	}
@@ -276,12 +325,7 @@ func (c *CUDA) open(ordinal int) error {
 		return err
 	}
 	c.modules, c.funcs, c.ptx = map[string]cu.Module{}, map[string]cu.Function{}, map[string]bool{}
-	files, err := cudaPTX.ReadDir("cuda/ptx")
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(f.Name(), ".ptx")
+	for name := range ptxModules {
 		loads, err := moduleLoads(name, c.cc) // <module>_smXY: X.Y and later; <module>_smXYa: exactly X.Y
 		if err != nil {
 			return err
@@ -290,9 +334,13 @@ func (c *CUDA) open(ordinal int) error {
 			c.ptx[name] = true
 		}
 	}
-	for fam, cf := range cudaKernels {
-		if cf.module != "" && !c.ptx[cf.module] { // "": a composite (compose.go), its members' modules
-			return fmt.Errorf("%s: no embedded module cuda/ptx/%s.ptx (go generate -tags cuda ./kernels/)", fam, cf.module)
+	for fam, impls := range cudaCode {
+		for _, ci := range impls {
+			for _, m := range append([]string{ci.module}, ci.uses...) {
+				if _, ok := ptxModules[m]; m != "" && !ok { // "": a composite (Call), its members' modules
+					return fmt.Errorf("%s: no module %s registered (AddPTX; go generate -tags cuda, then commit the .ptx)", fam, m)
+				}
+			}
 		}
 	}
 	// The backend's own modules, which every run uses; the families' modules load when first used (Load).
@@ -304,8 +352,8 @@ func (c *CUDA) open(ordinal int) error {
 	return nil
 }
 
-// loadModule loads embedded module name (the driver JIT-compiles its PTX, or finds it in its cache) unless it
-// is loaded, on the context thread.
+// loadModule loads registered module name (the driver JIT-compiles its PTX, or finds it in its cache) unless
+// it is loaded, on the context thread.
 func (c *CUDA) loadModule(name string) error {
 	if _, ok := c.modules[name]; ok {
 		return nil
@@ -313,7 +361,8 @@ func (c *CUDA) loadModule(name string) error {
 	if !c.ptx[name] {
 		return fmt.Errorf("no module %s for compute capability %d.%d", name, c.cc/10, c.cc%10)
 	}
-	ptx, err := cudaPTX.ReadFile("cuda/ptx/" + name + ".ptx")
+	src := ptxModules[name]
+	ptx, err := fs.ReadFile(src.fsys, src.path)
 	if err != nil {
 		return err
 	}
@@ -325,18 +374,19 @@ func (c *CUDA) loadModule(name string) error {
 	return nil
 }
 
-// Load loads the modules family f can launch — its own, its newer-GPU twins (<module>_smXY) and the eager
-// ops of naive chains — so that a run pays for the modules of the families it runs, and outside any timing.
+// Load loads the modules family f can launch — those of its implementations, their newer-GPU twins
+// (<module>_smXY) and the modules they use (RegisterCUDA) — so that a run pays for the modules of the families
+// it runs, and outside any timing.
 func (c *CUDA) Load(f *Family) error {
-	cf, ok := cudaKernels[f.Name]
-	if !ok {
-		return nil
-	}
+	impls := cudaCode[f.Name]
 	return c.do(func() error {
 		for name := range c.ptx {
-			if name == cf.module || name == "eager" || strings.HasPrefix(name, cf.module+"_sm") {
-				if err := c.loadModule(name); err != nil {
-					return err
+			for _, ci := range impls {
+				if ci.module != "" && (name == ci.module || strings.HasPrefix(name, ci.module+"_sm")) || slices.Contains(ci.uses, name) {
+					if err := c.loadModule(name); err != nil {
+						return err
+					}
+					break
 				}
 			}
 		}
@@ -408,6 +458,9 @@ func nvidiaDriverVersion() string {
 // Device implements Backend.
 func (c *CUDA) Device() Device { return c.dev }
 
+// CC is the GPU's compute capability, major·10 + minor: 90 for Hopper.
+func (c *CUDA) CC() int { return c.cc }
+
 // Close implements Backend: it releases the device and ends the context thread.
 func (c *CUDA) Close() error {
 	if c.work == nil {
@@ -419,24 +472,45 @@ func (c *CUDA) Close() error {
 	return err
 }
 
-// cudaBuffer is device memory holding n elements of dt.
-type cudaBuffer struct {
+// DeviceBuffer is the CUDA backend's Buffer: Len elements of one DType in device memory.
+type DeviceBuffer struct {
 	dt  DType
 	n   int
 	ptr cu.DevicePtr
 }
 
-func (b *cudaBuffer) DType() DType { return b.dt }
-func (b *cudaBuffer) Len() int     { return b.n }
-func (b *cudaBuffer) bytes() int64 { return int64(b.n) * int64(b.dt.Size()) }
+// DType implements Buffer.
+func (b *DeviceBuffer) DType() DType { return b.dt }
 
-func cudaBuf(b Buffer, n int) (*cudaBuffer, error) {
-	cb, ok := b.(*cudaBuffer)
+// Len implements Buffer.
+func (b *DeviceBuffer) Len() int { return b.n }
+
+// Bytes is the buffer's size in bytes.
+func (b *DeviceBuffer) Bytes() int64 { return int64(b.n) * int64(b.dt.Size()) }
+
+// Ptr is the device address of the buffer's first element.
+func (b *DeviceBuffer) Ptr() cu.DevicePtr { return b.ptr }
+
+// View is the first n elements of b's memory as a buffer of dtype dt (b's own when dt is 0), for a launcher or
+// a test that works on part of a buffer or reinterprets it. It shares b's memory and is never freed itself.
+// It panics when the view is longer than b.
+func (b *DeviceBuffer) View(dt DType, n int) *DeviceBuffer {
+	if dt == 0 {
+		dt = b.dt
+	}
+	if n < 0 || int64(n)*int64(dt.Size()) > b.Bytes() {
+		panic(fmt.Sprintf("harness: a view of %d×%v on a buffer of %d×%v", n, dt, b.n, b.dt))
+	}
+	return &DeviceBuffer{dt: dt, n: n, ptr: b.ptr}
+}
+
+func deviceBuf(b Buffer, n int) (*DeviceBuffer, error) {
+	cb, ok := b.(*DeviceBuffer)
 	if !ok {
-		return nil, fmt.Errorf("kernels: %T is not a cuda buffer", b)
+		return nil, fmt.Errorf("harness: %T is not a cuda buffer", b)
 	}
 	if n >= 0 && cb.n != n {
-		return nil, fmt.Errorf("kernels: buffer of %d elements, host slice of %d", cb.n, n)
+		return nil, fmt.Errorf("harness: buffer of %d elements, host slice of %d", cb.n, n)
 	}
 	return cb, nil
 }
@@ -446,28 +520,28 @@ func (c *CUDA) Alloc(dt DType, n int) (Buffer, error) {
 	switch dt {
 	case FP32, BF16, E4M3, Int32:
 	default:
-		return nil, fmt.Errorf("kernels: cuda cannot allocate %v", dt)
+		return nil, fmt.Errorf("harness: cuda cannot allocate %v", dt)
 	}
-	b := &cudaBuffer{dt: dt, n: n}
+	b := &DeviceBuffer{dt: dt, n: n}
 	err := c.do(func() (err error) {
-		b.ptr, err = c.devAlloc(b.bytes())
+		b.ptr, err = c.devAlloc(b.Bytes())
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kernels: cuda alloc %d×%v: %w", n, dt, err)
+		return nil, fmt.Errorf("harness: cuda alloc %d×%v: %w", n, dt, err)
 	}
 	return b, nil
 }
 
 // Free implements Backend.
 func (c *CUDA) Free(buf Buffer) {
-	b, err := cudaBuf(buf, -1)
+	b, err := deviceBuf(buf, -1)
 	if err != nil || b.ptr == 0 || c.work == nil {
 		return
 	}
 	c.call(func() error {
 		if err := c.devFree(b.ptr); err != nil && c.deferred == nil {
-			c.deferred = fmt.Errorf("kernels: cuda free: %w", err)
+			c.deferred = fmt.Errorf("harness: cuda free: %w", err)
 		}
 		return nil
 	}, false)
@@ -477,14 +551,14 @@ func (c *CUDA) Free(buf Buffer) {
 // idle waits for the stream's work, so that a copy on the null stream sees every launch before it.
 func (c *CUDA) idle() error {
 	if err := c.stream.Synchronize(); err != nil {
-		return fmt.Errorf("kernels: cuda: %w", err)
+		return fmt.Errorf("harness: cuda: %w", err)
 	}
 	return nil
 }
 
 // Upload implements Backend.
 func (c *CUDA) Upload(dst Buffer, host []float32) error {
-	b, err := cudaBuf(dst, len(host))
+	b, err := deviceBuf(dst, len(host))
 	if err != nil || b.n == 0 {
 		return err
 	}
@@ -496,8 +570,8 @@ func (c *CUDA) Upload(dst Buffer, host []float32) error {
 		if err := c.idle(); err != nil {
 			return err
 		}
-		if err := cu.MemcpyHtoD(b.ptr, src, b.bytes()); err != nil {
-			return fmt.Errorf("kernels: cuda upload: %w", err)
+		if err := cu.MemcpyHtoD(b.ptr, src, b.Bytes()); err != nil {
+			return fmt.Errorf("harness: cuda upload: %w", err)
 		}
 		return nil
 	})
@@ -507,17 +581,17 @@ func (c *CUDA) Upload(dst Buffer, host []float32) error {
 
 // Download implements Backend.
 func (c *CUDA) Download(src Buffer, host []float32) error {
-	b, err := cudaBuf(src, len(host))
+	b, err := deviceBuf(src, len(host))
 	if err != nil || b.n == 0 {
 		return err
 	}
-	raw := make([]byte, b.bytes())
+	raw := make([]byte, b.Bytes())
 	err = c.do(func() error {
 		if err := c.idle(); err != nil {
 			return err
 		}
-		if err := cu.MemcpyDtoH(unsafe.Pointer(&raw[0]), b.ptr, b.bytes()); err != nil {
-			return fmt.Errorf("kernels: cuda download: %w", err)
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&raw[0]), b.ptr, b.Bytes()); err != nil {
+			return fmt.Errorf("harness: cuda download: %w", err)
 		}
 		return nil
 	})
@@ -529,7 +603,7 @@ func (c *CUDA) Download(src Buffer, host []float32) error {
 
 // Poison implements Backend.
 func (c *CUDA) Poison(buf Buffer) error {
-	b, err := cudaBuf(buf, -1)
+	b, err := deviceBuf(buf, -1)
 	if err != nil || b.n == 0 {
 		return err
 	}
@@ -537,8 +611,8 @@ func (c *CUDA) Poison(buf Buffer) error {
 		if err := c.idle(); err != nil {
 			return err
 		}
-		if err := cu.MemsetD8(b.ptr, 0xff, b.bytes()); err != nil {
-			return fmt.Errorf("kernels: cuda poison: %w", err)
+		if err := cu.MemsetD8(b.ptr, 0xff, b.Bytes()); err != nil {
+			return fmt.Errorf("harness: cuda poison: %w", err)
 		}
 		return nil
 	})
@@ -590,7 +664,7 @@ func decodeHost(dt DType, raw []byte, host []float32) {
 
 // Implements implements Backend.
 func (c *CUDA) Implements(f *Family, impl Impl) bool {
-	return cudaKernels[f.Name].impl(impl) != nil
+	return cudaCode[f.Name][impl].launch != nil
 }
 
 // Prepare implements Backend: it runs the family's launcher, which records the launches of one Run.
@@ -598,25 +672,24 @@ func (c *CUDA) Prepare(f *Family, impl Impl, cs Case, in, out []Buffer) (Launch,
 	if err := f.CheckBuffers(cs, in, out); err != nil {
 		return nil, err
 	}
-	cf, ok := cudaKernels[f.Name]
-	build := cf.impl(impl)
-	if !ok || build == nil {
-		return nil, fmt.Errorf("kernels: cuda has no %s %s: %w", f.Name, impl, ErrNotImplemented)
+	ci := cudaCode[f.Name][impl]
+	if ci.launch == nil {
+		return nil, fmt.Errorf("harness: cuda has no %s %s: %w", f.Name, impl, ErrNotImplemented)
 	}
-	l := &cudaLaunch{Case: cs, be: c, module: cf.module}
+	l := &CUDALaunch{Case: cs, be: c, module: ci.module}
 	var err error
-	if l.in, l.out, err = unwrapBuffers(in, out, cudaBuf); err != nil {
+	if l.In, l.Out, err = unwrapBuffers(in, out, deviceBuf); err != nil {
 		return nil, err
 	}
 	err = c.do(func() error {
-		build(l)
+		ci.launch(l)
 		if l.err != nil {
 			l.free()
 		}
 		return l.err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kernels: cuda %s %s: %w", f.Name, f.BenchName(cs, impl), err)
+		return nil, fmt.Errorf("harness: cuda %s %s: %w", f.Name, f.BenchName(cs, impl), err)
 	}
 	return l, nil
 }
@@ -639,13 +712,29 @@ func (c *CUDA) function(module, name string) (cu.Function, error) {
 	return fn, nil
 }
 
-// cudaLaunch is one (family, impl) bound to its buffers: the kernel launches of one Run, recorded by the
-// family's launcher, and the scratch memory they use.
-type cudaLaunch struct {
+// SetGlobal writes value into the __device__ variable symbol of module (loading the module), which must be
+// exactly as large: a knob that a module's kernels read, such as a variant build's spin count.
+func (c *CUDA) SetGlobal(module, symbol string, value []byte) error {
+	return c.do(func() error {
+		if err := c.loadModule(module); err != nil {
+			return err
+		}
+		ptr, size, err := c.modules[module].Global(symbol)
+		if err != nil || size != int64(len(value)) {
+			return fmt.Errorf("harness: cuda: %s in module %s: %v (%d bytes, want %d)", symbol, module, err, size, len(value))
+		}
+		return cu.MemcpyHtoD(ptr, unsafe.Pointer(&value[0]), size)
+	})
+}
+
+// CUDALaunch is what a family's CUDA launcher receives, once per Prepare: the case, the buffers in the order of
+// the family's Inputs and Outputs, and the means to record kernel launches, allocate scratch and ask about the
+// GPU. The launches it records are what one Run of the launch does; it is also the Launch Prepare returns.
+type CUDALaunch struct {
 	Case
+	In, Out []*DeviceBuffer
 	be      *CUDA
-	module  string // the family's module
-	in, out []*cudaBuffer
+	module  string // the family's module (RegisterCUDA)
 	steps   []cudaStep
 	scratch []cu.DevicePtr
 	bytes   int64    // scratch bytes
@@ -662,63 +751,68 @@ type cudaStep struct {
 	args        []uint64
 	params      []unsafe.Pointer
 	// cluster > 0: launched in clusters of that many blocks with smem bytes of dynamic shared memory a block
-	// (kernelCluster, cuda_cluster.go).
+	// (KernelCluster, cuda_cluster.go).
 	cluster, smem int
 	// host set: a library call instead of a kernel (cuBLASLt: cublaslt_cuda.go).
 	host func(cu.Stream) error
 }
 
-// fail records the launcher's first error; Prepare returns it.
-func (l *cudaLaunch) fail(err error) {
+// Fail records the launcher's first error; Prepare returns it, and later calls on the launch record nothing.
+func (l *CUDALaunch) Fail(err error) {
 	if l.err == nil && err != nil {
 		l.err = err
 	}
 }
 
-// kernel records a launch of kernel name from the family's module on grid × block threads.
-func (l *cudaLaunch) kernel(name string, grid, block int, args ...any) {
-	l.kernelIn(l.module, name, grid, block, args...)
+// Err is the error the launcher has recorded so far, nil if none.
+func (l *CUDALaunch) Err() error { return l.err }
+
+// Module is the module the family's implementation was registered with (RegisterCUDA).
+func (l *CUDALaunch) Module() string { return l.module }
+
+// Kernel records a launch of kernel name from the family's module on grid × block threads (one-dimensional).
+// Arguments may be buffers, device pointers, integers (passed as long long), floats (passed as double) and
+// DTypes (their codes, as long long); each is passed as 8 bytes.
+func (l *CUDALaunch) Kernel(name string, grid, block int, args ...any) {
+	l.KernelIn(l.module, name, grid, block, args...)
 }
 
-// kernelIn records a launch of kernel name from module. Arguments may be buffers, device pointers, integers
-// (passed as long long), floats (passed as double) and DTypes or ops (as long long).
-func (l *cudaLaunch) kernelIn(module, name string, grid, block int, args ...any) {
+// KernelIn records a launch of kernel name from module, as Kernel does.
+func (l *CUDALaunch) KernelIn(module, name string, grid, block int, args ...any) {
 	if l.err != nil {
 		return
 	}
 	fn, err := l.be.function(module, name)
 	if err != nil {
-		l.fail(err)
+		l.Fail(err)
 		return
 	}
 	if maxBlock, err := fn.Attribute(cu.FnMaxThreadsPerBlock); err != nil || grid < 1 || block < 1 || block > maxBlock {
-		l.fail(fmt.Errorf("kernel %s: grid %d × block %d (at most %d threads a block; %v)", name, grid, block, maxBlock, err))
+		l.Fail(fmt.Errorf("kernel %s: grid %d × block %d (at most %d threads a block; %v)", name, grid, block, maxBlock, err))
 		return
 	}
 	st := cudaStep{name: name, fn: fn, grid: grid, block: block, args: make([]uint64, len(args))}
 	for i, a := range args {
 		switch v := a.(type) {
-		case *cudaBuffer:
+		case *DeviceBuffer:
 			st.args[i] = uint64(v.ptr)
 		case cu.DevicePtr:
 			st.args[i] = uint64(v)
-		case int:
-			st.args[i] = uint64(int64(v))
-		case int64:
-			st.args[i] = uint64(v)
-		case uint64:
-			st.args[i] = v
 		case float64:
 			st.args[i] = math.Float64bits(v)
 		case float32:
 			st.args[i] = math.Float64bits(float64(v))
-		case DType:
-			st.args[i] = uint64(v)
-		case op:
-			st.args[i] = uint64(v)
 		default:
-			l.fail(fmt.Errorf("kernel %s: argument %d is a %T", name, i, a))
-			return
+			// Integers of any kind, DTypes and a family's own integer enums.
+			switch r := reflect.ValueOf(a); r.Kind() {
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				st.args[i] = uint64(r.Int())
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+				st.args[i] = r.Uint()
+			default:
+				l.Fail(fmt.Errorf("kernel %s: argument %d is a %T", name, i, a))
+				return
+			}
 		}
 	}
 	st.params = make([]unsafe.Pointer, len(st.args))
@@ -728,28 +822,34 @@ func (l *cudaLaunch) kernelIn(module, name string, grid, block int, args ...any)
 	l.steps = append(l.steps, st)
 }
 
-// alloc returns n bytes of scratch device memory, counted in ScratchBytes and freed by Release; zero clears it
+// Alloc returns n bytes of scratch device memory, counted in ScratchBytes and freed by Release; zero clears it
 // now (the launches do not see it cleared again).
-func (l *cudaLaunch) alloc(n int64, zero bool) cu.DevicePtr {
+func (l *CUDALaunch) Alloc(n int64, zero bool) cu.DevicePtr {
 	if l.err != nil {
 		return 0
 	}
 	p, err := l.be.devAlloc(n)
 	if err != nil {
-		l.fail(fmt.Errorf("scratch of %d B: %w", n, err))
+		l.Fail(fmt.Errorf("scratch of %d B: %w", n, err))
 		return 0
 	}
 	l.scratch = append(l.scratch, p)
 	l.bytes += n
 	if zero {
-		l.fail(cu.MemsetD8(p, 0, max(n, 1)))
+		l.Fail(cu.MemsetD8(p, 0, max(n, 1)))
 	}
 	return p
 }
 
-// residentBlocks is how many blocks of kernel name (from the family's module) with block threads the whole GPU
+// Temp returns a scratch buffer of n elements of dtype dt (Alloc): what a composite (Call) passes from one
+// member to the next.
+func (l *CUDALaunch) Temp(dt DType, n int) *DeviceBuffer {
+	return &DeviceBuffer{dt: dt, n: n, ptr: l.Alloc(int64(n)*int64(dt.Size()), false)}
+}
+
+// ResidentBlocks is how many blocks of kernel name (from the family's module) with block threads the whole GPU
 // holds at once; 0 after an error.
-func (l *cudaLaunch) residentBlocks(name string, block int) int {
+func (l *CUDALaunch) ResidentBlocks(name string, block int) int {
 	if l.err != nil {
 		return 0
 	}
@@ -760,18 +860,112 @@ func (l *cudaLaunch) residentBlocks(name string, block int) int {
 			return per * l.be.dev.Workers
 		}
 	}
-	l.fail(fmt.Errorf("occupancy of %s: %w", name, err))
+	l.Fail(fmt.Errorf("occupancy of %s: %w", name, err))
 	return 0
 }
 
-// sms is the GPU's multiprocessor count.
-func (l *cudaLaunch) sms() int { return l.be.dev.Workers }
+// SMs is the GPU's multiprocessor count.
+func (l *CUDALaunch) SMs() int { return l.be.dev.Workers }
 
-// cc is the GPU's compute capability, major·10 + minor: 90 for Hopper.
-func (l *cudaLaunch) cc() int { return l.be.cc }
+// CC is the GPU's compute capability, major·10 + minor: 90 for Hopper.
+func (l *CUDALaunch) CC() int { return l.be.cc }
+
+// Call records family f's CUDA code for impl on case c over buffers in and out (following f.Inputs and
+// f.Outputs) as launches of l: a composite family built from other families' code. The member's launches run
+// in l's Run in order, its scratch is l's and counts in l's scratch-B. A member that is missing or does not
+// match its buffers fails the launch. Call it from a launcher only (it runs on the backend's context thread).
+func (l *CUDALaunch) Call(f *Family, impl Impl, c Case, in, out []*DeviceBuffer) {
+	if l.err != nil {
+		return
+	}
+	ci := cudaCode[f.Name][impl]
+	if ci.launch == nil {
+		l.Fail(fmt.Errorf("%s %s: %w", f.Name, impl, ErrNotImplemented))
+		return
+	}
+	if err := f.CheckBuffers(c, asBuffers(in), asBuffers(out)); err != nil {
+		l.Fail(fmt.Errorf("%s %s: %w", f.Name, f.BenchName(c, impl), err))
+		return
+	}
+	sub := &CUDALaunch{Case: c, be: l.be, module: ci.module, In: in, Out: out}
+	ci.launch(sub)
+	l.steps = append(l.steps, sub.steps...)
+	l.scratch = append(l.scratch, sub.scratch...)
+	l.bytes += sub.bytes
+	if sub.err != nil {
+		l.Fail(fmt.Errorf("%s %s: %w", f.Name, f.BenchName(c, impl), sub.err))
+	}
+}
+
+// Append moves the launches and scratch of other, a launch of the same backend, to the end of l's: l's Run
+// then runs both and its Release frees both. other is left empty. It is for variant builds that add work to a
+// prepared launch (a deliberately slowed suite).
+func (l *CUDALaunch) Append(other Launch) error {
+	o, ok := other.(*CUDALaunch)
+	if !ok || o.be != l.be {
+		return fmt.Errorf("harness: %T is not a launch of this cuda backend", other)
+	}
+	l.steps = append(l.steps, o.steps...)
+	l.scratch = append(l.scratch, o.scratch...)
+	l.bytes += o.bytes
+	o.steps, o.scratch, o.bytes = nil, nil, 0
+	return nil
+}
+
+// KernelInfo describes one kernel launch of a CUDALaunch, as the driver compiled the kernel.
+type KernelInfo struct {
+	Name        string
+	Grid, Block int
+	Registers   int // per thread
+	LocalBytes  int // local memory per thread: register spills
+}
+
+// Kernels describes the kernel launches of one Run of l, in order: what a launcher chose, for tests and tuning
+// tools. Call it on a prepared launch, not from a launcher.
+func (l *CUDALaunch) Kernels() ([]KernelInfo, error) {
+	var ks []KernelInfo
+	err := l.be.do(func() error {
+		for _, st := range l.steps {
+			k := KernelInfo{Name: st.name, Grid: st.grid, Block: st.block}
+			var err error
+			if k.Registers, err = st.fn.Attribute(cu.NumRegs); err != nil {
+				return fmt.Errorf("harness: cuda: registers of %s: %w", st.name, err)
+			}
+			if k.LocalBytes, err = st.fn.Attribute(cu.LocalSizeBytes); err != nil {
+				return fmt.Errorf("harness: cuda: local memory of %s: %w", st.name, err)
+			}
+			ks = append(ks, k)
+		}
+		return nil
+	})
+	return ks, err
+}
+
+// Redirect points l's launches of kernels of module from at the kernels of the same names in module to (a
+// variant build of the same source, such as a deliberately slowed one) and returns how many it redirected.
+// Call it on a prepared launch, not from a launcher.
+func (l *CUDALaunch) Redirect(from, to string) (int, error) {
+	n := 0
+	err := l.be.do(func() error {
+		for i := range l.steps {
+			st := &l.steps[i]
+			if own, err := l.be.function(from, st.name); err != nil || own != st.fn {
+				continue // a kernel of another module
+			}
+			fn, err := l.be.function(to, st.name)
+			if err != nil {
+				return err
+			}
+			st.fn = fn
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
 
 // enqueue queues the launches of one Run on s.
-func (l *cudaLaunch) enqueue(s cu.Stream) error {
+func (l *CUDALaunch) enqueue(s cu.Stream) error {
 	for i := range l.steps {
 		st := &l.steps[i]
 		if st.host != nil {
@@ -787,30 +981,30 @@ func (l *cudaLaunch) enqueue(s cu.Stream) error {
 			continue
 		}
 		if err := st.fn.Launch(st.grid, 1, 1, st.block, 1, 1, 0, s, st.params); err != nil {
-			return fmt.Errorf("kernels: cuda launch %s: %w", st.name, err)
+			return fmt.Errorf("harness: cuda launch %s: %w", st.name, err)
 		}
 	}
 	return nil
 }
 
 // Run implements Launch: it runs the launches and waits for them.
-func (l *cudaLaunch) Run() error {
+func (l *CUDALaunch) Run() error {
 	return l.be.do(func() error {
 		if err := l.enqueue(l.be.stream); err != nil {
 			return err
 		}
 		if err := l.be.stream.Synchronize(); err != nil {
-			return fmt.Errorf("kernels: cuda run: %w", err)
+			return fmt.Errorf("harness: cuda run: %w", err)
 		}
 		return nil
 	})
 }
 
 // ScratchBytes implements Launch.
-func (l *cudaLaunch) ScratchBytes() int64 { return l.bytes }
+func (l *CUDALaunch) ScratchBytes() int64 { return l.bytes }
 
 // Release implements Launch.
-func (l *cudaLaunch) Release() {
+func (l *CUDALaunch) Release() {
 	if l.be.work == nil {
 		return
 	}
@@ -821,13 +1015,13 @@ func (l *cudaLaunch) Release() {
 }
 
 // free releases the scratch on the context thread, deferring an error.
-func (l *cudaLaunch) free() {
+func (l *CUDALaunch) free() {
 	if err := l.be.idle(); err != nil && l.be.deferred == nil {
 		l.be.deferred = err
 	}
 	for _, p := range l.scratch {
 		if err := l.be.devFree(p); err != nil && l.be.deferred == nil {
-			l.be.deferred = fmt.Errorf("kernels: cuda free scratch: %w", err)
+			l.be.deferred = fmt.Errorf("harness: cuda free scratch: %w", err)
 		}
 	}
 	for _, f := range l.onFree {
@@ -844,9 +1038,9 @@ func (l *cudaLaunch) free() {
 // than the driver's queue takes (a chain of thousands of launches), which is timed ungated: a gate would wait
 // for a release the host never gets to queue.
 func (c *CUDA) Time(l Launch, n int, t Timing) ([]float64, error) {
-	cl, ok := l.(*cudaLaunch)
+	cl, ok := l.(*CUDALaunch)
 	if !ok || cl.be != c {
-		return nil, fmt.Errorf("kernels: %T is not a launch of this cuda backend", l)
+		return nil, fmt.Errorf("harness: %T is not a launch of this cuda backend", l)
 	}
 	ns := make([]float64, 0, n)
 	err := c.do(func() error {
@@ -854,13 +1048,13 @@ func (c *CUDA) Time(l Launch, n int, t Timing) ([]float64, error) {
 		if cold && t.FlushBytes != c.flushBytes {
 			if c.flush != 0 {
 				if err := cu.MemFree(c.flush); err != nil {
-					return fmt.Errorf("kernels: cuda free flush buffer: %w", err)
+					return fmt.Errorf("harness: cuda free flush buffer: %w", err)
 				}
 				c.flush, c.flushBytes = 0, 0
 			}
 			p, err := cu.MemAlloc(t.FlushBytes)
 			if err != nil {
-				return fmt.Errorf("kernels: cuda flush buffer of %d B: %w", t.FlushBytes, err)
+				return fmt.Errorf("harness: cuda flush buffer of %d B: %w", t.FlushBytes, err)
 			}
 			c.flush, c.flushBytes = p, t.FlushBytes
 		}
@@ -883,7 +1077,7 @@ func (c *CUDA) Time(l Launch, n int, t Timing) ([]float64, error) {
 }
 
 // timeBatch times k samples of rep Runs of l, on the context thread, behind the timing gate when gate.
-func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64, error) {
+func (c *CUDA) timeBatch(l *CUDALaunch, k, rep int, cold, gate bool) ([]float64, error) {
 	gated := gate && !c.noGate
 	if gated {
 		c.token++
@@ -894,7 +1088,7 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64,
 		args := []uint64{uint64(c.gateMem), uint64(c.token), uint64(cudaGateTimeout.Nanoseconds()), uint64(c.gateMem + 4)}
 		params := []unsafe.Pointer{unsafe.Pointer(&args[0]), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2]), unsafe.Pointer(&args[3])}
 		if err := gate.Launch(1, 1, 1, 1, 1, 1, 0, c.stream, params); err != nil {
-			return nil, fmt.Errorf("kernels: cuda timing gate: %w", err)
+			return nil, fmt.Errorf("harness: cuda timing gate: %w", err)
 		}
 	}
 	released := !gated
@@ -904,13 +1098,13 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64,
 		}
 		released = true
 		if err := cu.MemsetD32Async(c.gateMem, uint(c.token), 1, c.release); err != nil {
-			return fmt.Errorf("kernels: cuda release timing gate: %w", err)
+			return fmt.Errorf("harness: cuda release timing gate: %w", err)
 		}
 		return nil
 	}
 	record := func(ev cu.Event) error {
 		if err := ev.Record(c.stream); err != nil {
-			return fmt.Errorf("kernels: cuda event: %w", err)
+			return fmt.Errorf("harness: cuda event: %w", err)
 		}
 		return nil
 	}
@@ -922,7 +1116,7 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64,
 				}
 				c.fill++
 				if err := cu.MemsetD32Async(c.flush, uint(c.fill), c.flushBytes/4, c.stream); err != nil {
-					return fmt.Errorf("kernels: cuda flush: %w", err)
+					return fmt.Errorf("harness: cuda flush: %w", err)
 				}
 			}
 			if err := record(c.events[3*i+1]); err != nil {
@@ -942,7 +1136,7 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64,
 	err := enqueue()
 	err = errors.Join(err, releaseGate())
 	if serr := c.stream.Synchronize(); serr != nil {
-		err = errors.Join(err, fmt.Errorf("kernels: cuda timed run: %w", serr))
+		err = errors.Join(err, fmt.Errorf("harness: cuda timed run: %w", serr))
 	}
 	if err != nil {
 		return nil, err
@@ -950,11 +1144,11 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64,
 	if gated {
 		var timedOut uint32
 		if err := cu.MemcpyDtoH(unsafe.Pointer(&timedOut), c.gateMem+4, 4); err != nil {
-			return nil, fmt.Errorf("kernels: cuda timing gate: %w", err)
+			return nil, fmt.Errorf("harness: cuda timing gate: %w", err)
 		}
 		if timedOut != 0 {
 			// The release never overtook the gate (the two streams did not run side by side): time without it.
-			fmt.Fprintln(os.Stderr, "kernels: cuda: the timing gate timed out; timing without it from now on")
+			fmt.Fprintln(os.Stderr, "harness: cuda: the timing gate timed out; timing without it from now on")
 			c.noGate = true
 			return c.timeBatch(l, k, rep, cold, false)
 		}
@@ -963,13 +1157,13 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64,
 	for i := range ns {
 		ms, err := c.events[3*i+1].Elapsed(c.events[3*i+2])
 		if err != nil {
-			return nil, fmt.Errorf("kernels: cuda elapsed time: %w", err)
+			return nil, fmt.Errorf("harness: cuda elapsed time: %w", err)
 		}
 		ns[i] = ms * 1e6 / float64(rep)
 		if cold {
 			fms, err := c.events[3*i].Elapsed(c.events[3*i+1])
 			if err != nil {
-				return nil, fmt.Errorf("kernels: cuda elapsed time: %w", err)
+				return nil, fmt.Errorf("harness: cuda elapsed time: %w", err)
 			}
 			c.flushTime += time.Duration(fms * 1e6)
 		}
@@ -977,5 +1171,5 @@ func (c *CUDA) timeBatch(l *cudaLaunch, k, rep int, cold, gate bool) ([]float64,
 	return ns, nil
 }
 
-// cuPtr is a byte offset into device memory.
-func cuPtr(n int) cu.DevicePtr { return cu.DevicePtr(n) }
+// ceilDiv is ⌈a / b⌉ for positive b.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

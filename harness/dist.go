@@ -23,8 +23,12 @@ type Dist struct {
 	Lo, Hi   float64 // Uniform; Polar: the radius
 	P        float64 // Bernoulli
 	// Host fills host values for Kind Custom.
-	Host func(r *rand.Rand, c Case, dst []float32)
+	Host Generator
 }
+
+// Generator fills an input's host values (before rounding to its dtype) for case c from r: a Custom
+// distribution's Host, or a test's replacement for an input's distribution (CheckCase).
+type Generator = func(r *rand.Rand, c Case, dst []float32)
 
 // DistKind names a Dist's family.
 type DistKind int
@@ -45,17 +49,11 @@ const (
 	Polar                                   // (r cos θ, r sin θ) pairs, r uniform on [Lo, Hi), θ on [−π, π)
 )
 
-// normal is N(mean, sd²).
-func normal(mean, sd float64) Dist { return Dist{Kind: Normal, Mean: mean, SD: sd} }
+// IgnoreIndex is the label of a Labels row that takes no part in the loss (PyTorch's ignore_index default).
+const IgnoreIndex = -100
 
-// uniform is U[lo, hi).
-func uniform(lo, hi float64) Dist { return Dist{Kind: Uniform, Lo: lo, Hi: hi} }
-
-// bernoulli is 1 with probability p, else 0.
-func bernoulli(p float64) Dist { return Dist{Kind: Bernoulli, P: p} }
-
-// polar is complex numbers stored as (re, im) pairs, of modulus uniform on [lo, hi) and uniform phase.
-func polar(lo, hi float64) Dist { return Dist{Kind: Polar, Lo: lo, Hi: hi} }
+// RoPEHeadDim is the head dimension of the RoPE tables (RoPECos, RoPESin): 64 angles a position.
+const RoPEHeadDim = 128
 
 // Sample fills dst with fresh host values from r.
 func (d Dist) Sample(r *rand.Rand, c Case, dst []float32) {
@@ -123,14 +121,14 @@ func sampleNormal(r *rand.Rand, mean, sd float64, dst []float32) {
 
 // ropeTable fills a [rows, 64] table with f(position · 10000^(−2i/128)), positions from start.
 func ropeTable(kind DistKind, start int, dst []float32) {
-	const half = ropeHeadDim / 2
+	const half = RoPEHeadDim / 2
 	f := math.Cos
 	if kind == RoPESin {
 		f = math.Sin
 	}
 	for t := range len(dst) / half { // a table of tokens rows: the RoPE family's rows, a layer's t
 		for i := range half {
-			dst[t*half+i] = float32(f(float64(start+t) * math.Pow(10000, -2*float64(i)/ropeHeadDim)))
+			dst[t*half+i] = float32(f(float64(start+t) * math.Pow(10000, -2*float64(i)/RoPEHeadDim)))
 		}
 	}
 }
@@ -232,7 +230,7 @@ func (d Dist) FillHost(c Case, seed uint64, dst []float32) {
 			}
 		})
 	default:
-		panic("kernels: FillHost of a Custom distribution")
+		panic("harness: FillHost of a Custom distribution")
 	}
 }
 

@@ -20,18 +20,18 @@ func TestFillMatchesHost(t *testing.T) {
 		c  Case
 		n  int
 	}{
-		{normal(0, 1), FP32, Case{Shape: Shape{1000, 1000}}, 1000 * 1000},
-		{normal(0.5, 2), BF16, Case{Shape: Shape{999, 1001}}, 999 * 1001},
+		{Dist{Kind: Normal, Mean: 0, SD: 1}, FP32, Case{Shape: Shape{1000, 1000}}, 1000 * 1000},
+		{Dist{Kind: Normal, Mean: 0.5, SD: 2}, BF16, Case{Shape: Shape{999, 1001}}, 999 * 1001},
 		{Dist{Kind: Labels}, Int32, Case{Shape: Shape{5000, 32000}}, 5000},
-		{Dist{Kind: RoPECos}, FP32, Case{Shape: Shape{300, 256}}, 300 * ropeHeadDim / 2},
-		{Dist{Kind: RoPESin}, FP32, Case{Shape: Shape{300, 256}}, 300 * ropeHeadDim / 2},
-		{uniform(0.9, 1), FP32, Case{}, 100003},
-		{uniform(-1, 3), BF16, Case{}, 100003},
-		{bernoulli(0.1), Int32, Case{}, 100003},
-		{polar(0.5, 1), FP32, Case{}, 100002},
-		{polar(0.9, 1), BF16, Case{}, 100002},
+		{Dist{Kind: RoPECos}, FP32, Case{Shape: Shape{300, 256}}, 300 * RoPEHeadDim / 2},
+		{Dist{Kind: RoPESin}, FP32, Case{Shape: Shape{300, 256}}, 300 * RoPEHeadDim / 2},
+		{Dist{Kind: Uniform, Lo: 0.9, Hi: 1}, FP32, Case{}, 100003},
+		{Dist{Kind: Uniform, Lo: -1, Hi: 3}, BF16, Case{}, 100003},
+		{Dist{Kind: Bernoulli, P: 0.1}, Int32, Case{}, 100003},
+		{Dist{Kind: Polar, Lo: 0.5, Hi: 1}, FP32, Case{}, 100002},
+		{Dist{Kind: Polar, Lo: 0.9, Hi: 1}, BF16, Case{}, 100002},
 	}
-	for name, be := range testBackends {
+	for name, be := range mainBackends {
 		for _, tc := range cases {
 			t.Run(fmt.Sprintf("%s/kind=%d/%v", name, tc.d.Kind, tc.dt), func(t *testing.T) {
 				buf, err := be.Alloc(tc.dt, tc.n)
@@ -117,7 +117,7 @@ func TestFillDistributions(t *testing.T) {
 	const n = 1 << 20
 	for _, seed := range []uint64{1, testSeed} {
 		x := make([]float32, n)
-		normal(0.5, 2).FillHost(Case{}, seed, x)
+		Dist{Kind: Normal, Mean: 0.5, SD: 2}.FillHost(Case{}, seed, x)
 		var sum, sq float64
 		tail := 0
 		for _, v := range x {
@@ -179,7 +179,7 @@ func TestFillDistributions(t *testing.T) {
 		"sample": func(d Dist, x []float32) { d.Sample(rand.New(rand.NewPCG(testSeed, 1)), Case{}, x) },
 	} {
 		x := make([]float32, n)
-		draw(uniform(0.9, 1), x)
+		draw(Dist{Kind: Uniform, Lo: 0.9, Hi: 1}, x)
 		var sum float64
 		for _, v := range x {
 			if v < 0.9 || v > 1 { // [0.9, 1) in float64, rounded to float32
@@ -190,7 +190,7 @@ func TestFillDistributions(t *testing.T) {
 		if m := sum / n; math.Abs(m-0.95) > 4*0.1/math.Sqrt(12*n) {
 			t.Errorf("%s: uniform(0.9, 1) mean %.5f", name, m)
 		}
-		draw(bernoulli(0.1), x)
+		draw(Dist{Kind: Bernoulli, P: 0.1}, x)
 		ones := 0
 		for _, v := range x {
 			if v != 0 && v != 1 {
@@ -201,7 +201,7 @@ func TestFillDistributions(t *testing.T) {
 		if p := float64(ones) / n; math.Abs(p-0.1) > 4*math.Sqrt(0.1*0.9/n) {
 			t.Errorf("%s: bernoulli(0.1) rate %.4f", name, p)
 		}
-		draw(polar(0.5, 1), x)
+		draw(Dist{Kind: Polar, Lo: 0.5, Hi: 1}, x)
 		var cos float64
 		for i := 0; i < n; i += 2 {
 			r := math.Hypot(float64(x[i]), float64(x[i+1]))
@@ -216,8 +216,8 @@ func TestFillDistributions(t *testing.T) {
 	}
 	// The host sampler still draws fresh values per source.
 	a, b := make([]float32, 100), make([]float32, 100)
-	normal(0, 1).Sample(rand.New(rand.NewPCG(1, 2)), Case{}, a)
-	normal(0, 1).Sample(rand.New(rand.NewPCG(3, 4)), Case{}, b)
+	Dist{Kind: Normal, Mean: 0, SD: 1}.Sample(rand.New(rand.NewPCG(1, 2)), Case{}, a)
+	Dist{Kind: Normal, Mean: 0, SD: 1}.Sample(rand.New(rand.NewPCG(3, 4)), Case{}, b)
 	if same(a, b) {
 		t.Error("two sources sampled the same values")
 	}

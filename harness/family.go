@@ -96,6 +96,10 @@ type Family struct {
 	// near that bound: the rule would then give hot-ns in some processes and not in others, and a unit with
 	// samples from only some processes can be neither stored as a baseline nor compared.
 	Hot func(c Case) bool
+	// VendorGEMMs, when set, are the bf16 GEMMs y[m, n] = x[m, k] · w[n, k]ᵀ, as {m, n, k}, that case c amounts
+	// to when a framework runs it through the vendor library: on a GPU with cuBLASLt the harness times them in
+	// the same run, under the same policy, and reports the case's time against theirs as pct-cublas (vendor.go).
+	VendorGEMMs func(c Case) [][3]int
 }
 
 // dtypes is the family's storage dtypes: DTypes, or StorageDTypes when it declares none.
@@ -106,7 +110,8 @@ func (f *Family) dtypes() []DType {
 	return StorageDTypes
 }
 
-// DefaultTolerance is the relative L2 error allowed on an output of dtype dt (design §7).
+// DefaultTolerance is the relative L2 error allowed on an output of dtype dt: 1e-2 for bf16, whose rounding
+// alone is 2⁻⁹ relative, and 1e-5 for everything else.
 func DefaultTolerance(dt DType) float64 {
 	if dt == BF16 {
 		return 1e-2
@@ -197,16 +202,17 @@ func (f *Family) Verify(c Case, in, got, want [][]float64) error {
 		if f.Tolerance != nil {
 			tol = f.Tolerance(c, i)
 		}
-		if err := relL2Within(got[i], want[i], tol); err != nil {
+		if err := RelL2Within(got[i], want[i], tol); err != nil {
 			return fmt.Errorf("output %s: %w", o.Name, err)
 		}
 	}
 	return nil
 }
 
-// relL2Within fails unless ‖got − want‖₂ ≤ tol·‖want‖₂ (with NaN failing), naming the worst element. A zero
-// tolerance therefore demands exact equality.
-func relL2Within(got, want []float64, tol float64) error {
+// RelL2Within fails unless ‖got − want‖₂ ≤ tol·‖want‖₂ (with NaN failing), naming the worst element: the
+// comparison Family.Verify makes, for a test that compares outputs itself. A zero tolerance demands exact
+// equality; an all-zero want is compared absolutely.
+func RelL2Within(got, want []float64, tol float64) error {
 	var num, den, worst float64
 	at := -1
 	for i := range want {
@@ -227,17 +233,6 @@ func relL2Within(got, want []float64, tol float64) error {
 	return fmt.Errorf("relative L2 error %.3g > %.3g (worst at %d: got %v, want %v)", rel, tol, at, got[at], want[at])
 }
 
-// Families lists every kernel family, in benchmark order.
-var Families = []*Family{CopyFamily, RMSNormFamily, LayerNormFamily, SoftmaxFamily, GELUFamily, SwiGLUFamily,
-	RoPEFamily, CrossEntropyFamily, FP8QuantFamily, SelectiveScanFamily,
-	LSTMFamily, SLSTMFamily, MLSTMFamily, Conv1DFamily, LinearRecurrenceFamily, RTUFamily, GEMMFamily, FFNFamily,
-	AttentionFamily, LlamaLayerFamily}
-
-// Operand lengths shared by the declarations.
-func matrixLen(c Case) int { return c.Rows * c.Cols }
-func colsLen(c Case) int   { return c.Cols }
-func rowsLen(c Case) int   { return c.Rows }
-
 // CheckBuffers reports whether in and out match the family's operands for case c in number, dtype and length;
 // backends call it from Prepare.
 func (f *Family) CheckBuffers(c Case, in, out []Buffer) error {
@@ -247,12 +242,12 @@ func (f *Family) CheckBuffers(c Case, in, out []Buffer) error {
 		bufs []Buffer
 	}{{"inputs", f.Inputs, in}, {"outputs", f.Outputs, out}} {
 		if len(side.bufs) != len(side.ops) {
-			return fmt.Errorf("kernels: %s takes %d %s, got %d", f.Name, len(side.ops), side.what, len(side.bufs))
+			return fmt.Errorf("harness: %s takes %d %s, got %d", f.Name, len(side.ops), side.what, len(side.bufs))
 		}
 		for i, o := range side.ops {
 			b := side.bufs[i]
 			if b.DType() != o.Type(c) || b.Len() != o.Len(c) {
-				return fmt.Errorf("kernels: %s %s is %d×%v, got %d×%v", f.Name, o.Name, o.Len(c), o.Type(c), b.Len(), b.DType())
+				return fmt.Errorf("harness: %s %s is %d×%v, got %d×%v", f.Name, o.Name, o.Len(c), o.Type(c), b.Len(), b.DType())
 			}
 		}
 	}

@@ -24,7 +24,7 @@ const (
 // MeasureMMA implements mmaProber: the median rate of the probe kernel (cuda/mma.cu) in TFLOP/s.
 func (c *CUDA) MeasureMMA() (float64, error) {
 	if c.cc < 80 {
-		return 0, fmt.Errorf("kernels: cuda: compute capability %d.%d has no bf16 mma.sync (sm_80 and later): %w",
+		return 0, fmt.Errorf("harness: cuda: compute capability %d.%d has no bf16 mma.sync (sm_80 and later): %w",
 			c.cc/10, c.cc%10, ErrNotImplemented)
 	}
 	var tflops float64

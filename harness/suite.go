@@ -115,7 +115,7 @@ type Suite struct {
 	// Costs is where the run's time went, printed by Finish as the costs line (see Costs).
 	Costs Costs
 
-	copy *caseState // the copy-bandwidth buffers, from the first MeasureCopy to Finish
+	copy *CaseBuffers // the copy-bandwidth buffers, from the first MeasureCopy to Finish
 	// lastCopy and lastCopyAt are the latest copy measurement and when it ended (checkHealth).
 	lastCopy   float64
 	lastCopyAt time.Time
@@ -197,10 +197,7 @@ func (s *Suite) Start() error {
 // checkHealth prints before each family.
 func (s *Suite) Finish() error {
 	gbps, err := s.MeasureCopy()
-	if s.copy != nil {
-		s.copy.release()
-		s.copy = nil
-	}
+	s.Close()
 	if err != nil {
 		return err
 	}
@@ -208,6 +205,15 @@ func (s *Suite) Finish() error {
 	fmt.Fprintf(s.Out, "run-health: %s\n", RunHealth(s.CopyGBps, gbps, s.Policy.HealthTolerance))
 	fmt.Fprintln(s.Out, s.Costs.Line())
 	return nil
+}
+
+// Close frees the copy-bandwidth buffers (MeasureCopy) without printing anything: for a suite that a test or
+// tool opened to measure the copy and never Finishes.
+func (s *Suite) Close() {
+	if s.copy != nil {
+		s.copy.Release()
+		s.copy = nil
+	}
 }
 
 // checkHealth measures the copy again and prints run-health, comparing it with the copy at the start of the
@@ -244,7 +250,7 @@ func RunHealth(start, end, tol float64) string {
 
 // MeasureCopy times the suite's own copy kernel (CopyFamily, fused, fp32) on Policy.CopyBytes and returns its
 // median bandwidth in GB/s, counting the bytes read and written. The buffers are allocated on the first call
-// and kept until Finish, so that every measurement of a run copies the same, already-mapped memory.
+// and kept until Finish (or Close), so that every measurement of a run copies the same, already-mapped memory.
 func (s *Suite) MeasureCopy() (float64, error) {
 	defer s.Costs.charge(&s.Costs.Copy, time.Now())
 	if s.copy == nil {
@@ -276,7 +282,7 @@ func (s *Suite) MeasureCopy() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return float64(CopyFamily.MinBytes(s.copy.c)) / median(ns), nil
+	return float64(CopyFamily.MinBytes(s.copy.c)) / Median(ns), nil
 }
 
 // Bench prints the run-health config line (checkHealth) before the family's first selected case, and sweeps
@@ -285,13 +291,13 @@ func (s *Suite) MeasureCopy() (float64, error) {
 // freed after. A family whose GPU code is pending (Family.Pending) is skipped on a GPU unless the run asks.
 func (s *Suite) Bench(b *testing.B, f *Family) {
 	if s == nil || s.CopyGBps == 0 {
-		b.Fatal("kernels: no suite: TestMain did not Start one")
+		b.Fatal("harness: no suite: TestMain did not Start one (harness.Main)")
 	}
 	if !s.Backend.Implements(f, Fused) && !s.Backend.Implements(f, Naive) {
-		b.Skipf("kernels: %s: %s", f.Name, ErrNotImplemented)
+		b.Skipf("harness: %s: %s", f.Name, ErrNotImplemented)
 	}
 	if f.Pending != "" && s.Device.Kind != "cpu" && !s.RunPending {
-		b.Skipf("kernels: %s: pending: %s (-kernels.pending runs it)", f.Name, f.Pending)
+		b.Skipf("harness: %s: pending: %s (-kernels.pending runs it)", f.Name, f.Pending)
 	}
 	// The health check and the family's modules wait for its first selected sub-benchmark: a run that selects
 	// none of the family's cases (-test.bench naming others) pays for neither. go test calls that first body
@@ -315,21 +321,21 @@ func (s *Suite) Bench(b *testing.B, f *Family) {
 		}
 	}
 	for _, c := range f.CasesOn(s.Device.Kind, s.Grid) {
-		var st *caseState
+		var st *CaseBuffers
 		for _, impl := range Impls {
 			b.Run(f.BenchName(c, impl), func(b *testing.B) {
 				if !s.Backend.Implements(f, impl) {
-					b.Skipf("kernels: %s %s: %s", f.Name, impl, ErrNotImplemented)
+					b.Skipf("harness: %s %s: %s", f.Name, impl, ErrNotImplemented)
 				}
 				if f.Skip != nil {
 					if why := f.Skip(c, impl); why != "" {
-						b.Skipf("kernels: %s %s: %s", f.Name, impl, why)
+						b.Skipf("harness: %s %s: %s", f.Name, impl, why)
 					}
 				}
 				start(b)
 				if st == nil {
 					var err error
-					if st, err = s.prepare(f, c, nil); err != nil {
+					if st, err = s.Buffers(f, c, nil); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -347,7 +353,7 @@ func (s *Suite) Bench(b *testing.B, f *Family) {
 			})
 		}
 		if st != nil {
-			st.release()
+			st.Release()
 		}
 	}
 }
@@ -393,7 +399,7 @@ func (s *Suite) measure(b *testing.B, f *Family, c Case, l Launch, warm bool) er
 	if s.adaptive() {
 		b.N = len(ns)
 	}
-	med := median(ns)
+	med := Median(ns)
 	gbps := float64(f.MinBytes(c)) / med
 	b.ReportMetric(med, "ns/op")
 	b.ReportMetric(percentile(ns, 0.99), "p99-ns")
@@ -417,7 +423,7 @@ func (s *Suite) measure(b *testing.B, f *Family, c Case, l Launch, warm bool) er
 		if err != nil {
 			return err
 		}
-		b.ReportMetric(median(hot), "hot-ns")
+		b.ReportMetric(Median(hot), "hot-ns")
 	}
 	return nil
 }
@@ -512,21 +518,24 @@ func medianCIWithin(ns []float64, confidence, rel float64) bool {
 	return (sum.Hi-sum.Lo)/2 <= rel*sum.Center
 }
 
-// caseState is one case's buffers on the device and a launch per impl.
-type caseState struct {
+// CaseBuffers are one case's buffers on a suite's backend, inputs filled (Suite.Buffers), and a launch per
+// impl, prepared on first use.
+type CaseBuffers struct {
+	In, Out  []Buffer // following the family's Inputs and Outputs
 	s        *Suite
 	f        *Family
 	c        Case
-	in, out  []Buffer
 	launches map[Impl]Launch
 	warm     map[Impl]bool
 }
 
-// prepare allocates a case's buffers and fills its inputs, so that runs see the same data: with gen for every
-// input when non-nil (host values, uploaded), else from each operand's distribution — filled in place by the
-// backend (Backend.Fill, no host copy) from a seed that is a function of the case and operand, or for a
-// distribution that cannot be filled in place sampled on the host from a generator seeded the same way.
-func (s *Suite) prepare(f *Family, c Case, gen func(*rand.Rand, Case, []float32)) (*caseState, error) {
+// Buffers allocates the buffers of case c of family f and fills its inputs as the benchmarks do, so that runs
+// see the same data: with gen for every input when non-nil (host values, uploaded), else from each operand's
+// distribution — filled in place by the backend (Backend.Fill, no host copy) from a seed that is a function
+// of the case and operand, or for a distribution that cannot be filled in place sampled on the host from a
+// generator seeded the same way. Tests and tuning tools use it to time launches of their own on the same
+// inputs; Release frees the buffers.
+func (s *Suite) Buffers(f *Family, c Case, gen Generator) (*CaseBuffers, error) {
 	defer s.Costs.charge(&s.Costs.Inputs, time.Now())
 	h := fnv.New64a()
 	fmt.Fprint(h, f.Name, f.BenchName(c, ""))
@@ -550,37 +559,37 @@ func (s *Suite) prepare(f *Family, c Case, gen func(*rand.Rand, Case, []float32)
 }
 
 // alloc allocates a case's buffers, filling each input with fill, in the order of f.Inputs.
-func (s *Suite) alloc(f *Family, c Case, fill func(Operand, Buffer) error) (*caseState, error) {
-	st := &caseState{s: s, f: f, c: c, launches: map[Impl]Launch{}, warm: map[Impl]bool{}}
+func (s *Suite) alloc(f *Family, c Case, fill func(Operand, Buffer) error) (*CaseBuffers, error) {
+	st := &CaseBuffers{s: s, f: f, c: c, launches: map[Impl]Launch{}, warm: map[Impl]bool{}}
 	for _, o := range f.Inputs {
 		buf, err := s.Backend.Alloc(o.Type(c), o.Len(c))
 		if err == nil {
-			st.in = append(st.in, buf)
+			st.In = append(st.In, buf)
 			err = fill(o, buf)
 		}
 		if err != nil {
-			st.release()
+			st.Release()
 			return nil, err
 		}
 	}
 	for _, o := range f.Outputs {
 		buf, err := s.Backend.Alloc(o.Type(c), o.Len(c))
 		if err != nil {
-			st.release()
+			st.Release()
 			return nil, err
 		}
-		st.out = append(st.out, buf)
+		st.Out = append(st.Out, buf)
 	}
 	return st, nil
 }
 
 // launch returns the case's launch for impl, preparing it on first use.
-func (st *caseState) launch(impl Impl) (Launch, error) {
+func (st *CaseBuffers) launch(impl Impl) (Launch, error) {
 	if l, ok := st.launches[impl]; ok {
 		return l, nil
 	}
 	defer st.s.Costs.charge(&st.s.Costs.Inputs, time.Now())
-	l, err := st.s.Backend.Prepare(st.f, impl, st.c, st.in, st.out)
+	l, err := st.s.Backend.Prepare(st.f, impl, st.c, st.In, st.Out)
 	if err != nil {
 		return nil, err
 	}
@@ -588,17 +597,19 @@ func (st *caseState) launch(impl Impl) (Launch, error) {
 	return l, nil
 }
 
-func (st *caseState) release() {
+// Release frees the buffers and the launches prepared on them.
+func (st *CaseBuffers) Release() {
 	for _, l := range st.launches {
 		l.Release()
 	}
-	for _, b := range append(st.in, st.out...) {
+	for _, b := range append(st.In, st.Out...) {
 		st.s.Backend.Free(b)
 	}
 }
 
-// median is the middle sample (the mean of the two middle ones for an even count).
-func median(x []float64) float64 {
+// Median is the middle sample (the mean of the two middle ones for an even count): the figure ns/op reports
+// of a sample's launch times, for tools that time launches themselves.
+func Median(x []float64) float64 {
 	s := slices.Sorted(slices.Values(x))
 	n := len(s)
 	if n%2 == 1 {

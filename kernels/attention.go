@@ -3,6 +3,8 @@ package kernels
 import (
 	"fmt"
 	"math"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // AttentionFamily is scaled dot-product attention forward, bf16 in and out with fp32 accumulation: Q, K, V and
@@ -150,13 +152,13 @@ const (
 // attentionFused is the tiled online softmax in float32: per (batch·head, tile of attentionBQ queries), the
 // keys in tiles of attentionBK (causal: up to the tile's last query), a running max and sum per query, the
 // accumulators rescaled when the max grows; the scores of one tile are all that is ever held.
-func attentionFused(l *cpuLaunch) {
+func attentionFused(l cpuLaunch) {
 	nbh, nt, d := l.Dims[0]*l.Dims[1], l.Dims[2], l.Dims[3]
-	q, k, v, o := l.in[0].u16, l.in[1].u16, l.in[2].u16, l.out[0].u16
+	q, k, v, o := l.In[0].U16, l.In[1].U16, l.In[2].U16, l.Out[0].U16
 	causal := l.Variant == "causal"
 	scale := float32(1 / math.Sqrt(float64(d)))
 	qtiles := (nt + attentionBQ - 1) / attentionBQ
-	l.rows(nbh*qtiles, func(r0, r1 int) {
+	l.Parallel(nbh*qtiles, func(r0, r1 int) {
 		qs := make([]float32, attentionBQ*d)
 		ks := make([]float32, attentionBK*d)
 		vs := make([]float32, attentionBK*d)
@@ -218,7 +220,7 @@ func attentionFused(l *cpuLaunch) {
 				inv := 1 / sum[i]
 				out := o[base+(q0+i)*d : base+(q0+i+1)*d]
 				for x, a := range acc[i*d : (i+1)*d] {
-					out[x] = BF16FromF32(a * inv)
+					out[x] = harness.BF16FromF32(a * inv)
 				}
 			}
 		}
@@ -227,13 +229,13 @@ func attentionFused(l *cpuLaunch) {
 
 // attentionNaive is the eager chain with the (B·H, T, T) matrices in scratch: S = Q·Kᵀ·scale, then P = the
 // masked row softmax of S (a new fp32 intermediate), then O = P·V.
-func attentionNaive(l *cpuLaunch) {
+func attentionNaive(l cpuLaunch) {
 	nbh, nt, d := l.Dims[0]*l.Dims[1], l.Dims[2], l.Dims[3]
-	q, k, v, o := l.in[0].u16, l.in[1].u16, l.in[2].u16, l.out[0].u16
+	q, k, v, o := l.In[0].U16, l.In[1].U16, l.In[2].U16, l.Out[0].U16
 	causal := l.Variant == "causal"
 	scale := float32(1 / math.Sqrt(float64(d)))
-	s := l.scratch.f32(nbh * nt * nt)
-	l.rows(nbh*nt, func(r0, r1 int) {
+	s := l.ScratchF32(nbh * nt * nt)
+	l.Parallel(nbh*nt, func(r0, r1 int) {
 		qi, kj := make([]float32, d), make([]float32, d)
 		for r := r0; r < r1; r++ {
 			bh := r / nt
@@ -244,8 +246,8 @@ func attentionNaive(l *cpuLaunch) {
 			}
 		}
 	})
-	p := l.scratch.f32(nbh * nt * nt)
-	l.rows(nbh*nt, func(r0, r1 int) {
+	p := l.ScratchF32(nbh * nt * nt)
+	l.Parallel(nbh*nt, func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			n := nt
 			if causal {
@@ -264,7 +266,7 @@ func attentionNaive(l *cpuLaunch) {
 			clear(pr[n:])
 		}
 	})
-	l.rows(nbh*nt, func(r0, r1 int) {
+	l.Parallel(nbh*nt, func(r0, r1 int) {
 		acc, vj := make([]float32, d), make([]float32, d)
 		for r := r0; r < r1; r++ {
 			bh := r / nt
@@ -276,7 +278,7 @@ func attentionNaive(l *cpuLaunch) {
 				}
 			}
 			for x, a := range acc {
-				o[r*d+x] = BF16FromF32(a)
+				o[r*d+x] = harness.BF16FromF32(a)
 			}
 		}
 	})
@@ -285,6 +287,6 @@ func attentionNaive(l *cpuLaunch) {
 // widenBF16 widens the first len(dst) elements of src.
 func widenBF16(dst []float32, src []uint16) {
 	for i := range dst {
-		dst[i] = F32FromBF16(src[i])
+		dst[i] = harness.F32FromBF16(src[i])
 	}
 }

@@ -32,18 +32,18 @@ const (
 )
 
 // attentionReady fails the launch unless this GPU and case can run the tensor-core kernels.
-func attentionReady(l *cudaLaunch) bool {
-	if l.cc() < 80 {
-		l.fail(fmt.Errorf("attention: the kernels use bf16 mma.sync, ldmatrix and cp.async, which need compute "+
-			"capability 8.0 or later; this GPU is %d.%d: %w", l.cc()/10, l.cc()%10, ErrNotImplemented))
+func attentionReady(l cudaLaunch) bool {
+	if l.CC() < 80 {
+		l.Fail(fmt.Errorf("attention: the kernels use bf16 mma.sync, ldmatrix and cp.async, which need compute "+
+			"capability 8.0 or later; this GPU is %d.%d: %w", l.CC()/10, l.CC()%10, ErrNotImplemented))
 		return false
 	}
 	if err := attentionCheck(l.Case); err != nil {
-		l.fail(err)
+		l.Fail(err)
 		return false
 	}
 	if d := l.Dims[3]; d != 64 && d != 128 {
-		l.fail(fmt.Errorf("attention: head dim %d: the kernels are compiled for 64 and 128", d))
+		l.Fail(fmt.Errorf("attention: head dim %d: the kernels are compiled for 64 and 128", d))
 		return false
 	}
 	return true
@@ -52,24 +52,24 @@ func attentionReady(l *cudaLaunch) bool {
 // attentionScaleLog2 is the fused kernel's score scale: log2 e / √d, so that exp2 of a scaled score is e^(s/√d).
 func attentionScaleLog2(d int) float64 { return math.Log2E / math.Sqrt(float64(d)) }
 
-func attentionFusedCUDA(l *cudaLaunch) {
+func attentionFusedCUDA(l cudaLaunch) {
 	if !attentionReady(l) {
 		return
 	}
 	nbh, nt, d := int64(l.Dims[0])*int64(l.Dims[1]), int64(l.Dims[2]), l.Dims[3]
 	blocks := nbh * int64(ceilDiv(int(nt), attentionTile))
 	if blocks >= 1<<31 {
-		l.fail(fmt.Errorf("attention: %d blocks", blocks))
+		l.Fail(fmt.Errorf("attention: %d blocks", blocks))
 		return
 	}
 	name := fmt.Sprintf("attention_fused_d%d_%s", d, l.Variant)
-	l.kernelIn(l.module+"_sm80", name, int(blocks), attentionThreads, l.in[0], l.in[1], l.in[2], l.out[0], nbh, nt,
+	l.KernelIn(l.Module()+"_sm80", name, int(blocks), attentionThreads, l.In[0], l.In[1], l.In[2], l.Out[0], nbh, nt,
 		attentionScaleLog2(d))
 }
 
 // attentionNaiveCUDA is the eager chain: S = Q·Kᵀ·scale (fp32), P = masked row softmax of S (bf16), O = P·V,
 // with S and P of (B·H, Tp, Tp), Tp = T rounded up to the 64-key tile, in scratch.
-func attentionNaiveCUDA(l *cudaLaunch) {
+func attentionNaiveCUDA(l cudaLaunch) {
 	if !attentionReady(l) {
 		return
 	}
@@ -77,19 +77,19 @@ func attentionNaiveCUDA(l *cudaLaunch) {
 	tp := int64(attentionPad(int(nt)))
 	tiles := tp / attentionTile
 	if nbh*tiles*tiles >= 1<<31 || nbh*tp >= 1<<31 {
-		l.fail(fmt.Errorf("attention: naive score matrix of %d × %d² too large to launch", nbh, tp))
+		l.Fail(fmt.Errorf("attention: naive score matrix of %d × %d² too large to launch", nbh, tp))
 		return
 	}
-	s := l.alloc(nbh*tp*tp*4, false)
-	p := l.alloc(nbh*tp*tp*2, false)
-	sm80 := l.module + "_sm80"
-	l.kernelIn(sm80, fmt.Sprintf("attention_naive_scores_d%d", d), int(nbh*tiles*tiles), attentionThreads,
-		l.in[0], l.in[1], s, nt, tp, 1/math.Sqrt(float64(d)))
+	s := l.Alloc(nbh*tp*tp*4, false)
+	p := l.Alloc(nbh*tp*tp*2, false)
+	sm80 := l.Module() + "_sm80"
+	l.KernelIn(sm80, fmt.Sprintf("attention_naive_scores_d%d", d), int(nbh*tiles*tiles), attentionThreads,
+		l.In[0], l.In[1], s, nt, tp, 1/math.Sqrt(float64(d)))
 	causal := 0
 	if l.Variant == "causal" {
 		causal = 1
 	}
-	l.kernel("attention_naive_softmax", int(nbh*tp), attentionThreads, s, p, nt, tp, causal)
-	l.kernelIn(sm80, fmt.Sprintf("attention_naive_pv_d%d", d), int(nbh*tiles), attentionThreads, p, l.in[2],
-		l.out[0], nt, tp)
+	l.Kernel("attention_naive_softmax", int(nbh*tp), attentionThreads, s, p, nt, tp, causal)
+	l.KernelIn(sm80, fmt.Sprintf("attention_naive_pv_d%d", d), int(nbh*tiles), attentionThreads, p, l.In[2],
+		l.Out[0], nt, tp)
 }

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // TestCUDAAttentionFusedVsNaive checks the fused kernel against the naive chain at a large shape (T = 2048,
@@ -17,21 +19,21 @@ import (
 // sampled from the first, a middle and the last query tile.
 func TestCUDAAttentionFusedVsNaive(t *testing.T) {
 	be := cudaBackend(t)
-	if be.cc < 80 {
-		t.Skipf("attention needs compute capability 8.0, this GPU is %d.%d: %v", be.cc/10, be.cc%10, ErrNotImplemented)
+	if be.CC() < 80 {
+		t.Skipf("attention needs compute capability 8.0, this GPU is %d.%d: %v", be.CC()/10, be.CC()%10, ErrNotImplemented)
 	}
 	for _, dims := range [][]int{{1, 4, 2048, 128}, {2, 2, 1000, 64}} {
 		for _, mask := range AttentionFamily.Variants {
 			c := Case{DType: BF16, Dims: dims, Variant: mask}
 			t.Run(AttentionFamily.BenchName(c, ""), func(t *testing.T) {
-				rng := rand.New(rand.NewPCG(caseSeed(t), 2))
+				rng := rand.New(rand.NewPCG(harness.CaseSeed(t), 2))
 				n := attentionLen(c)
 				in := make([][]float32, 3)
 				for i := range in {
 					in[i] = make([]float32, n)
-					sampleNormal(rng, 0, 1, in[i])
+					Dist{Kind: Normal, SD: 1}.Sample(rng, Case{}, in[i])
 					for j, x := range in[i] {
-						in[i][j] = F32FromBF16(BF16FromF32(x)) // as stored
+						in[i][j] = harness.F32FromBF16(harness.BF16FromF32(x)) // as stored
 					}
 				}
 				out := map[Impl][]float64{}
@@ -42,7 +44,7 @@ func TestCUDAAttentionFusedVsNaive(t *testing.T) {
 					}
 					out[impl] = f64s(o)
 				}
-				if err := relL2Within(out[Fused], out[Naive], 1e-2); err != nil {
+				if err := harness.RelL2Within(out[Fused], out[Naive], 1e-2); err != nil {
 					t.Fatalf("fused vs naive: %v", err)
 				}
 				nbh, nt, d := dims[0]*dims[1], dims[2], dims[3]
@@ -55,7 +57,7 @@ func TestCUDAAttentionFusedVsNaive(t *testing.T) {
 							want = append(want, attentionRow(in, c, bh, i)...)
 						}
 					}
-					if err := relL2Within(got, want, 1e-2); err != nil {
+					if err := harness.RelL2Within(got, want, 1e-2); err != nil {
 						t.Errorf("%s vs float64 reference on rows %v: %v", impl, rows, err)
 					}
 				}
@@ -113,10 +115,10 @@ func TestCUDAAttentionRefusesOldGPUs(t *testing.T) {
 	for _, impl := range Impls {
 		_, err := runAttention(be, c, impl, zeros, zeros, zeros)
 		switch {
-		case be.cc >= 80 && err != nil:
-			t.Errorf("%s on compute capability %d: %v", impl, be.cc, err)
-		case be.cc < 80 && (!errors.Is(err, ErrNotImplemented) || !strings.Contains(fmt.Sprint(err), "compute capability 8.0")):
-			t.Errorf("%s on compute capability %d: error %v, want ErrNotImplemented naming compute capability 8.0", impl, be.cc, err)
+		case be.CC() >= 80 && err != nil:
+			t.Errorf("%s on compute capability %d: %v", impl, be.CC(), err)
+		case be.CC() < 80 && (!errors.Is(err, ErrNotImplemented) || !strings.Contains(fmt.Sprint(err), "compute capability 8.0")):
+			t.Errorf("%s on compute capability %d: error %v, want ErrNotImplemented naming compute capability 8.0", impl, be.CC(), err)
 		}
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // runAttention runs one Attention implementation on host inputs q, k, v (rounded to bf16 on upload) and returns
 // O as downloaded. The error wraps ErrNotImplemented when the backend cannot run it on this device.
-func runAttention(be Backend, c Case, impl Impl, q, k, v []float32) ([]float32, error) {
-	var bufs []Buffer
+func runAttention(be harness.Backend, c Case, impl Impl, q, k, v []float32) ([]float32, error) {
+	var bufs []harness.Buffer
 	defer func() {
 		for _, b := range bufs {
 			be.Free(b)
@@ -49,8 +51,8 @@ func runAttention(be Backend, c Case, impl Impl, q, k, v []float32) ([]float32, 
 // mask=none the same change must move row 0 too, so the test sees the change at all.
 func TestAttentionCausalPrefix(t *testing.T) {
 	const nt = 129
-	for _, name := range BackendNames() {
-		be := testBackends[name]
+	for _, name := range harness.BackendNames() {
+		be := harness.Backends()[name]
 		for _, impl := range Impls {
 			for _, d := range []int{64, 128} {
 				for _, cut := range []int{0, 62, 63, 64, 100, 127} {
@@ -63,19 +65,19 @@ func TestAttentionCausalPrefix(t *testing.T) {
 	}
 }
 
-func testAttentionCut(t *testing.T, be Backend, impl Impl, dims []int, cut int) {
+func testAttentionCut(t *testing.T, be harness.Backend, impl Impl, dims []int, cut int) {
 	nbh, nt, d := dims[0]*dims[1], dims[2], dims[3]
-	rng := rand.New(rand.NewPCG(caseSeed(t), 1))
+	rng := rand.New(rand.NewPCG(harness.CaseSeed(t), 1))
 	c := Case{DType: BF16, Dims: dims, Variant: "causal"}
 	n := attentionLen(c)
 	q, k, v := make([]float32, n), make([]float32, n), make([]float32, n)
 	for _, x := range [][]float32{q, k, v} {
-		sampleNormal(rng, 0, 1, x)
+		Dist{Kind: Normal, SD: 1}.Sample(rng, Case{}, x)
 	}
 	k2, v2 := slices.Clone(k), slices.Clone(v)
 	for bh := range nbh {
 		for _, x := range [][]float32{k2, v2} {
-			sampleNormal(rng, 0, 1, x[(bh*nt+cut+1)*d:(bh+1)*nt*d])
+			Dist{Kind: Normal, SD: 1}.Sample(rng, Case{}, x[(bh*nt+cut+1)*d:(bh+1)*nt*d])
 		}
 	}
 	row := func(o []float32, bh, i int) []float32 { return o[(bh*nt+i)*d : (bh*nt+i+1)*d] }

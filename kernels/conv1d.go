@@ -83,11 +83,11 @@ func conv1dFirst(resets []int32, nt, b, t, k int) int {
 
 // conv1dFused computes each output row from the input rows in its window, one pass over (batch, t) rows, a
 // tile of channels at a time; the weights are widened once per Run, tap by tap (the stand-in for registers).
-func conv1dFused(l *cpuLaunch) {
-	x, w, bias, y := l.in[0].act(), l.in[1].act(), l.in[2].act(), l.out[0].act()
+func conv1dFused(l cpuLaunch) {
+	x, w, bias, y := actOf(l.In[0]), actOf(l.In[1]), actOf(l.In[2]), actOf(l.Out[0])
 	var resets []int32 // nil: no resets
-	if len(l.in[3].i32) > 0 {
-		resets = l.in[3].i32
+	if len(l.In[3].I32) > 0 {
+		resets = l.In[3].I32
 	}
 	nt, nc, k := l.Dims[1], l.Dims[2], l.Dims[3]
 	taps := make([]float32, (k+1)*nc) // taps[j·nc + c] = weight[c, j]; the last row is the bias
@@ -97,7 +97,7 @@ func conv1dFused(l *cpuLaunch) {
 		}
 		taps[k*nc+c] = bias.at(c)
 	}
-	l.rows(l.Dims[0]*nt, func(r0, r1 int) {
+	l.Parallel(l.Dims[0]*nt, func(r0, r1 int) {
 		var tx, ty [tile]float32
 		for r := r0; r < r1; r++ {
 			b, t := r/nt, r%nt
@@ -122,13 +122,13 @@ func conv1dFused(l *cpuLaunch) {
 // conv1dNaive is the eager chain: age = steps since the last reset (a cumulative max over the mask), acc =
 // bias broadcast, then for each shift s < k one masked shifted multiply-add acc += [age ≥ s]·w[:, k−1−s]·x[t−s],
 // then y = acc rounded to the storage dtype. Every pass has its own fp32 intermediate or updates acc.
-func conv1dNaive(l *cpuLaunch) {
+func conv1dNaive(l cpuLaunch) {
 	nb, nt, nc, k := l.Dims[0], l.Dims[1], l.Dims[2], l.Dims[3]
 	rows := nb * nt
 	var age []float32 // nil: no resets, the age is t itself
-	if resets := l.in[3].i32; len(resets) > 0 {
-		age = l.scratch.f32(rows)
-		l.rows(nb, func(b0, b1 int) {
+	if resets := l.In[3].I32; len(resets) > 0 {
+		age = l.ScratchF32(rows)
+		l.Parallel(nb, func(b0, b1 int) {
 			for b := b0; b < b1; b++ {
 				last := 0
 				for t := range nt {
@@ -140,10 +140,10 @@ func conv1dNaive(l *cpuLaunch) {
 			}
 		})
 	}
-	acc := l.un(opCopy, perCol(l.in[2].act()), rows, nc)
-	x, w := l.in[0].act(), l.in[1].act()
+	acc := l.un(opCopy, perCol(actOf(l.In[2])), rows, nc)
+	x, w := actOf(l.In[0]), actOf(l.In[1])
 	for s := range k {
-		l.rows(rows, func(r0, r1 int) {
+		l.Parallel(rows, func(r0, r1 int) {
 			for r := r0; r < r1; r++ {
 				t := r % nt
 				a := float32(t)
@@ -159,5 +159,5 @@ func conv1dNaive(l *cpuLaunch) {
 			}
 		})
 	}
-	l.unary(opCopy, dense(l.out[0].act(), nc), acc, rows, nc)
+	l.unary(opCopy, dense(actOf(l.Out[0]), nc), acc, rows, nc)
 }

@@ -47,36 +47,36 @@ func (p conv1dPlan) kernel(c Case, resets bool) string {
 	return fmt.Sprintf("conv1d_%s_v%d_k%d_l%d_%s", d, p.v, c.Dims[3], p.l, r)
 }
 
-func conv1dFusedCUDA(l *cudaLaunch) {
+func conv1dFusedCUDA(l cudaLaunch) {
 	p := conv1dPlanFor(l.Case)
 	nb, nt, nc, k := l.Dims[0], l.Dims[1], l.Dims[2], l.Dims[3]
 	if k < 2 || k > 4 || p.r*p.l > conv1dMaxSteps || p.q*p.r > conv1dMaxThreads || nc%p.v != 0 {
-		l.fail(fmt.Errorf("conv1d: k = %d, plan %+v for %d channels", k, p, nc))
+		l.Fail(fmt.Errorf("conv1d: k = %d, plan %+v for %d channels", k, p, nc))
 		return
 	}
 	tiles := int64(nb) * int64(ceilDiv(nt, p.r*p.l)) * int64(ceilDiv(nc, p.q*p.v))
 	if tiles >= 1<<31 {
-		l.fail(fmt.Errorf("conv1d: %d tiles", tiles))
+		l.Fail(fmt.Errorf("conv1d: %d tiles", tiles))
 		return
 	}
-	x, w, bias, resets, y := l.in[0], l.in[1], l.in[2], l.in[3], l.out[0]
-	l.kernel(p.kernel(l.Case, resets.n > 0), int(tiles), p.q*p.r, x, w, bias, resets, y, nb, nt, nc, p.q)
+	x, w, bias, resets, y := l.In[0], l.In[1], l.In[2], l.In[3], l.Out[0]
+	l.Kernel(p.kernel(l.Case, resets.Len() > 0), int(tiles), p.q*p.r, x, w, bias, resets, y, nb, nt, nc, p.q)
 }
 
 // conv1dNaiveCUDA is the CPU's chain (conv1dNaive): age, bias broadcast, k masked shifted multiply-adds, cast.
-func conv1dNaiveCUDA(l *cudaLaunch) {
+func conv1dNaiveCUDA(l cudaLaunch) {
 	nb, nt, nc, k := l.Dims[0], l.Dims[1], l.Dims[2], l.Dims[3]
 	rows := nb * nt
 	var age devTensor // a zero pointer: no resets
-	if resets := l.in[3]; resets.n > 0 {
+	if resets := l.In[3]; resets.Len() > 0 {
 		age = l.tmpF32(rows)
-		l.kernel("conv1d_naive_age", nb, 256, resets, age.ptr, nb, nt)
+		l.Kernel("conv1d_naive_age", nb, 256, resets, age.ptr, nb, nt)
 	}
-	acc := l.un(opCopy, devPerCol(l.in[2].tensor()), rows, nc)
+	acc := l.un(opCopy, devPerCol(tensorOf(l.In[2])), rows, nc)
 	const block = 256
-	grid := min(ceilDiv(rows*nc, block), l.sms()*2048/block)
+	grid := min(ceilDiv(rows*nc, block), l.SMs()*2048/block)
 	for s := range k {
-		l.kernel("conv1d_naive_shift", grid, block, acc.t.ptr, l.in[0], l.in[1], l.DType, age.ptr, nb, nt, nc, k, s)
+		l.Kernel("conv1d_naive_shift", grid, block, acc.t.ptr, l.In[0], l.In[1], l.DType, age.ptr, nb, nt, nc, k, s)
 	}
-	l.unary(opCopy, l.out[0].dense(nc), acc, rows, nc)
+	l.unary(opCopy, denseOf(l.Out[0], nc), acc, rows, nc)
 }

@@ -4,9 +4,6 @@ import (
 	"math"
 )
 
-// IgnoreIndex is the label of a row that contributes no loss and no gradient.
-const IgnoreIndex = -100
-
 // CrossEntropyFamily computes, for logits [rows, vocab = cols] and integer labels [rows], the loss per row
 // (logsumexp − logit of the label; 0 for an IgnoreIndex row) and dlogits = softmax − onehot(label) (a zero row
 // for an IgnoreIndex row), in one launch.
@@ -51,9 +48,9 @@ func crossEntropyRef(c Case, in [][]float64) [][]float64 {
 
 // crossEntropyFused writes dlogits with softmaxRow (one read of the logits from memory); the loss needs only
 // the row's maximum, its log-sum and the label's logit.
-func crossEntropyFused(l *cpuLaunch) {
-	x, labels, loss, dl, cols := l.in[0].act(), l.in[1].i32, l.out[0].f32, l.out[1].act(), l.Cols
-	l.rows(l.Rows, func(r0, r1 int) {
+func crossEntropyFused(l cpuLaunch) {
+	x, labels, loss, dl, cols := actOf(l.In[0]), l.In[1].I32, l.Out[0].F32, actOf(l.Out[1]), l.Cols
+	l.Parallel(l.Rows, func(r0, r1 int) {
 		var tx, td [tile]float32
 		for r := r0; r < r1; r++ {
 			base, label := r*cols, int(labels[r])
@@ -76,10 +73,10 @@ func crossEntropyFused(l *cpuLaunch) {
 
 // crossEntropyNaive is the eager chain: max → x − max → exp → sum → log → log-softmax → gather (nll loss),
 // and for the gradient: exp/sum → subtract one-hot → zero ignored rows.
-func crossEntropyNaive(l *cpuLaunch) {
+func crossEntropyNaive(l cpuLaunch) {
 	rows, cols := l.Rows, l.Cols
-	labels := l.in[1].i32
-	x := l.upcast(dense(l.in[0].act(), cols), rows, cols)
+	labels := l.In[1].I32
+	x := l.upcast(dense(actOf(l.In[0]), cols), rows, cols)
 	m := l.red(opMax, x, rows, cols, cols)
 	xs := l.bin(opSub, x, perRow(m), rows, cols)
 	e := l.un(opExp, xs, rows, cols)
@@ -87,8 +84,8 @@ func crossEntropyNaive(l *cpuLaunch) {
 	logS := l.un(opLog, dense(act{f32: s}, 1), rows, 1)
 	logp := l.bin(opSub, xs, perRow(logS.t.f32), rows, cols)
 	// nll_loss: gather the label's log-probability, 0 for ignored rows.
-	loss := l.out[0].f32
-	l.rows(rows, func(r0, r1 int) {
+	loss := l.Out[0].F32
+	l.Parallel(rows, func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			loss[r] = 0
 			if lb := int(labels[r]); lb != IgnoreIndex {
@@ -98,8 +95,8 @@ func crossEntropyNaive(l *cpuLaunch) {
 	})
 	p := l.bin(opDiv, e, perRow(s), rows, cols)
 	// grad[arange, labels] -= 1, and a per-row mask that zeroes ignored rows.
-	mask := l.scratch.f32(rows)
-	l.rows(rows, func(r0, r1 int) {
+	mask := l.ScratchF32(rows)
+	l.Parallel(rows, func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			mask[r] = 0
 			if lb := int(labels[r]); lb != IgnoreIndex {
@@ -108,5 +105,5 @@ func crossEntropyNaive(l *cpuLaunch) {
 			}
 		}
 	})
-	l.binary(opMul, dense(l.out[1].act(), cols), p, perRow(mask), rows, cols)
+	l.binary(opMul, dense(actOf(l.Out[1]), cols), p, perRow(mask), rows, cols)
 }

@@ -23,10 +23,10 @@ type devTensor struct {
 	dt  DType
 }
 
-func (b *cudaBuffer) tensor() devTensor { return devTensor{b.ptr, b.dt} }
+func tensorOf(b *cudaBuffer) devTensor { return devTensor{b.Ptr(), b.DType()} }
 
-// dense views the buffer as a row-major matrix with cols columns.
-func (b *cudaBuffer) dense(cols int) devView { return devDense(b.tensor(), cols) }
+// denseOf views buffer b as a row-major matrix with cols columns.
+func denseOf(b *cudaBuffer, cols int) devView { return devDense(tensorOf(b), cols) }
 
 // devView addresses a rows × cols matrix inside a device tensor, as eager.go's view does: element (r, c) is
 // t[off + (r/rowDiv)·rowStride + col(c)] with col(c) = c, c/colDiv, or 0 when colDiv is 0. A view with a zero
@@ -59,28 +59,28 @@ const eagerPerThread = 8
 // eagerGeometry is the block and grid of an eager launch over items of about per elements each: a block is
 // one to eight warps, each thread taking eagerPerThread elements, and the grid one full wave of resident
 // blocks at most.
-func (l *cudaLaunch) eagerGeometry(items int64, per int) (grid, block int) {
+func (l cudaLaunch) eagerGeometry(items int64, per int) (grid, block int) {
 	block = 1 << bits.Len(uint(max(per/eagerPerThread, 1)-1)) // the power of two ≥ per/eagerPerThread
 	block = min(max(block, 32), 256)
-	return int(min(items, int64(l.sms()*(2048/block)))), block
+	return int(min(items, int64(l.SMs()*(2048/block)))), block
 }
 
 // unary writes o(a) into dst, one pass over rows × cols.
-func (l *cudaLaunch) unary(o op, dst, a devView, rows, cols int) {
+func (l cudaLaunch) unary(o op, dst, a devView, rows, cols int) {
 	l.elementwise("eager_unary", o, []devView{dst, a}, rows, cols)
 }
 
 // binary writes a o b into dst, one pass over rows × cols.
-func (l *cudaLaunch) binary(o op, dst, a, b devView, rows, cols int) {
+func (l cudaLaunch) binary(o op, dst, a, b devView, rows, cols int) {
 	l.elementwise("eager_binary", o, []devView{dst, a, b}, rows, cols)
 }
 
 // elementwise launches kernel over rows × cols with views (the destination first). When every view walks
 // the matrix in row-major order, the launch covers it as one row of rows·cols elements, so that ops over
 // short rows (a value per row) still fill whole blocks.
-func (l *cudaLaunch) elementwise(kernel string, o op, views []devView, rows, cols int) {
+func (l cudaLaunch) elementwise(kernel string, o op, views []devView, rows, cols int) {
 	if d := views[0]; d.colDiv != 1 || d.t.dt == 0 {
-		l.fail(fmt.Errorf("eager: destination view %+v", d))
+		l.Fail(fmt.Errorf("eager: destination view %+v", d))
 		return
 	}
 	if flat, ok := flatten(views, rows, cols); ok {
@@ -101,8 +101,8 @@ func (l *cudaLaunch) elementwise(kernel string, o op, views []devView, rows, col
 			}
 		}
 		const block = 256
-		grid := min(max(ceilDiv(cols, 16*block), 1), l.sms()*2048/block)
-		l.kernelIn("eager", kernel+"_flat", grid, block, append(args, cols)...)
+		grid := min(max(ceilDiv(cols, 16*block), 1), l.SMs()*2048/block)
+		l.KernelIn("eager", kernel+"_flat", grid, block, append(args, cols)...)
 		return
 	}
 	grid, block := l.eagerGeometry(l.tiles(rows, cols), cols)
@@ -110,12 +110,12 @@ func (l *cudaLaunch) elementwise(kernel string, o op, views []devView, rows, col
 	for _, v := range views {
 		args = append(args, v.args()...)
 	}
-	l.kernelIn("eager", kernel, grid, block, append(args, rows, cols)...)
+	l.KernelIn("eager", kernel, grid, block, append(args, rows, cols)...)
 }
 
 // flatAligned reports whether every view of a one-row launch is a constant or consecutive elements that start
 // on a 16-byte boundary (buffers from cuMemAlloc are 256-byte aligned).
-func (l *cudaLaunch) flatAligned(views []devView) bool {
+func (l cudaLaunch) flatAligned(views []devView) bool {
 	for _, v := range views {
 		if v.t.dt != 0 && (v.colDiv != 1 || v.off%4 != 0 || v.t.ptr%16 != 0) {
 			return false
@@ -144,51 +144,51 @@ func flatten(views []devView, rows, cols int) (flat []devView, ok bool) {
 }
 
 // tiles is the number of (row, tile) items an elementwise launch over rows × cols walks.
-func (l *cudaLaunch) tiles(rows, cols int) int64 {
+func (l cudaLaunch) tiles(rows, cols int) int64 {
 	_, block := l.eagerGeometry(1, cols)
 	tw := eagerPerThread * block
 	return int64(rows) * int64((cols+tw-1)/tw)
 }
 
 // reduce writes o over each group of columns of each row into dst (fp32, rows × ⌈cols/group⌉ values).
-func (l *cudaLaunch) reduce(o op, dst devTensor, a devView, rows, cols, group int) {
+func (l cudaLaunch) reduce(o op, dst devTensor, a devView, rows, cols, group int) {
 	groups := (cols + group - 1) / group
 	grid, block := l.eagerGeometry(int64(rows)*int64(groups), group)
 	args := append([]any{o, dst.ptr}, a.args()...)
-	l.kernelIn("eager", "eager_reduce", grid, block, append(args, rows, cols, group)...)
+	l.KernelIn("eager", "eager_reduce", grid, block, append(args, rows, cols, group)...)
 }
 
 // tmpF32 returns a new fp32 intermediate of n elements.
-func (l *cudaLaunch) tmpF32(n int) devTensor {
-	return devTensor{l.alloc(4*int64(n), false), FP32}
+func (l cudaLaunch) tmpF32(n int) devTensor {
+	return devTensor{l.Alloc(4*int64(n), false), FP32}
 }
 
 // tmp returns a new rows × cols fp32 intermediate.
-func (l *cudaLaunch) tmp(rows, cols int) devView { return devDense(l.tmpF32(rows*cols), cols) }
+func (l cudaLaunch) tmp(rows, cols int) devView { return devDense(l.tmpF32(rows*cols), cols) }
 
 // un returns o(a) as a new intermediate.
-func (l *cudaLaunch) un(o op, a devView, rows, cols int) devView {
+func (l cudaLaunch) un(o op, a devView, rows, cols int) devView {
 	d := l.tmp(rows, cols)
 	l.unary(o, d, a, rows, cols)
 	return d
 }
 
 // bin returns a o b as a new intermediate.
-func (l *cudaLaunch) bin(o op, a, b devView, rows, cols int) devView {
+func (l cudaLaunch) bin(o op, a, b devView, rows, cols int) devView {
 	d := l.tmp(rows, cols)
 	l.binary(o, d, a, b, rows, cols)
 	return d
 }
 
 // red returns the reduction o over groups of columns as a new intermediate (rows × ⌈cols/group⌉, row-major).
-func (l *cudaLaunch) red(o op, a devView, rows, cols, group int) devTensor {
+func (l cudaLaunch) red(o op, a devView, rows, cols, group int) devTensor {
 	d := l.tmpF32(rows * ((cols + group - 1) / group))
 	l.reduce(o, d, a, rows, cols, group)
 	return d
 }
 
 // upcast is x.float(): the tensor itself when it is fp32, otherwise a widened fp32 copy.
-func (l *cudaLaunch) upcast(a devView, rows, cols int) devView {
+func (l cudaLaunch) upcast(a devView, rows, cols int) devView {
 	if a.t.dt == FP32 || a.t.dt == 0 {
 		return a
 	}

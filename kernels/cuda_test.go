@@ -6,61 +6,20 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"regexp"
-	"slices"
-	"strings"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 var tuneFlag = flag.Bool("kernels.tune", false, "TestCUDATune: time every RMSNorm plan on the cuda grid and print a table")
 
-func cudaBackend(t *testing.T) *CUDA {
+func cudaBackend(t *testing.T) *harness.CUDA {
 	t.Helper()
-	be, ok := testBackends["cuda"].(*CUDA)
+	be, ok := harness.Backends()["cuda"].(*harness.CUDA)
 	if !ok {
 		t.Fatal("no cuda backend open")
 	}
 	return be
-}
-
-// TestCUDADevice checks the description that goes into the config lines.
-func TestCUDADevice(t *testing.T) {
-	d := cudaBackend(t).Device()
-	if d.Kind != "cuda" || d.Name == "" || d.CacheBytes <= 0 || d.Workers <= 0 {
-		t.Errorf("device %+v", d)
-	}
-	if !regexp.MustCompile(`^gpu-nvidia-[a-z0-9]+(-[a-z0-9]+)*$`).MatchString(d.Class) {
-		t.Errorf("class %q", d.Class)
-	}
-	t.Logf("%+v\n%s", d, strings.Join(d.ConfigLines(), "\n"))
-}
-
-// TestCUDATime checks the clock: one positive sample per launch, hot and cold, and more samples than one
-// batch holds.
-func TestCUDATime(t *testing.T) {
-	be := cudaBackend(t)
-	s := NewSuite(be, nil)
-	st, err := s.prepare(CopyFamily, Case{DType: FP32, Shape: Shape{256, 4096}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.release()
-	for _, impl := range Impls {
-		l, err := st.launch(impl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, timing := range []Timing{{}, s.Policy.Timing} {
-			ns, err := be.Time(l, 2*cudaBatch+5, timing)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ns) != 2*cudaBatch+5 || slices.ContainsFunc(ns, func(v float64) bool { return !(v > 0) }) {
-				t.Errorf("%s %+v: samples %v", impl, timing, ns)
-			}
-			t.Logf("%s flush=%d: median %.0f ns, p99 %.0f ns", impl, timing.FlushBytes, median(ns), percentile(ns, 0.99))
-		}
-	}
 }
 
 // rmsNormPlans lists the plans that can run case c on a GPU of compute capability cc: every kernel of the
@@ -114,13 +73,13 @@ func TestCUDARMSNormPlans(t *testing.T) {
 	be := cudaBackend(t)
 	defer func() { rmsNormPlanFor = withRowDSMEM(rmsNormChoosePlan) }()
 	for _, dt := range StorageDTypes {
-		for _, s := range []Shape{{3, 4096}, {5, 1000}, {2, 65536}, {3, 20001}, {9, 256}, {19, 64}, {2, 262144}} {
+		for _, s := range []Shape{{Rows: 3, Cols: 4096}, {Rows: 5, Cols: 1000}, {Rows: 2, Cols: 65536}, {Rows: 3, Cols: 20001}, {Rows: 9, Cols: 256}, {Rows: 19, Cols: 64}, {Rows: 2, Cols: 262144}} {
 			c := Case{DType: dt, Shape: s}
-			for _, p := range rmsNormPlans(c, be.cc) {
+			for _, p := range rmsNormPlans(c, be.CC()) {
 				t.Run(fmt.Sprintf("%s/%v/t=%d", RMSNormFamily.BenchName(c, Fused), rmsNormRows.kernel(p, dt), p.threads), func(t *testing.T) {
 					rmsNormPlanFor = func(Case, int, int) rowPlan { return p }
-					if _, err := checkCase(be, RMSNormFamily, c, Fused, caseSeed(t), nil); err != nil {
-						t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
+					if _, err := harness.CheckCase(be, RMSNormFamily, c, Fused, harness.CaseSeed(t), nil); err != nil {
+						t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
 					}
 				})
 			}
@@ -135,7 +94,7 @@ func TestCUDATune(t *testing.T) {
 	}
 	be := cudaBackend(t)
 	defer func() { rmsNormPlanFor = withRowDSMEM(rmsNormChoosePlan) }()
-	s := NewSuite(be, nil)
+	s := harness.NewSuite(be, nil)
 	cold := s.Policy.Timing
 	fill := func(seed uint64) func(_ *rand.Rand, _ Case, dst []float32) {
 		return func(_ *rand.Rand, _ Case, dst []float32) {
@@ -148,7 +107,7 @@ func TestCUDATune(t *testing.T) {
 			}
 		}
 	}
-	gbps := func(f *Family, c Case, l Launch, timing Timing) (float64, float64) {
+	gbps := func(f *Family, c Case, l harness.Launch, timing harness.Timing) (float64, float64) {
 		if _, err := be.Time(l, 5, timing); err != nil {
 			t.Fatal(err)
 		}
@@ -156,59 +115,51 @@ func TestCUDATune(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return float64(f.MinBytes(c)) / median(ns), median(ns)
+		return float64(f.MinBytes(c)) / harness.Median(ns), harness.Median(ns)
 	}
 	for _, dt := range StorageDTypes {
-		for _, shape := range Grids["cuda"] {
+		for _, shape := range harness.Grids["cuda"] {
 			c := Case{DType: dt, Shape: shape}
-			st, err := s.prepare(RMSNormFamily, c, fill(uint64(shape.Rows)))
+			st, err := s.Buffers(RMSNormFamily, c, fill(uint64(shape.Rows)))
 			if err != nil {
 				t.Fatal(err)
 			}
 			// The copy of x into y, at the same shape.
-			cp, err := be.Prepare(CopyFamily, Fused, c, st.in[:1], st.out)
+			cp, err := be.Prepare(CopyFamily, Fused, c, st.In[:1], st.Out)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cg, cns := gbps(CopyFamily, c, cp, cold)
-			_, chot := gbps(CopyFamily, c, cp, Timing{})
+			_, chot := gbps(CopyFamily, c, cp, harness.Timing{})
 			cp.Release()
-			copyChunked = false
-			cp, err = be.Prepare(CopyFamily, Fused, c, st.in[:1], st.out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cg2, _ := gbps(CopyFamily, c, cp, cold)
-			cp.Release()
-			copyChunked = true
-			cp, err = be.Prepare(CopyFamily, Naive, c, st.in[:1], st.out)
+			cp, err = be.Prepare(CopyFamily, Naive, c, st.In[:1], st.Out)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cgn, _ := gbps(CopyFamily, c, cp, cold)
 			cp.Release()
-			line := fmt.Sprintf("%s copy %.0f GB/s (%.1f µs, hot %.1f µs; grid-stride copy %.0f GB/s; naive copy %.0f GB/s)",
-				RMSNormFamily.BenchName(c, ""), cg, cns/1e3, chot/1e3, cg2, cgn)
-			nl, err := be.Prepare(RMSNormFamily, Naive, c, st.in, st.out)
+			line := fmt.Sprintf("%s copy %.0f GB/s (%.1f µs, hot %.1f µs; naive copy %.0f GB/s)",
+				RMSNormFamily.BenchName(c, ""), cg, cns/1e3, chot/1e3, cgn)
+			nl, err := be.Prepare(RMSNormFamily, Naive, c, st.In, st.Out)
 			if err != nil {
 				t.Fatal(err)
 			}
 			ng, nns := gbps(RMSNormFamily, c, nl, cold)
 			nl.Release()
 			line += fmt.Sprintf(" | naive %.0f GB/s (%.1f µs)", ng, nns/1e3)
-			def := rmsNormChoosePlan(c, be.cc, be.dev.Workers)
-			for _, p := range rmsNormPlans(c, be.cc) {
+			def := rmsNormChoosePlan(c, be.CC(), be.Device().Workers)
+			for _, p := range rmsNormPlans(c, be.CC()) {
 				if !p.vec && def.vec {
 					continue
 				}
 				rmsNormPlanFor = func(Case, int, int) rowPlan { return p }
-				l, err := be.Prepare(RMSNormFamily, Fused, c, st.in, st.out)
+				l, err := be.Prepare(RMSNormFamily, Fused, c, st.In, st.Out)
 				if err != nil {
 					line += fmt.Sprintf("\n    %-24s t=%-4d %v", rmsNormRows.kernel(p, dt), p.threads, err)
 					continue
 				}
 				g, ns := gbps(RMSNormFamily, c, l, cold)
-				_, hot := gbps(RMSNormFamily, c, l, Timing{})
+				_, hot := gbps(RMSNormFamily, c, l, harness.Timing{})
 				l.Release()
 				mark := ""
 				if p == def {
@@ -218,7 +169,7 @@ func TestCUDATune(t *testing.T) {
 					rmsNormRows.kernel(p, dt), p.threads, g, 100*g/cg, ns/1e3, hot/1e3, nns/ns, mark)
 			}
 			rmsNormPlanFor = withRowDSMEM(rmsNormChoosePlan)
-			st.release()
+			st.Release()
 			fmt.Println(line)
 		}
 	}

@@ -144,8 +144,8 @@ func applyBinary(o op, d, x, y []float32) {
 }
 
 // unary writes o(a) into dst, one pass over rows × cols.
-func (l *cpuLaunch) unary(o op, dst, a view, rows, cols int) {
-	l.rows(rows, func(r0, r1 int) {
+func (l cpuLaunch) unary(o op, dst, a view, rows, cols int) {
+	l.Parallel(rows, func(r0, r1 int) {
 		var ta, td [tile]float32
 		for r := r0; r < r1; r++ {
 			for c0 := 0; c0 < cols; c0 += tile {
@@ -159,8 +159,8 @@ func (l *cpuLaunch) unary(o op, dst, a view, rows, cols int) {
 }
 
 // binary writes a o b into dst, one pass over rows × cols.
-func (l *cpuLaunch) binary(o op, dst, a, b view, rows, cols int) {
-	l.rows(rows, func(r0, r1 int) {
+func (l cpuLaunch) binary(o op, dst, a, b view, rows, cols int) {
+	l.Parallel(rows, func(r0, r1 int) {
 		var ta, tb, td [tile]float32
 		for r := r0; r < r1; r++ {
 			for c0 := 0; c0 < cols; c0 += tile {
@@ -174,9 +174,9 @@ func (l *cpuLaunch) binary(o op, dst, a, b view, rows, cols int) {
 }
 
 // reduce writes o over each group of columns of each row into dst, which holds rows × ⌈cols/group⌉ values.
-func (l *cpuLaunch) reduce(o op, dst []float32, a view, rows, cols, group int) {
+func (l cpuLaunch) reduce(o op, dst []float32, a view, rows, cols, group int) {
 	groups := (cols + group - 1) / group
-	l.rows(rows, func(r0, r1 int) {
+	l.Parallel(rows, func(r0, r1 int) {
 		var ta [tile]float32
 		for r := r0; r < r1; r++ {
 			for g := range groups {
@@ -203,33 +203,33 @@ func (l *cpuLaunch) reduce(o op, dst []float32, a view, rows, cols, group int) {
 }
 
 // tmp returns a new rows × cols fp32 intermediate.
-func (l *cpuLaunch) tmp(rows, cols int) view {
-	return dense(act{f32: l.scratch.f32(rows * cols)}, cols)
+func (l cpuLaunch) tmp(rows, cols int) view {
+	return dense(act{f32: l.ScratchF32(rows * cols)}, cols)
 }
 
 // un returns o(a) as a new intermediate.
-func (l *cpuLaunch) un(o op, a view, rows, cols int) view {
+func (l cpuLaunch) un(o op, a view, rows, cols int) view {
 	d := l.tmp(rows, cols)
 	l.unary(o, d, a, rows, cols)
 	return d
 }
 
 // bin returns a o b as a new intermediate.
-func (l *cpuLaunch) bin(o op, a, b view, rows, cols int) view {
+func (l cpuLaunch) bin(o op, a, b view, rows, cols int) view {
 	d := l.tmp(rows, cols)
 	l.binary(o, d, a, b, rows, cols)
 	return d
 }
 
 // red returns the reduction o over groups of columns as a new intermediate (rows × ⌈cols/group⌉, row-major).
-func (l *cpuLaunch) red(o op, a view, rows, cols, group int) []float32 {
-	d := l.scratch.f32(rows * ((cols + group - 1) / group))
+func (l cpuLaunch) red(o op, a view, rows, cols, group int) []float32 {
+	d := l.ScratchF32(rows * ((cols + group - 1) / group))
 	l.reduce(o, d, a, rows, cols, group)
 	return d
 }
 
 // upcast is x.float(): the tensor itself when it is fp32, otherwise a widened fp32 copy.
-func (l *cpuLaunch) upcast(a view, rows, cols int) view {
+func (l cpuLaunch) upcast(a view, rows, cols int) view {
 	if a.t.b16 == nil {
 		return a
 	}

@@ -1,6 +1,10 @@
 package kernels
 
-import "math"
+import (
+	"math"
+
+	"github.com/kernelwatch/kernelwatch/harness"
+)
 
 // FFNFamily is a transformer FFN block in bf16 with fp32 accumulation: FC1 → activation → FC2, x [tokens, hidden]
 // to y [tokens, hidden] through an intermediate h [tokens, inter], the weights as torch.nn.Linear stores them.
@@ -57,6 +61,19 @@ var FFNFamily = &Family{
 		}
 		return gemms * 2 * float64(c.Dims[0]) * float64(c.Dims[1]) * float64(c.Dims[2])
 	},
+	VendorGEMMs: ffnVendorGEMMs,
+}
+
+// ffnVendorGEMMs is the FFN's vendor reference (pct-cublas): its GEMMs alone — FC1's one (gelu) or two (swiglu:
+// gate and up, as two Linear layers) and FC2 — as a framework runs them through cuBLAS; the activation and the
+// fusion are what the suite's kernel adds, so an FFN at 100 pays nothing for them.
+func ffnVendorGEMMs(c Case) [][3]int {
+	t, hd, it := c.Dims[0], c.Dims[1], c.Dims[2]
+	fc1 := [][3]int{{t, it, hd}}
+	if c.Variant == "swiglu" {
+		fc1 = append(fc1, [3]int{t, it, hd})
+	}
+	return append(fc1, [3]int{t, hd, it})
 }
 
 func init() { registerCPU(FFNFamily, ffnFused, ffnNaive) }
@@ -87,14 +104,14 @@ func geluTanh32(x float32) float32 { return x * sigmoid32(2*geluC*(x+0.044715*x*
 
 // ffnFused: FC1 with the activation in its epilogue, h rounded to bf16 (kept in an fp32 intermediate on the
 // CPU), then FC2.
-func ffnFused(l *cpuLaunch) {
+func ffnFused(l cpuLaunch) {
 	t, hd, it := l.Dims[0], l.Dims[1], l.Dims[2]
-	h := l.scratch.f32(t * it)
-	ws := []act{l.in[1].act()}
+	h := l.ScratchF32(t * it)
+	ws := []act{actOf(l.In[1])}
 	if l.Variant == "swiglu" {
-		ws = append(ws, l.in[2].act())
+		ws = append(ws, actOf(l.In[2]))
 	}
-	l.linear(l.in[0].act(), ws, t, it, hd, func(r, n0 int, acc [][]float32) {
+	l.linear(actOf(l.In[0]), ws, t, it, hd, func(r, n0 int, acc [][]float32) {
 		d := h[r*it+n0:][:len(acc[0])]
 		for j, v := range acc[0] {
 			if len(acc) == 2 {
@@ -109,10 +126,10 @@ func ffnFused(l *cpuLaunch) {
 }
 
 // ffnFC2 is y = h · W2ᵀ with the cache-blocked GEMM.
-func ffnFC2(l *cpuLaunch, h []float32) {
+func ffnFC2(l cpuLaunch, h []float32) {
 	t, hd, it := l.Dims[0], l.Dims[1], l.Dims[2]
-	y := l.out[0].act()
-	l.linear(act{f32: h}, []act{l.in[3].act()}, t, hd, it, func(r, n0 int, acc [][]float32) {
+	y := actOf(l.Out[0])
+	l.linear(act{f32: h}, []act{actOf(l.In[3])}, t, hd, it, func(r, n0 int, acc [][]float32) {
 		var buf [tile]float32
 		d := y.dst(r*hd+n0, len(acc[0]), &buf)
 		copy(d, acc[0])
@@ -121,8 +138,8 @@ func ffnFC2(l *cpuLaunch, h []float32) {
 }
 
 // ffnLinearBF16 is one bf16 Linear of the naive chain: x · wᵀ rounded to bf16, in a new intermediate.
-func ffnLinearBF16(l *cpuLaunch, x, w act, m, n, k int) []float32 {
-	out := l.scratch.f32(m * n)
+func ffnLinearBF16(l cpuLaunch, x, w act, m, n, k int) []float32 {
+	out := l.ScratchF32(m * n)
 	l.linear(x, []act{w}, m, n, k, func(r, n0 int, acc [][]float32) {
 		for j, v := range acc[0] {
 			out[r*n+n0+j] = roundBF16(v)
@@ -134,25 +151,25 @@ func ffnLinearBF16(l *cpuLaunch, x, w act, m, n, k int) []float32 {
 // ffnNaive is the eager block: swiglu: g = x·Wgᵀ, u = x·Wuᵀ (bf16), s = F.silu(g) (fp32), h = s·u (bf16);
 // gelu: a = x·W1ᵀ (bf16), h = F.gelu(a) (bf16); then y = h·W2ᵀ. Each result is its own intermediate (bf16
 // values kept in fp32 on the CPU).
-func ffnNaive(l *cpuLaunch) {
+func ffnNaive(l cpuLaunch) {
 	t, hd, it := l.Dims[0], l.Dims[1], l.Dims[2]
-	x := l.in[0].act()
-	a := ffnLinearBF16(l, x, l.in[1].act(), t, it, hd)
+	x := actOf(l.In[0])
+	a := ffnLinearBF16(l, x, actOf(l.In[1]), t, it, hd)
 	var h []float32
 	if l.Variant == "swiglu" {
-		u := ffnLinearBF16(l, x, l.in[2].act(), t, it, hd)
+		u := ffnLinearBF16(l, x, actOf(l.In[2]), t, it, hd)
 		s := l.un(opSiLU, dense(act{f32: a}, it), t, it)
-		h = l.scratch.f32(t * it)
+		h = l.ScratchF32(t * it)
 		l.binary(opMul, dense(act{f32: h}, it), s, dense(act{f32: u}, it), t, it)
 	} else {
-		h = l.scratch.f32(t * it)
-		l.rows(t, func(r0, r1 int) {
+		h = l.ScratchF32(t * it)
+		l.Parallel(t, func(r0, r1 int) {
 			for i := r0 * it; i < r1*it; i++ {
 				h[i] = geluTanh32(a[i])
 			}
 		})
 	}
-	l.rows(t, func(r0, r1 int) {
+	l.Parallel(t, func(r0, r1 int) {
 		for i := r0 * it; i < r1*it; i++ {
 			h[i] = roundBF16(h[i])
 		}
@@ -161,4 +178,4 @@ func ffnNaive(l *cpuLaunch) {
 }
 
 // roundBF16 is v rounded to bf16 and widened back.
-func roundBF16(v float32) float32 { return F32FromBF16(BF16FromF32(v)) }
+func roundBF16(v float32) float32 { return harness.F32FromBF16(harness.BF16FromF32(v)) }

@@ -3,6 +3,8 @@ package kernels
 import (
 	"fmt"
 	"math"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // fp8Block is the width of a block128 scale group.
@@ -108,10 +110,10 @@ func fp8Dequant(c Case, q, scales []float64) []float64 {
 
 // fp8QuantFused finds each group's amax and quantizes it in the same pass for block128 (a block is one tile);
 // for scale=row it reads the row twice, the second time from cache.
-func fp8QuantFused(l *cpuLaunch) {
-	x, q, scales, cols := l.in[0].act(), l.out[0].u8, l.out[1].f32, l.Cols
+func fp8QuantFused(l cpuLaunch) {
+	x, q, scales, cols := actOf(l.In[0]), l.Out[0].U8, l.Out[1].F32, l.Cols
 	g, ng := fp8Group(l.Case), fp8Groups(l.Case)
-	l.rows(l.Rows, func(r0, r1 int) {
+	l.Parallel(l.Rows, func(r0, r1 int) {
 		var tx [tile]float32
 		for r := r0; r < r1; r++ {
 			for b := range ng {
@@ -125,7 +127,7 @@ func fp8QuantFused(l *cpuLaunch) {
 				for c0 := lo; c0 < hi; c0 += tile {
 					xs := x.load(c0, min(tile, hi-c0), &tx)
 					for i, v := range xs {
-						q[c0+i] = E4M3FromF32(v / s)
+						q[c0+i] = harness.E4M3FromF32(v / s)
 					}
 				}
 			}
@@ -134,23 +136,23 @@ func fp8QuantFused(l *cpuLaunch) {
 }
 
 // fp8QuantNaive: |x| → amax per group → clamp_min → /448 (the scales) → x/scale → clamp(±448) → to e4m3.
-func fp8QuantNaive(l *cpuLaunch) {
+func fp8QuantNaive(l cpuLaunch) {
 	rows, cols := l.Rows, l.Cols
 	ng := fp8Groups(l.Case)
-	x := l.upcast(dense(l.in[0].act(), cols), rows, cols)
+	x := l.upcast(dense(actOf(l.In[0]), cols), rows, cols)
 	amax := l.red(opMax, l.un(opAbs, x, rows, cols), rows, cols, fp8Group(l.Case))
 	amax = l.bin(opMax, dense(act{f32: amax}, ng), scalar(fp8MinAmax), rows, ng).t.f32
-	scales := act{f32: l.out[1].f32}
+	scales := act{f32: l.Out[1].F32}
 	l.binary(opDiv, dense(scales, ng), dense(act{f32: amax}, ng), scalar(E4M3Max), rows, ng)
 	perGroup := view{t: scales, rowStride: ng, rowDiv: 1, colDiv: fp8Group(l.Case)}
 	if ng == 1 {
 		perGroup.colDiv = 0
 	}
 	clamped := l.un(opClampFP8, l.bin(opDiv, x, perGroup, rows, cols), rows, cols)
-	q := l.out[0].u8
-	l.rows(rows, func(r0, r1 int) {
+	q := l.Out[0].U8
+	l.Parallel(rows, func(r0, r1 int) {
 		for i, v := range clamped.t.f32[r0*cols : r1*cols] {
-			q[r0*cols+i] = E4M3FromF32(v)
+			q[r0*cols+i] = harness.E4M3FromF32(v)
 		}
 	})
 }

@@ -22,9 +22,9 @@ var GELUFamily = &Family{
 func init() { registerCPU(GELUFamily, geluFused, geluNaive) }
 
 // geluFused uses the identity 0.5·x·(1 + tanh u) = x·σ(2u), which stays accurate where tanh u → −1.
-func geluFused(l *cpuLaunch) {
-	x, y, cols := l.in[0].act(), l.out[0].act(), l.Cols
-	l.rows(l.Rows, func(r0, r1 int) {
+func geluFused(l cpuLaunch) {
+	x, y, cols := actOf(l.In[0]), actOf(l.Out[0]), l.Cols
+	l.Parallel(l.Rows, func(r0, r1 int) {
 		var tx, ty [tile]float32
 		for off := r0 * cols; off < r1*cols; off += tile {
 			n := min(tile, r1*cols-off)
@@ -41,11 +41,11 @@ func geluFused(l *cpuLaunch) {
 // the same sigmoid identity as the fused kernel rather than the literal 0.5·x·(1 + tanh u): in fp32, 1 + tanh u
 // cancels for x < −3 and leaves up to 1e-2 relative error per element, which would make the naive chain wrong
 // rather than merely slow.
-func geluNaive(l *cpuLaunch) {
+func geluNaive(l cpuLaunch) {
 	rows, cols := l.Rows, l.Cols
-	x := l.upcast(dense(l.in[0].act(), cols), rows, cols)
+	x := l.upcast(dense(actOf(l.In[0]), cols), rows, cols)
 	x3 := l.bin(opMul, l.bin(opMul, x, x, rows, cols), x, rows, cols)
 	inner := l.bin(opAdd, x, l.bin(opMul, x3, scalar(0.044715), rows, cols), rows, cols)
 	s := l.un(opSigmoid, l.bin(opMul, inner, scalar(2*geluC), rows, cols), rows, cols)
-	l.binary(opMul, dense(l.out[0].act(), cols), x, s, rows, cols)
+	l.binary(opMul, dense(actOf(l.Out[0]), cols), x, s, rows, cols)
 }

@@ -15,21 +15,21 @@ var geluVariant = "_n6"
 
 // geluFusedCUDA runs gelu_{f32,bf16} (cuda/gelu.cu) over the rows·cols elements as one flat array: 256-thread
 // blocks, each its own nv·256 16-byte packs.
-func geluFusedCUDA(l *cudaLaunch) {
+func geluFusedCUDA(l cudaLaunch) {
 	n := l.Rows * l.Cols
 	const block = 256
 	nv := map[string]int{"": 8, "_n4": 4, "_n6": 6}[geluVariant]
 	packs := n / (16 / l.DType.Size())
 	name := map[DType]string{FP32: "gelu_f32", BF16: "gelu_bf16"}[l.DType] + geluVariant
-	l.kernelIn(rowMapModule(l), name, max(ceilDiv(packs, nv*block), 1), block, l.in[0], l.out[0], n)
+	l.KernelIn(rowMapModule(l), name, max(ceilDiv(packs, nv*block), 1), block, l.In[0], l.Out[0], n)
 }
 
 // geluNaiveCUDA: x·x → ·x → ·0.044715 → x + · → ·2√(2/π) → sigmoid → x·, the CPU's chain (geluNaive).
-func geluNaiveCUDA(l *cudaLaunch) {
+func geluNaiveCUDA(l cudaLaunch) {
 	rows, cols := l.Rows, l.Cols
-	x := l.upcast(l.in[0].dense(cols), rows, cols)
+	x := l.upcast(denseOf(l.In[0], cols), rows, cols)
 	x3 := l.bin(opMul, l.bin(opMul, x, x, rows, cols), x, rows, cols)
 	inner := l.bin(opAdd, x, l.bin(opMul, x3, devScalar(0.044715), rows, cols), rows, cols)
 	s := l.un(opSigmoid, l.bin(opMul, inner, devScalar(2*geluC), rows, cols), rows, cols)
-	l.binary(opMul, l.out[0].dense(cols), x, s, rows, cols)
+	l.binary(opMul, denseOf(l.Out[0], cols), x, s, rows, cols)
 }

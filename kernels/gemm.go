@@ -1,5 +1,7 @@
 package kernels
 
+import "github.com/kernelwatch/kernelwatch/harness"
+
 // GEMMFamily is a Linear layer in bf16 on tensor cores: y[M, N] = x[M, K] · W[N, K]ᵀ, x and W row-major with K
 // contiguous (as torch.nn.Linear stores them), fp32 accumulation, y rounded to bf16. Its yardstick is the tensor
 // cores (Flops, pct-mma), not memory. The CUDA kernels need K to be a multiple of 8 (16-byte row chunks).
@@ -25,6 +27,8 @@ var GEMMFamily = &Family{
 		return [][]float64{linearRef(in[0], in[1], m, n, k)}
 	},
 	Flops: func(c Case) float64 { return 2 * float64(c.Dims[0]) * float64(c.Dims[1]) * float64(c.Dims[2]) },
+	// The vendor reference (pct-cublas) is cuBLASLt's GEMM of the same shape.
+	VendorGEMMs: func(c Case) [][3]int { return [][3]int{{c.Dims[0], c.Dims[1], c.Dims[2]}} },
 }
 
 func init() { registerCPU(GEMMFamily, gemmFused, gemmNaive) }
@@ -45,10 +49,10 @@ func linearRef(x, w []float64, m, n, k int) []float64 {
 	return y
 }
 
-func gemmFused(l *cpuLaunch) {
+func gemmFused(l cpuLaunch) {
 	m, n, k := l.Dims[0], l.Dims[1], l.Dims[2]
-	y := l.out[0].act()
-	l.linear(l.in[0].act(), []act{l.in[1].act()}, m, n, k, func(r, n0 int, acc [][]float32) {
+	y := actOf(l.Out[0])
+	l.linear(actOf(l.In[0]), []act{actOf(l.In[1])}, m, n, k, func(r, n0 int, acc [][]float32) {
 		var buf [tile]float32
 		d := y.dst(r*n+n0, len(acc[0]), &buf)
 		copy(d, acc[0])
@@ -58,13 +62,13 @@ func gemmFused(l *cpuLaunch) {
 
 // gemmNaive is x.float() @ W.float().T, then .to(bf16): both operands widened to fp32 intermediates, a plain
 // triple loop into an fp32 result, and a cast.
-func gemmNaive(l *cpuLaunch) {
+func gemmNaive(l cpuLaunch) {
 	m, n, k := l.Dims[0], l.Dims[1], l.Dims[2]
-	x := l.upcast(dense(l.in[0].act(), k), m, k)
-	w := l.upcast(dense(l.in[1].act(), k), n, k)
+	x := l.upcast(dense(actOf(l.In[0]), k), m, k)
+	w := l.upcast(dense(actOf(l.In[1]), k), n, k)
 	acc := l.tmp(m, n)
 	xs, ws, ys := x.t.f32, w.t.f32, acc.t.f32
-	l.rows(m, func(r0, r1 int) {
+	l.Parallel(m, func(r0, r1 int) {
 		for i := r0; i < r1; i++ {
 			for j := range n {
 				var s float32
@@ -75,7 +79,7 @@ func gemmNaive(l *cpuLaunch) {
 			}
 		}
 	})
-	l.unary(opCopy, dense(l.out[0].act(), n), acc, m, n)
+	l.unary(opCopy, dense(actOf(l.Out[0]), n), acc, m, n)
 }
 
 // The CPU's cache-blocked GEMM (linear): a worker takes linearMB rows of x at a time and walks the outputs in
@@ -85,9 +89,9 @@ const linearMB, linearNB, linearKB = 16, 64, 256
 
 // linear computes x · wᵀ for each w of ws (x [m, k], each w [n, k]) and hands each row's results to emit in
 // blocks: emit(r, n0, acc) with acc[i][j] = (x · ws[i]ᵀ)[r, n0+j], j < linearNB (fewer in the last block).
-func (l *cpuLaunch) linear(x act, ws []act, m, n, k int, emit func(r, n0 int, acc [][]float32)) {
+func (l cpuLaunch) linear(x act, ws []act, m, n, k int, emit func(r, n0 int, acc [][]float32)) {
 	nw := len(ws)
-	l.rows(ceilDiv(m, linearMB), func(b0, b1 int) {
+	l.Parallel(ceilDiv(m, linearMB), func(b0, b1 int) {
 		xb := make([]float32, linearMB*linearKB)
 		wb := make([]float32, nw*linearNB*linearKB)
 		acc := make([]float32, nw*linearMB*linearNB)
@@ -136,6 +140,6 @@ func widen(d []float32, a act, off int) {
 		return
 	}
 	for i, h := range a.b16[off : off+len(d)] {
-		d[i] = F32FromBF16(h)
+		d[i] = harness.F32FromBF16(h)
 	}
 }

@@ -29,9 +29,9 @@ var mmaPlanFor = mmaChoosePlan
 
 // mmaChoosePlan takes the large tiles when they make at least one block per multiprocessor, else the small
 // ones (small M or N: more blocks, fewer idle multiprocessors).
-func mmaChoosePlan(l *cudaLaunch, m, n int, swiglu bool) mmaPlan {
+func mmaChoosePlan(l cudaLaunch, m, n int, swiglu bool) mmaPlan {
 	p := mmaPlans[0]
-	if ceilDiv(m, p.bm)*ceilDiv(n, mmaOutCols(p, swiglu)) >= l.sms() {
+	if ceilDiv(m, p.bm)*ceilDiv(n, mmaOutCols(p, swiglu)) >= l.SMs() {
 		return p
 	}
 	return mmaPlans[1]
@@ -45,19 +45,19 @@ func mmaOutCols(p mmaPlan, swiglu bool) int {
 	return p.bn
 }
 
-// mmaLinear records one launch of kernel <prefix>_<plan> of module <l.module>_sm80 (MMA_LINEAR in mma.cuh):
+// mmaLinear records one launch of kernel <prefix>_<plan> of module <l.Module()>_sm80 (MMA_LINEAR in mma.cuh):
 // y[m, n] = epi(x[m, k] · w[n, k]ᵀ), with wu the up weights of the SwiGLU FC1 (else unused).
-func (l *cudaLaunch) mmaLinear(prefix string, x, w, wu, y any, m, n, k int) {
-	if l.err != nil {
+func (l cudaLaunch) mmaLinear(prefix string, x, w, wu, y any, m, n, k int) {
+	if l.Err() != nil {
 		return
 	}
-	if l.cc() < 80 {
-		l.fail(fmt.Errorf("%s: bf16 mma.sync needs compute capability 8.0 or later, this GPU is %d.%d: %w",
-			prefix, l.cc()/10, l.cc()%10, ErrNotImplemented))
+	if l.CC() < 80 {
+		l.Fail(fmt.Errorf("%s: bf16 mma.sync needs compute capability 8.0 or later, this GPU is %d.%d: %w",
+			prefix, l.CC()/10, l.CC()%10, ErrNotImplemented))
 		return
 	}
 	if err := mmaCheckDims(m, n, k); err != nil {
-		l.fail(fmt.Errorf("%s: %w", prefix, err))
+		l.Fail(fmt.Errorf("%s: %w", prefix, err))
 		return
 	}
 	swiglu := wu != nil
@@ -67,10 +67,10 @@ func (l *cudaLaunch) mmaLinear(prefix string, x, w, wu, y any, m, n, k int) {
 	p := mmaPlanFor(l, m, n, swiglu)
 	blocks := int64(ceilDiv(m, p.bm)) * int64(ceilDiv(n, mmaOutCols(p, swiglu)))
 	if blocks > math.MaxInt32 {
-		l.fail(fmt.Errorf("%s: %d blocks", prefix, blocks))
+		l.Fail(fmt.Errorf("%s: %d blocks", prefix, blocks))
 		return
 	}
-	l.kernelIn(l.module+"_sm80", prefix+"_"+p.name, int(blocks), p.threads, x, w, wu, y, m, n, k)
+	l.KernelIn(l.Module()+"_sm80", prefix+"_"+p.name, int(blocks), p.threads, x, w, wu, y, m, n, k)
 }
 
 // mmaCheckDims reports why the tensor-core kernels cannot take an m × n × k problem.
@@ -87,23 +87,23 @@ func mmaCheckDims(m, n, k int) error {
 }
 
 // gemmFusedCUDA is gemm_bf16_<plan> (cuda/gemm.cu) in one launch.
-func gemmFusedCUDA(l *cudaLaunch) {
+func gemmFusedCUDA(l cudaLaunch) {
 	m, n, k := l.Dims[0], l.Dims[1], l.Dims[2]
-	l.mmaLinear("gemm_bf16", l.in[0], l.in[1], nil, l.out[0], m, n, k)
+	l.mmaLinear("gemm_bf16", l.In[0], l.In[1], nil, l.Out[0], m, n, k)
 }
 
 // gemmNaiveCUDA is the CPU's chain (gemmNaive): x.float(), W.float(), gemm_simt_f32 (fp32 FMA, no tensor
 // cores) into an fp32 result, cast to bf16.
-func gemmNaiveCUDA(l *cudaLaunch) {
+func gemmNaiveCUDA(l cudaLaunch) {
 	m, n, k := l.Dims[0], l.Dims[1], l.Dims[2]
-	x := l.upcast(l.in[0].dense(k), m, k)
-	w := l.upcast(l.in[1].dense(k), n, k)
+	x := l.upcast(denseOf(l.In[0], k), m, k)
+	w := l.upcast(denseOf(l.In[1], k), n, k)
 	acc := l.tmp(m, n)
 	blocks := int64(ceilDiv(m, 64)) * int64(ceilDiv(n, 64))
 	if blocks > math.MaxInt32 {
-		l.fail(fmt.Errorf("gemm_simt_f32: %d blocks", blocks))
+		l.Fail(fmt.Errorf("gemm_simt_f32: %d blocks", blocks))
 		return
 	}
-	l.kernel("gemm_simt_f32", int(blocks), 256, x.t.ptr, w.t.ptr, acc.t.ptr, m, n, k)
-	l.unary(opCopy, l.out[0].dense(n), acc, m, n)
+	l.Kernel("gemm_simt_f32", int(blocks), 256, x.t.ptr, w.t.ptr, acc.t.ptr, m, n, k)
+	l.unary(opCopy, denseOf(l.Out[0], n), acc, m, n)
 }

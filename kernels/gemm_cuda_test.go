@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // TestCUDAMMAProbe checks the tensor-core yardstick: a positive rate, and one below the table's peak (with 10%
@@ -14,9 +16,9 @@ import (
 func TestCUDAMMAProbe(t *testing.T) {
 	be := cudaBackend(t)
 	tf, err := be.MeasureMMA()
-	if be.cc < 80 {
+	if be.CC() < 80 {
 		if !errors.Is(err, ErrNotImplemented) {
-			t.Fatalf("sm_%d: MeasureMMA = %v, %v; want ErrNotImplemented", be.cc, tf, err)
+			t.Fatalf("sm_%d: MeasureMMA = %v, %v; want ErrNotImplemented", be.CC(), tf, err)
 		}
 		return
 	}
@@ -35,8 +37,8 @@ func TestCUDAMMAProbe(t *testing.T) {
 // N and K over many k-tiles.
 func TestCUDAMMAPlans(t *testing.T) {
 	be := cudaBackend(t)
-	if be.cc < 80 {
-		t.Skipf("sm_%d has no bf16 mma.sync", be.cc)
+	if be.CC() < 80 {
+		t.Skipf("sm_%d has no bf16 mma.sync", be.CC())
 	}
 	def := mmaPlanFor
 	t.Cleanup(func() { mmaPlanFor = def })
@@ -53,9 +55,9 @@ func TestCUDAMMAPlans(t *testing.T) {
 						continue // no tensor cores
 					}
 					t.Run(fmt.Sprintf("%s/%s/plan=%s", f.Name, f.BenchName(c, impl), p.name), func(t *testing.T) {
-						mmaPlanFor = func(*cudaLaunch, int, int, bool) mmaPlan { return p }
-						if _, err := checkCase(be, f, c, impl, caseSeed(t), nil); err != nil {
-							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
+						mmaPlanFor = func(cudaLaunch, int, int, bool) mmaPlan { return p }
+						if _, err := harness.CheckCase(be, f, c, impl, harness.CaseSeed(t), nil); err != nil {
+							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
 						}
 					})
 				}
@@ -68,7 +70,7 @@ func TestCUDAMMAPlans(t *testing.T) {
 func TestCUDAGEMMRefusesK(t *testing.T) {
 	be := cudaBackend(t)
 	c := Case{DType: BF16, Dims: []int{16, 16, 12}}
-	var in, out []Buffer
+	var in, out []harness.Buffer
 	defer func() {
 		for _, b := range append(in, out...) {
 			be.Free(b)
@@ -76,7 +78,7 @@ func TestCUDAGEMMRefusesK(t *testing.T) {
 	}()
 	for _, ops := range []struct {
 		list []Operand
-		dst  *[]Buffer
+		dst  *[]harness.Buffer
 	}{{GEMMFamily.Inputs, &in}, {GEMMFamily.Outputs, &out}} {
 		for _, o := range ops.list {
 			b, err := be.Alloc(o.Type(c), o.Len(c))
@@ -91,7 +93,7 @@ func TestCUDAGEMMRefusesK(t *testing.T) {
 		l.Release()
 		t.Fatal("K = 12 accepted")
 	}
-	if want := "not a multiple of 8"; !strings.Contains(err.Error(), want) && be.cc >= 80 {
+	if want := "not a multiple of 8"; !strings.Contains(err.Error(), want) && be.CC() >= 80 {
 		t.Errorf("error %q does not say %q", err, want)
 	}
 	t.Log(err)

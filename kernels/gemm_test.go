@@ -1,53 +1,20 @@
 package kernels
 
 import (
-	"math"
-	"strings"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
-// TestMMAPeak checks the peak table's arithmetic: SMs × clock × FLOP/clk/SM, NVIDIA's published figures at
-// their clocks, and no figure for a device the table does not know.
-func TestMMAPeak(t *testing.T) {
-	for _, tc := range []struct {
-		name          string
-		cc, sms, khz  int
-		want          float64 // TFLOP/s
-		wantInHowText string
-	}{
-		{"A100", 80, 108, 1410000, 311.9, "108 SMs × 1410 MHz × 2048"},
-		{"H100 SXM", 90, 132, 1830000, 989.4, "132 SMs × 1830 MHz × 4096"},
-		{"H100 PCIe", 90, 114, 1620000, 756.4, "114 SMs"},
-		{"H200 at its reported boost clock", 90, 132, 1980000, 1070.5, "1980 MHz"},
-	} {
-		got, how := mmaPeak(tc.cc, tc.sms, tc.khz)
-		if math.Abs(got-tc.want) > 0.05 || !strings.Contains(how, tc.wantInHowText) {
-			t.Errorf("%s: mmaPeak = %.2f (%s), want %.1f (… %s …)", tc.name, got, how, tc.want, tc.wantInHowText)
-		}
-	}
-	for _, cc := range []int{75, 86, 89} {
-		if got, how := mmaPeak(cc, 100, 1500000); got != 0 || how != "" {
-			t.Errorf("sm_%d: mmaPeak = %v (%s), want none", cc, got, how)
-		}
-	}
-	if got, _ := mmaPeak(90, 0, 1830000); got != 0 {
-		t.Errorf("no SMs: mmaPeak = %v", got)
-	}
-	// The probe's FLOP count: 10 blocks of 8 warps, 100 rounds of the chains, 4096 FLOP an mma.
-	if got, want := mmaProbeFlops(10, 256, 100), 10.0*8*100*mmaProbeChains*4096; got != want {
-		t.Errorf("mmaProbeFlops = %v, want %v", got, want)
-	}
-}
-
 // TestGEMMOddShapes runs both CPU implementations on shapes the test grid leaves out: K not a multiple of 8
-// (which only the CUDA kernels refuse), K shorter than a vector, and one column.
+// (which only the harness.CUDA kernels refuse), K shorter than a vector, and one column.
 func TestGEMMOddShapes(t *testing.T) {
-	be := testBackends["cpu"]
+	be := harness.Backends()["cpu"]
 	for _, dims := range [][]int{{5, 7, 13}, {3, 1, 3}, {17, 65, 257}} {
 		c := Case{DType: BF16, Dims: dims}
 		for _, impl := range Impls {
 			t.Run(GEMMFamily.BenchName(c, impl), func(t *testing.T) {
-				if _, err := checkCase(be, GEMMFamily, c, impl, caseSeed(t), nil); err != nil {
+				if _, err := harness.CheckCase(be, GEMMFamily, c, impl, harness.CaseSeed(t), nil); err != nil {
 					t.Fatal(err)
 				}
 			})

@@ -51,7 +51,7 @@ var LlamaLayerFamily = &Family{
 }
 
 func init() {
-	registerCPU(LlamaLayerFamily, func(l *cpuLaunch) { layerCPU(l, Fused) }, func(l *cpuLaunch) { layerCPU(l, Naive) })
+	registerCPU(LlamaLayerFamily, func(l cpuLaunch) { layerCPU(l, Fused) }, func(l cpuLaunch) { layerCPU(l, Naive) })
 }
 
 func layerActLen(c Case) int    { return c.Dims[0] * c.Dims[1] }
@@ -131,11 +131,11 @@ func add64(a, b []float64) []float64 {
 }
 
 // composer is what a composite's code needs from a backend's launch (compose.go), over its buffer type B: run
-// a member, allocate a bf16 intermediate, an eager add of two rows × cols tensors, and swap the two outer axes
-// of an (n0, n1, w) bf16 tensor into a new intermediate.
+// a member (the harness's Call), allocate a bf16 intermediate (Temp), an eager add of two rows × cols tensors,
+// and swap the two outer axes of an (n0, n1, w) bf16 tensor into a new intermediate.
 type composer[B any] interface {
-	call(f *Family, impl Impl, c Case, in, out []B)
-	tmpBuf(dt DType, n int) B
+	Call(f *Family, impl Impl, c Case, in, out []B)
+	Temp(dt DType, n int) B
 	add(dst, a, b B, rows, cols int)
 	permute(a B, n0, n1, w int) B
 }
@@ -147,27 +147,27 @@ func layerCompose[B any](l composer[B], c Case, in []B, y B, impl Impl) {
 	t, hd := c.Dims[0], c.Dims[1]
 	x, g1, wq, wk, wv, wo, g2, wg, wu, wd, cos, sin := in[0], in[1], in[2], in[3], in[4], in[5], in[6], in[7],
 		in[8], in[9], in[10], in[11]
-	act := func() B { return l.tmpBuf(BF16, t*hd) }
+	act := func() B { return l.Temp(BF16, t*hd) }
 	proj := func(a, w B) B {
 		y := act()
-		l.call(GEMMFamily, Fused, m.proj, []B{a, w}, []B{y})
+		l.Call(GEMMFamily, Fused, m.proj, []B{a, w}, []B{y})
 		return y
 	}
 	h := act()
-	l.call(RMSNormFamily, impl, m.norm, []B{x, g1}, []B{h})
+	l.Call(RMSNormFamily, impl, m.norm, []B{x, g1}, []B{h})
 	q, k, v := proj(h, wq), proj(h, wk), proj(h, wv)
 	qr, kr := act(), act()
-	l.call(RoPEFamily, impl, m.rope, []B{q, k, cos, sin}, []B{qr, kr})
+	l.Call(RoPEFamily, impl, m.rope, []B{q, k, cos, sin}, []B{qr, kr})
 	split := func(a B) B { return l.permute(a, t, m.heads, layerHeadDim) }
 	oh := act()
-	l.call(AttentionFamily, impl, m.attn, []B{split(qr), split(kr), split(v)}, []B{oh})
+	l.Call(AttentionFamily, impl, m.attn, []B{split(qr), split(kr), split(v)}, []B{oh})
 	x2 := act()
 	l.add(x2, x, proj(l.permute(oh, m.heads, t, layerHeadDim), wo), t, hd)
 	h2, f := act(), act()
-	l.call(RMSNormFamily, impl, m.norm, []B{x2, g2}, []B{h2})
-	l.call(FFNFamily, impl, m.ffn, []B{h2, wg, wu, wd}, []B{f})
+	l.Call(RMSNormFamily, impl, m.norm, []B{x2, g2}, []B{h2})
+	l.Call(FFNFamily, impl, m.ffn, []B{h2, wg, wu, wd}, []B{f})
 	l.add(y, x2, f, t, hd)
 }
 
 // layerCPU runs the layer on the CPU.
-func layerCPU(l *cpuLaunch, impl Impl) { layerCompose[*cpuBuffer](l, l.Case, l.in, l.out[0], impl) }
+func layerCPU(l cpuLaunch, impl Impl) { layerCompose[*cpuBuffer](l, l.Case, l.In, l.Out[0], impl) }

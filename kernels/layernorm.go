@@ -42,9 +42,9 @@ func layerNormRef(c Case, in [][]float64) [][]float64 {
 
 // layerNormFused gets mean and variance in one read of the row, merging each tile's own mean and squared
 // deviations (Chan et al.), which stays accurate when the mean is large; then it writes y.
-func layerNormFused(l *cpuLaunch) {
-	x, w, b, y, cols := l.in[0].act(), l.in[1].act(), l.in[2].act(), l.out[0].act(), l.Cols
-	l.rows(l.Rows, func(r0, r1 int) {
+func layerNormFused(l cpuLaunch) {
+	x, w, b, y, cols := actOf(l.In[0]), actOf(l.In[1]), actOf(l.In[2]), actOf(l.Out[0]), l.Cols
+	l.Parallel(l.Rows, func(r0, r1 int) {
 		var tx, tw, tb, ty [tile]float32
 		for r := r0; r < r1; r++ {
 			base := r * cols
@@ -77,11 +77,11 @@ func layerNormFused(l *cpuLaunch) {
 }
 
 // layerNormNaive: mean → x − μ → (x − μ)² → mean → rsqrt(· + ε) → ·rstd → ·w → +b.
-func layerNormNaive(l *cpuLaunch) {
+func layerNormNaive(l cpuLaunch) {
 	rows, cols := l.Rows, l.Cols
-	x := l.upcast(dense(l.in[0].act(), cols), rows, cols)
-	w := l.upcast(dense(l.in[1].act(), cols), 1, cols)
-	b := l.upcast(dense(l.in[2].act(), cols), 1, cols)
+	x := l.upcast(dense(actOf(l.In[0]), cols), rows, cols)
+	w := l.upcast(dense(actOf(l.In[1]), cols), 1, cols)
+	b := l.upcast(dense(actOf(l.In[2]), cols), 1, cols)
 	mu := l.red(opMean, x, rows, cols, cols)
 	xc := l.bin(opSub, x, perRow(mu), rows, cols)
 	sq := l.bin(opMul, xc, xc, rows, cols)
@@ -89,5 +89,5 @@ func layerNormNaive(l *cpuLaunch) {
 	rstd := l.un(opRsqrt, l.bin(opAdd, dense(act{f32: v}, 1), scalar(layerNormEps), rows, 1), rows, 1)
 	xn := l.bin(opMul, xc, perRow(rstd.t.f32), rows, cols)
 	xw := l.bin(opMul, xn, perCol(w.t), rows, cols)
-	l.binary(opAdd, dense(l.out[0].act(), cols), xw, perCol(b.t), rows, cols)
+	l.binary(opAdd, dense(actOf(l.Out[0]), cols), xw, perCol(b.t), rows, cols)
 }

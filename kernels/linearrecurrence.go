@@ -75,13 +75,13 @@ func linRecRef(c Case, in [][]float64) [][]float64 {
 const linRecChannels = 64
 
 // linRecFused scans each block of channels of each sequence over time, the state in registers (a local array).
-func linRecFused(l *cpuLaunch) {
-	a, b, x, h := l.in[0].act(), l.in[1].act(), l.in[2].act(), l.out[0].act()
-	resets := l.in[3].i32
+func linRecFused(l cpuLaunch) {
+	a, b, x, h := actOf(l.In[0]), actOf(l.In[1]), actOf(l.In[2]), actOf(l.Out[0])
+	resets := l.In[3].I32
 	nt, nd := l.Dims[1], l.Dims[2]
 	cplx := l.Variant == "complex"
 	blocks := (nd + linRecChannels - 1) / linRecChannels
-	l.rows(l.Dims[0]*blocks, func(r0, r1 int) {
+	l.Parallel(l.Dims[0]*blocks, func(r0, r1 int) {
 		var state [linRecChannels]float32
 		for r := r0; r < r1; r++ {
 			bb, d0 := r/blocks, r%blocks*linRecChannels
@@ -118,12 +118,12 @@ func linRecStep(a, b, x, h act, row int, state []float32, cplx bool) {
 
 // linRecNaive is an eager loop over time: u = b ⊙ x as an fp32 intermediate, then one pass per step over every
 // sequence's state (fp32): state = (reset ? 0 : a_t) ⊙ state + u_t, h_t = state.
-func linRecNaive(l *cpuLaunch) {
+func linRecNaive(l cpuLaunch) {
 	nb, nt, nd := l.Dims[0], l.Dims[1], l.Dims[2]
 	cplx := l.Variant == "complex"
-	u := l.scratch.f32(nb * nt * nd)
-	b, x := l.in[1].act(), l.in[2].act()
-	l.rows(nb*nt, func(r0, r1 int) {
+	u := l.ScratchF32(nb * nt * nd)
+	b, x := actOf(l.In[1]), actOf(l.In[2])
+	l.Parallel(nb*nt, func(r0, r1 int) {
 		for i := r0 * nd; i < r1*nd; i++ {
 			switch {
 			case !cplx:
@@ -135,18 +135,18 @@ func linRecNaive(l *cpuLaunch) {
 			}
 		}
 	})
-	state := l.scratch.f32(nb * nd)
-	linRecNaiveSteps(l, l.in[0].act(), nt*nd, nd, u, l.in[3].i32, state, cplx)
+	state := l.ScratchF32(nb * nd)
+	linRecNaiveSteps(l, actOf(l.In[0]), nt*nd, nd, u, l.In[3].I32, state, cplx)
 }
 
 // linRecNaiveSteps runs the per-step passes of a naive chain into the output: for each step t, one pass over
 // the nb sequences with a_t at element b·aBatch + t·aStep of a (aStep 0: constant decays), u_t and the fp32
 // state; the state is ignored at t = 0 and at a reset.
-func linRecNaiveSteps(l *cpuLaunch, a act, aBatch, aStep int, u []float32, resets []int32, state []float32, cplx bool) {
+func linRecNaiveSteps(l cpuLaunch, a act, aBatch, aStep int, u []float32, resets []int32, state []float32, cplx bool) {
 	nb, nt, nd := l.Dims[0], l.Dims[1], l.Dims[2]
-	h := l.out[0].act()
+	h := actOf(l.Out[0])
 	for t := range nt {
-		l.rows(nb, func(b0, b1 int) {
+		l.Parallel(nb, func(b0, b1 int) {
 			for bb := b0; bb < b1; bb++ {
 				keep := t > 0 && resets[bb*nt+t] == 0
 				s := state[bb*nd : (bb+1)*nd]

@@ -59,13 +59,13 @@ func (p chainPlan) check(nd int, cplx bool) error {
 
 // chainScratch allocates a chained scan's scratch for tiles tiles of w components: the published states and,
 // zeroed, the ticket counter followed by the flags.
-func (l *cudaLaunch) chainScratch(tiles, w int) (states, counter, flags cu.DevicePtr) {
-	st := l.alloc(int64(tiles)*int64(w)*4, false)
-	ctr := l.alloc(8+int64(tiles)*4, true)
+func (l cudaLaunch) chainScratch(tiles, w int) (states, counter, flags cu.DevicePtr) {
+	st := l.Alloc(int64(tiles)*int64(w)*4, false)
+	ctr := l.Alloc(8+int64(tiles)*4, true)
 	return st, ctr, ctr + cuPtr(8)
 }
 
-func linRecFusedCUDA(l *cudaLaunch) {
+func linRecFusedCUDA(l cudaLaunch) {
 	p := linRecPlanFor(l.Case)
 	nb, nt, nd := l.Dims[0], l.Dims[1], l.Dims[2]
 	kind := "real"
@@ -73,45 +73,45 @@ func linRecFusedCUDA(l *cudaLaunch) {
 		kind = "cplx"
 	}
 	if err := p.check(nd, kind == "cplx"); err != nil {
-		l.fail(fmt.Errorf("linear recurrence: %w", err))
+		l.Fail(fmt.Errorf("linear recurrence: %w", err))
 		return
 	}
 	groups := int64(nb) * int64(ceilDiv(nd, p.q*p.v))
 	tiles := groups * int64(ceilDiv(nt, p.s*p.l))
 	if tiles >= 1<<31 {
-		l.fail(fmt.Errorf("linear recurrence: %d tiles", tiles))
+		l.Fail(fmt.Errorf("linear recurrence: %d tiles", tiles))
 		return
 	}
 	states, counter, flags := l.chainScratch(int(tiles), p.q*p.v)
 	name := fmt.Sprintf("linrec_%s_%s_v%d_l%d", map[DType]string{FP32: "f32", BF16: "bf16"}[l.DType], kind, p.v, p.l)
-	l.kernel(name, int(tiles), p.q*p.s, l.in[0], l.in[1], l.in[2], l.in[3], l.out[0], nb, nt, nd, p.q,
+	l.Kernel(name, int(tiles), p.q*p.s, l.In[0], l.In[1], l.In[2], l.In[3], l.Out[0], nb, nt, nd, p.q,
 		states, flags, counter)
 }
 
 // linRecNaiveCUDA is the CPU's eager loop (linRecNaive): u = b ⊙ x, then one launch per step.
-func linRecNaiveCUDA(l *cudaLaunch) {
+func linRecNaiveCUDA(l cudaLaunch) {
 	nb, nt, nd := l.Dims[0], l.Dims[1], l.Dims[2]
 	cplx := l.Variant == "complex"
 	n := nb * nt * nd
 	u := l.tmpF32(n)
 	const block = 256
-	l.kernel("linrec_naive_bx", min(ceilDiv(n, block), l.sms()*2048/block), block, u.ptr, l.in[1], l.in[2], l.DType, n, b2i(cplx))
-	l.linRecNaiveSteps(l.in[0], nt*nd, nd, u, l.in[3], l.tmpF32(nb*nd), cplx)
+	l.Kernel("linrec_naive_bx", min(ceilDiv(n, block), l.SMs()*2048/block), block, u.ptr, l.In[1], l.In[2], l.DType, n, b2i(cplx))
+	l.linRecNaiveSteps(l.In[0], nt*nd, nd, u, l.In[3], l.tmpF32(nb*nd), cplx)
 }
 
 // linRecNaiveSteps records the per-step launches of a naive chain into the output (linRecNaiveSteps on the
 // CPU): a_t at element b·aBatch + t·aStep of a, u fp32 (batch, t, d), state fp32 (batch, d).
-func (l *cudaLaunch) linRecNaiveSteps(a *cudaBuffer, aBatch, aStep int, u devTensor, resets *cudaBuffer, state devTensor, cplx bool) {
+func (l cudaLaunch) linRecNaiveSteps(a *cudaBuffer, aBatch, aStep int, u devTensor, resets *cudaBuffer, state devTensor, cplx bool) {
 	nb, nt, nd := l.Dims[0], l.Dims[1], l.Dims[2]
 	n := nb * nd
 	if cplx {
 		n /= 2
 	}
 	const block = 256
-	grid := min(ceilDiv(n, block), l.sms()*2048/block)
+	grid := min(ceilDiv(n, block), l.SMs()*2048/block)
 	for t := range nt {
-		l.kernelIn("linearrecurrence", "linrec_naive_step", grid, block, a, a.dt, aBatch, aStep, u.ptr, resets,
-			state.ptr, l.out[0], l.out[0].dt, nb, nt, nd, t, b2i(cplx))
+		l.KernelIn("linearrecurrence", "linrec_naive_step", grid, block, a, a.DType(), aBatch, aStep, u.ptr, resets,
+			state.ptr, l.Out[0], l.Out[0].DType(), nb, nt, nd, t, b2i(cplx))
 	}
 }
 

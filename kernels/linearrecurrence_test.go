@@ -5,6 +5,8 @@ import (
 	"math/cmplx"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // TestLinearRecurrenceResets checks the recurrence against its reference with no resets, a reset at t = 0,
@@ -25,7 +27,8 @@ func TestLinearRecurrenceResetCutsHistory(t *testing.T) {
 // many of a chunked scan's tiles — as (r cos θ, r sin θ) pairs, θ within ±0.01 (slow rotations).
 func longMemory(r *rand.Rand, _ Case, dst []float32) {
 	for i := 0; i < len(dst); i += 2 {
-		re, im := polarPair(0.999+0.001*r.Float64(), 0.5+0.005*(2*r.Float64()-1))
+		radius, th := 0.999+0.001*r.Float64(), 2*math.Pi*(0.5+0.005*(2*r.Float64()-1))-math.Pi
+		re, im := float32(radius*math.Cos(th)), float32(radius*math.Sin(th))
 		dst[i] = re
 		if i+1 < len(dst) {
 			dst[i+1] = im
@@ -50,12 +53,12 @@ func rareResets(r *rand.Rand, _ Case, dst []float32) {
 // memory length M = 1/(1 − |a|) and the relative error of h is about u·√(M/2) ≈ 1.3e-6 at |a| = 0.999 (bf16:
 // the output's own rounding, 2⁻⁹, dominates). Decays closer to 1 would need a bound growing like √M.
 func TestLinearRecurrenceLong(t *testing.T) {
-	for name, be := range testBackends {
+	for name, be := range harness.Backends() {
 		for _, v := range LinearRecurrenceFamily.Variants {
 			for _, dt := range StorageDTypes {
 				c := Case{DType: dt, Dims: []int{1, 65536, 8}, Variant: v}
 				t.Run(name+"/"+LinearRecurrenceFamily.BenchName(c, Fused), func(t *testing.T) {
-					check(t, be, LinearRecurrenceFamily, c, Fused, map[string]generator{"a": longMemory, "resets": rareResets})
+					harness.Check(t, be, LinearRecurrenceFamily, c, Fused, map[string]harness.Generator{"a": longMemory, "resets": rareResets})
 				})
 			}
 		}
@@ -123,11 +126,11 @@ func linRecHeinsen(c Case, in [][]float64) []float64 {
 func TestLinearRecurrenceHeinsen(t *testing.T) {
 	f := LinearRecurrenceFamily
 	for _, v := range f.Variants {
-		for _, gens := range []map[string]generator{
+		for _, gens := range []map[string]harness.Generator{
 			nil, {"a": longMemory}, {"a": longMemory, "resets": rareResets}, {"resets": resetPatterns["none"]},
 		} {
 			c := Case{DType: FP32, Dims: []int{1, 65536, 4}, Variant: v}
-			rng := rand.New(rand.NewPCG(caseSeed(t), uint64(len(gens))))
+			rng := rand.New(rand.NewPCG(harness.CaseSeed(t), uint64(len(gens))))
 			in := make([][]float64, len(f.Inputs))
 			for k, o := range f.Inputs {
 				host := make([]float32, o.Len(c))
@@ -142,7 +145,7 @@ func TestLinearRecurrenceHeinsen(t *testing.T) {
 				}
 			}
 			want := f.Reference(c, in)[0]
-			if err := relL2Within(linRecHeinsen(c, in), want, 1e-9); err != nil {
+			if err := harness.RelL2Within(linRecHeinsen(c, in), want, 1e-9); err != nil {
 				t.Errorf("%s, %d generators replaced: log-space form against the sequential reference: %v", v, len(gens), err)
 			}
 		}

@@ -87,20 +87,20 @@ func lstmCell(zi, zf, zg, zo float32, c *float32) float32 {
 }
 
 // lstmInput is the input projection G = x·W_ihᵀ + bias [batch·t, 4·hidden], the naive form's first launch.
-func lstmInput(l *cpuLaunch) []float32 {
+func lstmInput(l cpuLaunch) []float32 {
 	nb, nt, nh := lstmDims(l.Case)
-	g := l.scratch.f32(nb * nt * 4 * nh)
-	l.gemm(seqGEMM{a: l.in[0].act(), lda: nh, w: l.in[1].act(), ldw: nh, bias: l.in[3].f32, out: g, ldo: 4 * nh,
+	g := l.ScratchF32(nb * nt * 4 * nh)
+	l.gemm(seqGEMM{a: actOf(l.In[0]), lda: nh, w: actOf(l.In[1]), ldw: nh, bias: l.In[3].F32, out: g, ldo: 4 * nh,
 		m: nb * nt, n: 4 * nh, k: nh, batch: 1})
 	return g
 }
 
 // lstmFused runs each batch row through time with its state in local arrays, projecting each step's input as
 // it goes.
-func lstmFused(l *cpuLaunch) {
+func lstmFused(l cpuLaunch) {
 	nb, nt, nh := lstmDims(l.Case)
-	x, wih, whh, bias, resets, y := l.in[0].act(), l.in[1].act(), l.in[2].act(), l.in[3].f32, l.in[4].act(), l.out[0].act()
-	l.rows(nb, func(b0, b1 int) {
+	x, wih, whh, bias, resets, y := actOf(l.In[0]), actOf(l.In[1]), actOf(l.In[2]), l.In[3].F32, actOf(l.In[4]), actOf(l.Out[0])
+	l.Parallel(nb, func(b0, b1 int) {
 		h, c, z := make([]float32, nh), make([]float32, nh), make([]float32, 4*nh)
 		var tw, tx [tile]float32
 		for b := b0; b < b1; b++ {
@@ -133,16 +133,16 @@ func lstmFused(l *cpuLaunch) {
 
 // lstmNaive is the eager cell loop: state [batch, h | c] masked by the reset flags (eager ops), then per step
 // the recurrent GEMM into the gates and the cell's pointwise pass.
-func lstmNaive(l *cpuLaunch) {
+func lstmNaive(l cpuLaunch) {
 	nb, nt, nh := lstmDims(l.Case)
 	g := lstmInput(l)
-	st, mask := l.seqNaiveState(l.in[4].act(), nb, nt, 2*nh)
-	gates := l.scratch.f32(nb * 4 * nh)
-	y := l.out[0].act()
+	st, mask := l.seqNaiveState(actOf(l.In[4]), nb, nt, 2*nh)
+	gates := l.ScratchF32(nb * 4 * nh)
+	y := actOf(l.Out[0])
 	for t := range nt {
 		mask(t)
-		l.gemm(seqGEMM{a: st.t, lda: 2 * nh, w: l.in[2].act(), ldw: nh, out: gates, ldo: 4 * nh, m: nb, n: 4 * nh, k: nh, batch: 1})
-		l.rows(nb, func(b0, b1 int) {
+		l.gemm(seqGEMM{a: st.t, lda: 2 * nh, w: actOf(l.In[2]), ldw: nh, out: gates, ldo: 4 * nh, m: nb, n: 4 * nh, k: nh, batch: 1})
+		l.Parallel(nb, func(b0, b1 int) {
 			for b := b0; b < b1; b++ {
 				z, gt, s := gates[b*4*nh:(b+1)*4*nh], g[(b*nt+t)*4*nh:], st.t.f32[b*2*nh:(b+1)*2*nh]
 				for u := range nh {

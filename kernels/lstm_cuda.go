@@ -16,21 +16,21 @@ var lstmSplit = map[int]struct{ units, lanes, maxBB int }{
 }
 
 // lstmInputCUDA is the input projection G = x·W_ihᵀ + bias [batch·t, 4·hidden], fp32, as one GEMM launch.
-func lstmInputCUDA(l *cudaLaunch) devTensor {
+func lstmInputCUDA(l cudaLaunch) devTensor {
 	nb, nt, nh := lstmDims(l.Case)
 	g := l.tmpF32(nb * nt * 4 * nh)
-	l.gemm(devGEMM{a: l.in[0].tensor(), lda: nh, w: l.in[1].tensor(), ldw: nh, bias: l.in[3].ptr, out: g, ldo: 4 * nh,
+	l.gemm(devGEMM{a: tensorOf(l.In[0]), lda: nh, w: tensorOf(l.In[1]), ldw: nh, bias: l.In[3].Ptr(), out: g, ldo: 4 * nh,
 		m: nb * nt, n: 4 * nh, k: nh, batch: 1})
 	return g
 }
 
 // lstmFusedCUDA: for hidden ≤ 64 one launch (lstm_rnnx: the input projection inside the persistent kernel);
 // for 128 and 256 the projection's GEMM, then the persistent kernel over G (lstm_rnn).
-func lstmFusedCUDA(l *cudaLaunch) {
+func lstmFusedCUDA(l cudaLaunch) {
 	nb, nt, nh := lstmDims(l.Case)
 	sp, ok := lstmSplit[nh]
 	if !ok {
-		l.fail(fmt.Errorf("lstm: no kernel for hidden %d", nh))
+		l.Fail(fmt.Errorf("lstm: no kernel for hidden %d", nh))
 		return
 	}
 	parts, threads := nh/sp.units, 4*sp.units*sp.lanes
@@ -42,24 +42,24 @@ func lstmFusedCUDA(l *cudaLaunch) {
 	blocks := func(bb int) int { return ceilDiv(nb, bb) * parts }
 	bb := rnnBatchFor(l, name, blocks, threads, sp.maxBB, parts > 1)
 	if parts == 1 {
-		l.kernel(name(bb), blocks(bb), threads, l.in[0], l.in[1], l.in[3], l.in[2], l.in[4], l.out[0], nb, nt)
+		l.Kernel(name(bb), blocks(bb), threads, l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
 		return
 	}
 	g := lstmInputCUDA(l)
-	hx := l.alloc(4*2*int64(nb)*int64(nh), false)    // h by step parity
-	bar := l.alloc(4*2*int64(ceilDiv(nb, bb)), true) // a barrier a batch tile
-	l.kernel(name(bb), blocks(bb), threads, g.ptr, l.in[2], l.in[4], l.out[0], hx, bar, nb, nt)
+	hx := l.Alloc(4*2*int64(nb)*int64(nh), false)    // h by step parity
+	bar := l.Alloc(4*2*int64(ceilDiv(nb, bb)), true) // a barrier a batch tile
+	l.Kernel(name(bb), blocks(bb), threads, g.ptr, l.In[2], l.In[4], l.Out[0], hx, bar, nb, nt)
 }
 
 // lstmNaiveCUDA is the CPU's eager cell loop (lstmNaive), op for op.
-func lstmNaiveCUDA(l *cudaLaunch) {
+func lstmNaiveCUDA(l cudaLaunch) {
 	nb, nt, nh := lstmDims(l.Case)
 	g := lstmInputCUDA(l)
-	st, mask := l.seqNaiveState(l.in[4], nb, nt, 2*nh)
+	st, mask := l.seqNaiveState(l.In[4], nb, nt, 2*nh)
 	gates := l.tmpF32(nb * 4 * nh)
 	for t := range nt {
 		mask(t)
-		l.gemm(devGEMM{a: st.t, lda: 2 * nh, w: l.in[2].tensor(), ldw: nh, out: gates, ldo: 4 * nh, m: nb, n: 4 * nh, k: nh, batch: 1})
-		l.seqKernel("lstm_cell_"+seqDType(l.DType), nb*nh, gates.ptr, g.ptr, st.t.ptr, l.out[0], t, nb, nt, nh)
+		l.gemm(devGEMM{a: st.t, lda: 2 * nh, w: tensorOf(l.In[2]), ldw: nh, out: gates, ldo: 4 * nh, m: nb, n: 4 * nh, k: nh, batch: 1})
+		l.seqKernel("lstm_cell_"+seqDType(l.DType), nb*nh, gates.ptr, g.ptr, st.t.ptr, l.Out[0], t, nb, nt, nh)
 	}
 }

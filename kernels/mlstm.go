@@ -1,6 +1,10 @@
 package kernels
 
-import "math"
+import (
+	"math"
+
+	"github.com/kernelwatch/kernelwatch/harness"
+)
 
 // mlstmChunk is the chunk length of the chunkwise-parallel form (MLSTM_L in cuda/mlstm.cu).
 const mlstmChunk = 32
@@ -53,7 +57,7 @@ var MLSTMFamily = &Family{
 		if c.DType == FP32 {
 			return 1e-3
 		}
-		return DefaultTolerance(c.DType)
+		return harness.DefaultTolerance(c.DType)
 	},
 	Skip: seqSkipNaive(2),
 }
@@ -114,12 +118,12 @@ func mlstmGates(ig, fg act, resets act, nh, nt, bh, t int) (logf, i float32, fir
 }
 
 // mlstmFused is the chunkwise form, head by head (the algorithm of cuda/mlstm.cu, in the same order).
-func mlstmFused(l *cpuLaunch) {
-	q, k, v, ig, fg, resets, out := l.in[0].act(), l.in[1].act(), l.in[2].act(), l.in[3].act(), l.in[4].act(), l.in[5].act(), l.out[0].act()
+func mlstmFused(l cpuLaunch) {
+	q, k, v, ig, fg, resets, out := actOf(l.In[0]), actOf(l.In[1]), actOf(l.In[2]), actOf(l.In[3]), actOf(l.In[4]), actOf(l.In[5]), actOf(l.Out[0])
 	nb, nh, nt, dh := mlstmDims(l.Case)
 	scale := float32(1 / math.Sqrt(float64(dh)))
 	const lc = mlstmChunk
-	l.rows(nb*nh, func(r0, r1 int) {
+	l.Parallel(nb*nh, func(r0, r1 int) {
 		cm, n := make([]float32, dh*dh), make([]float32, dh)
 		qs, ks, vs := make([]float32, lc*dh), make([]float32, lc*dh), make([]float32, lc*dh)
 		var b, in, mt, e0, p [lc]float32
@@ -220,13 +224,13 @@ func mlstmFused(l *cpuLaunch) {
 }
 
 // mlstmNaive is the sequential recurrence, one pass over every head a step, the state in memory between steps.
-func mlstmNaive(l *cpuLaunch) {
-	q, k, v, ig, fg, resets, out := l.in[0].act(), l.in[1].act(), l.in[2].act(), l.in[3].act(), l.in[4].act(), l.in[5].act(), l.out[0].act()
+func mlstmNaive(l cpuLaunch) {
+	q, k, v, ig, fg, resets, out := actOf(l.In[0]), actOf(l.In[1]), actOf(l.In[2]), actOf(l.In[3]), actOf(l.In[4]), actOf(l.In[5]), actOf(l.Out[0])
 	nb, nh, nt, dh := mlstmDims(l.Case)
 	scale := float32(1 / math.Sqrt(float64(dh)))
-	cm, n, ms := l.scratch.f32(nb*nh*dh*dh), l.scratch.f32(nb*nh*dh), l.scratch.f32(nb*nh)
+	cm, n, ms := l.ScratchF32(nb*nh*dh*dh), l.ScratchF32(nb*nh*dh), l.ScratchF32(nb*nh)
 	for t := range nt {
-		l.rows(nb*nh, func(r0, r1 int) {
+		l.Parallel(nb*nh, func(r0, r1 int) {
 			for bh := r0; bh < r1; bh++ {
 				logf, i, first := mlstmGates(ig, fg, resets, nh, nt, bh, t)
 				mNew := i

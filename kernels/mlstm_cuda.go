@@ -30,28 +30,28 @@ func mlstmChooseSplit(c Case, sms int) int {
 	return splits[len(splits)-1]
 }
 
-func mlstmFusedCUDA(l *cudaLaunch) {
+func mlstmFusedCUDA(l cudaLaunch) {
 	nb, nh, nt, dh := mlstmDims(l.Case)
 	if _, ok := mlstmSplits[dh]; !ok {
-		l.fail(fmt.Errorf("mlstm: no kernel for head size %d", dh))
+		l.Fail(fmt.Errorf("mlstm: no kernel for head size %d", dh))
 		return
 	}
-	vs := mlstmSplitFor(l.Case, l.sms())
+	vs := mlstmSplitFor(l.Case, l.SMs())
 	name := fmt.Sprintf("mlstm_chunkwise_%s_dh%d_vs%d", seqDType(l.DType), dh, vs)
-	l.kernel(name, nb*nh*vs, 256, l.in[0], l.in[1], l.in[2], l.in[3], l.in[4], l.in[5], l.out[0], nb, nh, nt)
+	l.Kernel(name, nb*nh*vs, 256, l.In[0], l.In[1], l.In[2], l.In[3], l.In[4], l.In[5], l.Out[0], nb, nh, nt)
 }
 
 // mlstmNaiveCUDA is the CPU's sequential recurrence (mlstmNaive): one launch a step, a block a head.
-func mlstmNaiveCUDA(l *cudaLaunch) {
+func mlstmNaiveCUDA(l cudaLaunch) {
 	nb, nh, nt, dh := mlstmDims(l.Case)
 	if _, ok := mlstmSplits[dh]; !ok {
-		l.fail(fmt.Errorf("mlstm: no kernel for head size %d", dh))
+		l.Fail(fmt.Errorf("mlstm: no kernel for head size %d", dh))
 		return
 	}
 	heads := int64(nb * nh)
-	cs, ns, ms := l.alloc(4*heads*int64(dh*dh), true), l.alloc(4*heads*int64(dh), true), l.alloc(4*heads, true)
+	cs, ns, ms := l.Alloc(4*heads*int64(dh*dh), true), l.Alloc(4*heads*int64(dh), true), l.Alloc(4*heads, true)
 	name := fmt.Sprintf("mlstm_step_%s_dh%d", seqDType(l.DType), dh)
 	for t := range nt {
-		l.kernel(name, nb*nh, 4*dh, l.in[0], l.in[1], l.in[2], l.in[3], l.in[4], l.in[5], l.out[0], cs, ns, ms, t, nh, nt)
+		l.Kernel(name, nb*nh, 4*dh, l.In[0], l.In[1], l.In[2], l.In[3], l.In[4], l.In[5], l.Out[0], cs, ns, ms, t, nh, nt)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // The recurrent families (SelectiveScan, LSTM, SLSTM, MLSTM) run a recurrence over time for each batch row with
@@ -49,7 +51,7 @@ func seqSkipNaive(t int) func(Case, Impl) string {
 // seqNaiveState is a naive chain's recurrent state [batch, width] in fp32, zero before the first step (an eager
 // op at the start of each run), and mask(t), the eager op that multiplies row b by 1 − resets[b, t] before step
 // t (the keep flags 1 − resets are one more eager op, first).
-func (l *cpuLaunch) seqNaiveState(resets act, nb, nt, width int) (st view, mask func(t int)) {
+func (l cpuLaunch) seqNaiveState(resets act, nb, nt, width int) (st view, mask func(t int)) {
 	keep := l.bin(opSub, scalar(1), dense(resets, 1), nb*nt, 1)
 	st = l.tmp(nb, width)
 	l.binary(opMul, st, st, scalar(0), nb, width)
@@ -59,7 +61,7 @@ func (l *cpuLaunch) seqNaiveState(resets act, nb, nt, width int) (st view, mask 
 // setAt stores v at element i, rounded to the tensor's dtype.
 func (a act) setAt(i int, v float32) {
 	if a.b16 != nil {
-		a.b16[i] = BF16FromF32(v)
+		a.b16[i] = harness.BF16FromF32(v)
 	} else {
 		a.f32[i] = v
 	}
@@ -100,8 +102,8 @@ type seqGEMM struct {
 	m, n, k, batch int
 }
 
-func (l *cpuLaunch) gemm(g seqGEMM) {
-	l.rows(g.batch*g.m, func(r0, r1 int) {
+func (l cpuLaunch) gemm(g seqGEMM) {
+	l.Parallel(g.batch*g.m, func(r0, r1 int) {
 		var ta, tw [tile]float32
 		for r := r0; r < r1; r++ {
 			z, m := r/g.m, r%g.m

@@ -5,6 +5,8 @@ package kernels
 import (
 	"fmt"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // checkRecurrentVariants checks the fused form of f on its test shapes with the reset patterns of
@@ -16,9 +18,9 @@ func checkRecurrentVariants(t *testing.T, f *Family, key string, variants func(C
 		for _, v := range variants(c) {
 			t.Run(fmt.Sprintf("%s/%s/%s=%d", f.Name, f.BenchName(c, Fused), key, v), func(t *testing.T) {
 				use(v)
-				gens := map[string]generator{"resets": seqResetPatterns(seqTimeDim[f.Name])}
-				if _, err := checkCase(be, f, c, Fused, caseSeed(t), gens); err != nil {
-					t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
+				gens := map[string]harness.Generator{"resets": seqResetPatterns(seqTimeDim[f.Name])}
+				if _, err := harness.CheckCase(be, f, c, Fused, harness.CaseSeed(t), gens); err != nil {
+					t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
 				}
 			})
 		}
@@ -37,7 +39,7 @@ func TestCUDASelectiveScanLanes(t *testing.T) {
 func TestCUDARNNBatch(t *testing.T) {
 	defer func() { rnnBatchFor = rnnChooseBatch }()
 	use := func(v int) {
-		rnnBatchFor = func(*cudaLaunch, func(int) string, func(int) int, int, int, bool) int { return v }
+		rnnBatchFor = func(cudaLaunch, func(int) string, func(int) int, int, int, bool) int { return v }
 	}
 	upTo := func(n int) (bbs []int) {
 		for bb := 1; bb <= n; bb *= 2 {

@@ -3,6 +3,8 @@ package kernels
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // recurrentFamilies are the families with per-timestep resets.
@@ -33,7 +35,7 @@ func resetPattern(r *rand.Rand, b int, flags []float32) {
 
 // seqResetPatterns generates a [batch, t] reset operand with resetPattern per row; t is the index of the time
 // dimension in Case.Dims.
-func seqResetPatterns(t int) generator {
+func seqResetPatterns(t int) harness.Generator {
 	return func(r *rand.Rand, c Case, dst []float32) {
 		nt := c.Dims[t]
 		for b := 0; b*nt < len(dst); b++ {
@@ -52,8 +54,8 @@ var seqTimeDim = map[string]int{"SelectiveScan": 1, "LSTM": 1, "SLSTM": 2, "MLST
 // none, at the first step, consecutive, at the last step, random — over lengths that are not multiples of
 // the kernels' time chunks (the families' "test" grids).
 func TestRecurrentResets(t *testing.T) {
-	forEachCase(t, recurrentFamilies, nil, func(t *testing.T, be Backend, f *Family, c Case, impl Impl) {
-		check(t, be, f, c, impl, map[string]generator{"resets": seqResetPatterns(seqTimeDim[f.Name])})
+	harness.ForEachCase(t, recurrentFamilies, nil, func(t *testing.T, be harness.Backend, f *Family, c Case, impl Impl) {
+		harness.Check(t, be, f, c, impl, map[string]harness.Generator{"resets": seqResetPatterns(seqTimeDim[f.Name])})
 	})
 }
 
@@ -75,7 +77,7 @@ func TestRecurrentResetsMatter(t *testing.T) {
 		}
 		const rr = 5
 		for _, reset := range []bool{true, false} {
-			rng := rand.New(rand.NewPCG(caseSeed(t), 0))
+			rng := rand.New(rand.NewPCG(harness.CaseSeed(t), 0))
 			in := make([][]float64, len(f.Inputs))
 			for i, o := range f.Inputs {
 				host := make([]float32, o.Len(c))

@@ -36,9 +36,9 @@ func rmsNormRef(c Case, in [][]float64) [][]float64 {
 }
 
 // rmsNormFused reads each row twice from cache: the sum of squares, then y.
-func rmsNormFused(l *cpuLaunch) {
-	x, w, y, cols := l.in[0].act(), l.in[1].act(), l.out[0].act(), l.Cols
-	l.rows(l.Rows, func(r0, r1 int) {
+func rmsNormFused(l cpuLaunch) {
+	x, w, y, cols := actOf(l.In[0]), actOf(l.In[1]), actOf(l.Out[0]), l.Cols
+	l.Parallel(l.Rows, func(r0, r1 int) {
 		var tx, tw, ty [tile]float32
 		for r := r0; r < r1; r++ {
 			base := r * cols
@@ -60,13 +60,13 @@ func rmsNormFused(l *cpuLaunch) {
 }
 
 // rmsNormNaive: x² → mean per row → rsqrt(· + ε) → x·r → ·w.
-func rmsNormNaive(l *cpuLaunch) {
+func rmsNormNaive(l cpuLaunch) {
 	rows, cols := l.Rows, l.Cols
-	x := l.upcast(dense(l.in[0].act(), cols), rows, cols)
-	w := l.upcast(dense(l.in[1].act(), cols), 1, cols)
+	x := l.upcast(dense(actOf(l.In[0]), cols), rows, cols)
+	w := l.upcast(dense(actOf(l.In[1]), cols), 1, cols)
 	sq := l.bin(opMul, x, x, rows, cols)
 	ms := l.red(opMean, sq, rows, cols, cols)
 	inv := l.un(opRsqrt, l.bin(opAdd, dense(act{f32: ms}, 1), scalar(rmsNormEps), rows, 1), rows, 1)
 	xn := l.bin(opMul, x, perRow(inv.t.f32), rows, cols)
-	l.binary(opMul, dense(l.out[0].act(), cols), xn, perCol(w.t), rows, cols)
+	l.binary(opMul, dense(actOf(l.Out[0]), cols), xn, perCol(w.t), rows, cols)
 }

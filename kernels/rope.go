@@ -2,10 +2,12 @@ package kernels
 
 import (
 	"fmt"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
-// ropeHeadDim is the head dimension of the RoPE family.
-const ropeHeadDim = 128
+// ropeHeadDim is the head dimension of the RoPE family: the harness fills its cos and sin tables.
+const ropeHeadDim = harness.RoPEHeadDim
 
 // RoPEFamily rotates q and k [tokens = rows, heads·128 = cols] by position, rotate-half layout: within each
 // head, for i < 64, out[i] = x[i]·cos − x[i+64]·sin and out[i+64] = x[i+64]·cos + x[i]·sin, with cos and sin
@@ -51,11 +53,11 @@ func ropeRef(c Case, in [][]float64) [][]float64 {
 }
 
 // ropeFused rotates each token's q and k heads in one pass, the token's cos/sin row held in cache.
-func ropeFused(l *cpuLaunch) {
+func ropeFused(l cpuLaunch) {
 	const half = ropeHeadDim / 2
-	cos, sin, cols := l.in[2].f32, l.in[3].f32, l.Cols
-	pairs := [2][2]act{{l.in[0].act(), l.out[0].act()}, {l.in[1].act(), l.out[1].act()}}
-	l.rows(l.Rows, func(r0, r1 int) {
+	cos, sin, cols := l.In[2].F32, l.In[3].F32, l.Cols
+	pairs := [2][2]act{{actOf(l.In[0]), actOf(l.Out[0])}, {actOf(l.In[1]), actOf(l.Out[1])}}
+	l.Parallel(l.Rows, func(r0, r1 int) {
 		var t1, t2, u1, u2 [tile]float32
 		for t := r0; t < r1; t++ {
 			cs, sn := cos[t*half:(t+1)*half], sin[t*half:(t+1)*half]
@@ -79,20 +81,20 @@ func ropeFused(l *cpuLaunch) {
 
 // ropeNaive runs, per tensor and per half, x1·cos, x2·sin, −, x2·cos, x1·sin, +, then writes the two halves
 // (torch.cat), on [tokens·heads, 64] views with the tables broadcast over heads.
-func ropeNaive(l *cpuLaunch) {
+func ropeNaive(l cpuLaunch) {
 	const half = ropeHeadDim / 2
 	heads := l.Cols / ropeHeadDim
 	rows := l.Rows * heads
-	cos := view{t: l.in[2].act(), rowStride: half, rowDiv: heads, colDiv: 1}
-	sin := view{t: l.in[3].act(), rowStride: half, rowDiv: heads, colDiv: 1}
+	cos := view{t: actOf(l.In[2]), rowStride: half, rowDiv: heads, colDiv: 1}
+	sin := view{t: actOf(l.In[3]), rowStride: half, rowDiv: heads, colDiv: 1}
 	for i := range 2 {
-		x := l.upcast(dense(l.in[i].act(), l.Cols), l.Rows, l.Cols)
+		x := l.upcast(dense(actOf(l.In[i]), l.Cols), l.Rows, l.Cols)
 		x1 := view{t: x.t, rowStride: ropeHeadDim, rowDiv: 1, colDiv: 1}
 		x2 := x1
 		x2.off = half
 		lo := l.bin(opSub, l.bin(opMul, x1, cos, rows, half), l.bin(opMul, x2, sin, rows, half), rows, half)
 		hi := l.bin(opAdd, l.bin(opMul, x2, cos, rows, half), l.bin(opMul, x1, sin, rows, half), rows, half)
-		y1 := view{t: l.out[i].act(), rowStride: ropeHeadDim, rowDiv: 1, colDiv: 1}
+		y1 := view{t: actOf(l.Out[i]), rowStride: ropeHeadDim, rowDiv: 1, colDiv: 1}
 		y2 := y1
 		y2.off = half
 		l.unary(opCopy, y1, lo, rows, half)

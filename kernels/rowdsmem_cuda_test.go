@@ -5,6 +5,8 @@ package kernels
 import (
 	"fmt"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // TestCUDARowDSMEM checks the pending row_dsmem kernels of every row family (rowdsmem.cuh) against the float64
@@ -14,8 +16,8 @@ import (
 // -kernels.pending is set: it is how row_dsmem stops being pending (rowDSMEMPending).
 func TestCUDARowDSMEM(t *testing.T) {
 	be := cudaBackend(t)
-	if be.cc < 90 {
-		t.Skipf("row_dsmem needs thread-block clusters (compute capability 9.0; this GPU: %d.%d)", be.cc/10, be.cc%10)
+	if be.CC() < 90 {
+		t.Skipf("row_dsmem needs thread-block clusters (compute capability 9.0; this GPU: %d.%d)", be.CC()/10, be.CC()%10)
 	}
 	swaps := []struct {
 		f    *Family
@@ -28,24 +30,24 @@ func TestCUDARowDSMEM(t *testing.T) {
 		{CrossEntropyFamily, &crossEntropyPlanFor, crossEntropyRows},
 		{FP8QuantFamily, &fp8QuantPlanFor, fp8QuantRows},
 	}
-	shapes := []Shape{{3, 65536}, {2, 262144}, {3, 65537}, {2, 20001}, {5, 1000}, {3, 20}, {1, 262143}}
+	shapes := []Shape{{Rows: 3, Cols: 65536}, {Rows: 2, Cols: 262144}, {Rows: 3, Cols: 65537}, {Rows: 2, Cols: 20001}, {Rows: 5, Cols: 1000}, {Rows: 3, Cols: 20}, {Rows: 1, Cols: 262143}}
 	for _, sw := range swaps {
 		defer func(def func(Case, int, int) rowPlan, p *func(Case, int, int) rowPlan) { *p = def }(*sw.plan, sw.plan)
 		for _, dt := range StorageDTypes {
 			for _, s := range shapes {
 				c := Case{DType: dt, Shape: s}
-				var gens map[string]generator
+				var gens map[string]harness.Generator
 				switch sw.f {
 				case FP8QuantFamily:
 					c.Variant = "row"
 				case CrossEntropyFamily:
-					gens = map[string]generator{"labels": someIgnored}
+					gens = map[string]harness.Generator{"labels": someIgnored}
 				}
 				for _, p := range rowDSMEMPlans(c) {
 					t.Run(fmt.Sprintf("%s/%s/%s/c=%d/t=%d", sw.f.Name, sw.f.BenchName(c, Fused), sw.rows.kernel(p, dt), p.cluster, p.threads), func(t *testing.T) {
 						*sw.plan = func(Case, int, int) rowPlan { return p }
-						if _, err := checkCase(be, sw.f, c, Fused, caseSeed(t), gens); err != nil {
-							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
+						if _, err := harness.CheckCase(be, sw.f, c, Fused, harness.CaseSeed(t), gens); err != nil {
+							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
 						}
 					})
 				}

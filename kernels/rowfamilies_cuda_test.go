@@ -10,9 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"unsafe"
 
-	"gorgonia.org/cu"
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // rowPlans lists the plans that can run case c of a row kernel (CrossEntropy, FP8Quant scale=row) on a GPU of
@@ -83,18 +82,18 @@ func TestCUDARowPlans(t *testing.T) {
 	defer func() {
 		crossEntropyPlanFor, fp8QuantPlanFor = withRowDSMEM(crossEntropyChoosePlan), withRowDSMEM(fp8QuantChoosePlan)
 	}()
-	shapes := []Shape{{3, 4096}, {5, 1000}, {2, 65536}, {3, 20001}, {9, 256}, {19, 64}, {2, 262144}, {40, 100}, {1, 1}, {3, 12}}
+	shapes := []Shape{{Rows: 3, Cols: 4096}, {Rows: 5, Cols: 1000}, {Rows: 2, Cols: 65536}, {Rows: 3, Cols: 20001}, {Rows: 9, Cols: 256}, {Rows: 19, Cols: 64}, {Rows: 2, Cols: 262144}, {Rows: 40, Cols: 100}, {Rows: 1, Cols: 1}, {Rows: 3, Cols: 12}}
 	for _, f := range []*Family{CrossEntropyFamily, FP8QuantFamily} {
 		for _, dt := range StorageDTypes {
 			for _, s := range shapes {
 				c := Case{DType: dt, Shape: s}
-				var gens map[string]generator
+				var gens map[string]harness.Generator
 				if f == FP8QuantFamily {
 					c.Variant = "row"
 				} else {
-					gens = map[string]generator{"labels": someIgnored}
+					gens = map[string]harness.Generator{"labels": someIgnored}
 				}
-				for _, p := range rowPlans(c, be.cc) {
+				for _, p := range rowPlans(c, be.CC()) {
 					name := crossEntropyRows.kernel(p, dt)
 					if f == FP8QuantFamily {
 						name = fp8QuantRows.kernel(p, dt)
@@ -102,8 +101,8 @@ func TestCUDARowPlans(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/%s/%s/t=%d", f.Name, f.BenchName(c, Fused), name, p.threads), func(t *testing.T) {
 						crossEntropyPlanFor = func(Case, int, int) rowPlan { return p }
 						fp8QuantPlanFor = crossEntropyPlanFor
-						if _, err := checkCase(be, f, c, Fused, caseSeed(t), gens); err != nil {
-							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
+						if _, err := harness.CheckCase(be, f, c, Fused, harness.CaseSeed(t), gens); err != nil {
+							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
 						}
 					})
 				}
@@ -112,7 +111,7 @@ func TestCUDARowPlans(t *testing.T) {
 	}
 }
 
-// TestCUDAFP8QuantCodes: the fused kernels' codes are exactly E4M3FromF32(x·(1/scale)) computed on the host in
+// TestCUDAFP8QuantCodes: the fused kernels' codes are exactly harness.E4M3FromF32(x·(1/scale)) computed on the host in
 // float32 from the GPU's own scales, for inputs over a wide range of magnitudes (subnormal codes included): the
 // kernels' conversion — software on compute capability < 9.0, cvt.rn.satfinite.e4m3x2 from 9.0 — is the CPU's
 // round-to-nearest-even, bit for bit.
@@ -124,21 +123,21 @@ func TestCUDAFP8QuantCodes(t *testing.T) {
 		}
 	}
 	for _, dt := range StorageDTypes {
-		for _, s := range []Shape{{5, 4096}, {3, 1001}, {7, 384}, {2, 65536}} {
+		for _, s := range []Shape{{Rows: 5, Cols: 4096}, {Rows: 3, Cols: 1001}, {Rows: 7, Cols: 384}, {Rows: 2, Cols: 65536}} {
 			for _, v := range FP8QuantFamily.Variants {
 				c := Case{DType: dt, Shape: s, Variant: v}
 				t.Run(FP8QuantFamily.BenchName(c, Fused), func(t *testing.T) {
-					res, err := checkCase(be, FP8QuantFamily, c, Fused, caseSeed(t), map[string]generator{"x": wide})
+					res, err := harness.CheckCase(be, FP8QuantFamily, c, Fused, harness.CaseSeed(t), map[string]harness.Generator{"x": wide})
 					if err != nil {
 						t.Fatal(err)
 					}
-					x, q, scales := res.in[0], res.got[0], res.got[1]
+					x, q, scales := res.In[0], res.Got[0], res.Got[1]
 					g, ng := fp8Group(c), fp8Groups(c)
 					bad := 0
 					for i, xv := range x {
 						r, col := i/c.Cols, i%c.Cols
 						inv := 1 / float32(scales[r*ng+col/g])
-						want := F32FromE4M3(E4M3FromF32(float32(xv) * inv))
+						want := harness.F32FromE4M3(harness.E4M3FromF32(float32(xv) * inv))
 						if float32(q[i]) != want {
 							if bad++; bad <= 5 {
 								t.Errorf("element %d: x = %v, scale = %v: code %v, want %v", i, xv, scales[r*ng+col/g], q[i], want)
@@ -169,14 +168,14 @@ func (sb *sweepBuffers) all() []*cudaBuffer {
 
 // aliasBuf is b seen as n elements of dt.
 func aliasBuf(b *cudaBuffer, dt DType, n int) *cudaBuffer {
-	return &cudaBuffer{dt: dt, n: n, ptr: b.ptr}
+	return b.View(dt, n)
 }
 
-// fillFast writes uniform values in [-lim, lim) of dt into b, encoded on every core and copied in one go.
-func fillFast(t *testing.T, be *CUDA, b *cudaBuffer, seed uint64, lim float32) {
-	raw := make([]byte, b.bytes())
+// fillFast writes uniform values in [-lim, lim) of dt into b, drawn on every core and uploaded in one go.
+func fillFast(t *testing.T, be *harness.CUDA, b *cudaBuffer, seed uint64, lim float32) {
+	host := make([]float32, b.Len())
 	workers := runtime.NumCPU()
-	chunk := (b.n + workers - 1) / workers
+	chunk := (b.Len() + workers - 1) / workers
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
@@ -187,18 +186,12 @@ func fillFast(t *testing.T, be *CUDA, b *cudaBuffer, seed uint64, lim float32) {
 				x ^= x << 13
 				x ^= x >> 7
 				x ^= x << 17
-				v := lim * (float32(x>>40)/(1<<23) - 1)
-				switch b.dt {
-				case FP32:
-					*(*float32)(unsafe.Pointer(&raw[4*i])) = v
-				case BF16:
-					*(*uint16)(unsafe.Pointer(&raw[2*i])) = BF16FromF32(v)
-				}
+				host[i] = lim * (float32(x>>40)/(1<<23) - 1)
 			}
-		}(w*chunk, min((w+1)*chunk, b.n))
+		}(w*chunk, min((w+1)*chunk, b.Len()))
 	}
 	wg.Wait()
-	if err := be.do(func() error { return cu.MemcpyHtoD(b.ptr, unsafe.Pointer(&raw[0]), b.bytes()) }); err != nil {
+	if err := be.Upload(b, host); err != nil { // rounded to bf16 as it is stored
 		t.Fatal(err)
 	}
 }
@@ -212,17 +205,17 @@ func TestCUDARowSweep(t *testing.T) {
 		t.Skip("needs -kernels.tune")
 	}
 	be := cudaBackend(t)
-	s := NewSuite(be, nil)
+	s := harness.NewSuite(be, nil)
 	copyGBps, err := s.MeasureCopy()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.copy.release()
+	defer s.Close()
 	fmt.Printf("sweep: %s, copy %.0f GB/s (1 GiB fp32, cold)\n", be.Device().Name, copyGBps)
 	defer func() {
 		crossEntropyPlanFor, fp8QuantPlanFor = withRowDSMEM(crossEntropyChoosePlan), withRowDSMEM(fp8QuantChoosePlan)
 	}()
-	timeIt := func(l Launch, warm, n int) float64 {
+	timeIt := func(l harness.Launch, warm, n int) float64 {
 		if _, err := be.Time(l, warm, s.Policy.Timing); err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +223,7 @@ func TestCUDARowSweep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return median(ns)
+		return harness.Median(ns)
 	}
 	const maxN = 1 << 28
 	for _, dt := range StorageDTypes {
@@ -249,7 +242,7 @@ func TestCUDARowSweep(t *testing.T) {
 		fillFast(t, be, sb.b, 2, 4)
 		fillFast(t, be, sb.cos, 3, 1)
 		fillFast(t, be, sb.sin, 4, 1)
-		for _, shape := range Grids["cuda"] {
+		for _, shape := range harness.Grids["cuda"] {
 			n := shape.Rows * shape.Cols
 			labels := make([]float32, shape.Rows)
 			for r := range labels {
@@ -265,20 +258,20 @@ func TestCUDARowSweep(t *testing.T) {
 			type fam struct {
 				f       *Family
 				variant string
-				in, out []Buffer
+				in, out []harness.Buffer
 			}
 			fams := []fam{
-				{RoPEFamily, "", []Buffer{aliasBuf(sb.a, dt, n), aliasBuf(sb.b, dt, n), aliasBuf(sb.cos, FP32, shape.Rows*64), aliasBuf(sb.sin, FP32, shape.Rows*64)},
-					[]Buffer{aliasBuf(sb.o1, dt, n), aliasBuf(sb.o2, dt, n)}},
-				{CrossEntropyFamily, "", []Buffer{aliasBuf(sb.a, dt, n), aliasBuf(sb.labels, Int32, shape.Rows)},
-					[]Buffer{aliasBuf(sb.scales, FP32, shape.Rows), aliasBuf(sb.o1, dt, n)}},
-				{FP8QuantFamily, "row", []Buffer{aliasBuf(sb.a, dt, n)}, []Buffer{aliasBuf(sb.o2, E4M3, n), aliasBuf(sb.scales, FP32, shape.Rows)}},
-				{FP8QuantFamily, "block128", []Buffer{aliasBuf(sb.a, dt, n)},
-					[]Buffer{aliasBuf(sb.o2, E4M3, n), aliasBuf(sb.scales, FP32, shape.Rows*ceilDiv(shape.Cols, 128))}},
+				{RoPEFamily, "", []harness.Buffer{aliasBuf(sb.a, dt, n), aliasBuf(sb.b, dt, n), aliasBuf(sb.cos, FP32, shape.Rows*64), aliasBuf(sb.sin, FP32, shape.Rows*64)},
+					[]harness.Buffer{aliasBuf(sb.o1, dt, n), aliasBuf(sb.o2, dt, n)}},
+				{CrossEntropyFamily, "", []harness.Buffer{aliasBuf(sb.a, dt, n), aliasBuf(sb.labels, Int32, shape.Rows)},
+					[]harness.Buffer{aliasBuf(sb.scales, FP32, shape.Rows), aliasBuf(sb.o1, dt, n)}},
+				{FP8QuantFamily, "row", []harness.Buffer{aliasBuf(sb.a, dt, n)}, []harness.Buffer{aliasBuf(sb.o2, E4M3, n), aliasBuf(sb.scales, FP32, shape.Rows)}},
+				{FP8QuantFamily, "block128", []harness.Buffer{aliasBuf(sb.a, dt, n)},
+					[]harness.Buffer{aliasBuf(sb.o2, E4M3, n), aliasBuf(sb.scales, FP32, shape.Rows*ceilDiv(shape.Cols, 128))}},
 			}
 			// The copy of a into o1 at this shape: what the kernels could reach at this size.
 			cc := Case{DType: dt, Shape: shape}
-			cp, err := be.Prepare(CopyFamily, Fused, cc, []Buffer{aliasBuf(sb.a, dt, n)}, []Buffer{aliasBuf(sb.o1, dt, n)})
+			cp, err := be.Prepare(CopyFamily, Fused, cc, []harness.Buffer{aliasBuf(sb.a, dt, n)}, []harness.Buffer{aliasBuf(sb.o1, dt, n)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -316,12 +309,12 @@ func TestCUDARowSweep(t *testing.T) {
 					line += fmt.Sprintf("\n      rope_bf16 (64 registers) %6.0f GB/s %5.1f%% copy", bytes/ans, 100*bytes/ans/copyGBps)
 				}
 				if (fm.f == CrossEntropyFamily || fm.variant == "row") && shape.Cols >= 16384 {
-					def := crossEntropyChoosePlan(c, be.cc, be.dev.Workers)
+					def := crossEntropyChoosePlan(c, be.CC(), be.Device().Workers)
 					rows := crossEntropyRows
 					if fm.f == FP8QuantFamily {
-						def, rows = fp8QuantChoosePlan(c, be.cc, be.dev.Workers), fp8QuantRows
+						def, rows = fp8QuantChoosePlan(c, be.CC(), be.Device().Workers), fp8QuantRows
 					}
-					for _, p := range rowPlans(c, be.cc) {
+					for _, p := range rowPlans(c, be.CC()) {
 						if p == def || !p.vec || p.nv != 8 && p.kind != rowLoop && p.kind != rowCStream {
 							continue
 						}

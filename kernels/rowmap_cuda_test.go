@@ -9,7 +9,7 @@ import (
 	"math"
 	"testing"
 
-	"gorgonia.org/cu"
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 var sweepAltsFlag = flag.Bool("kernels.sweep.alts", false, "TestCUDASweep: time the alternatives too")
@@ -82,18 +82,18 @@ func TestCUDARowMapPlans(t *testing.T) {
 	defer func() {
 		layerNormPlanFor, softmaxPlanFor = withRowDSMEM(layerNormChoosePlan), withRowDSMEM(softmaxChoosePlan)
 	}()
-	shapes := []Shape{{3, 4096}, {5, 1000}, {2, 65536}, {3, 20001}, {9, 256}, {19, 64}, {2, 262144}, {1, 1},
-		{4, 4099}, {2, 131072}, {3, 24576}, {33, 1000}}
+	shapes := []Shape{{Rows: 3, Cols: 4096}, {Rows: 5, Cols: 1000}, {Rows: 2, Cols: 65536}, {Rows: 3, Cols: 20001}, {Rows: 9, Cols: 256}, {Rows: 19, Cols: 64}, {Rows: 2, Cols: 262144}, {Rows: 1, Cols: 1},
+		{Rows: 4, Cols: 4099}, {Rows: 2, Cols: 131072}, {Rows: 3, Cols: 24576}, {Rows: 33, Cols: 1000}}
 	for _, f := range []*Family{LayerNormFamily, SoftmaxFamily} {
 		for _, dt := range StorageDTypes {
 			for _, s := range shapes {
 				c := Case{DType: dt, Shape: s}
-				for _, p := range rowMapPlans(c, be.cc) {
+				for _, p := range rowMapPlans(c, be.CC()) {
 					t.Run(fmt.Sprintf("%s/%s/%v", f.Name, f.BenchName(c, Fused), p), func(t *testing.T) {
 						layerNormPlanFor = func(Case, int, int) rowPlan { return p }
 						softmaxPlanFor = layerNormPlanFor
-						if _, err := checkCase(be, f, c, Fused, caseSeed(t), nil); err != nil {
-							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
+						if _, err := harness.CheckCase(be, f, c, Fused, harness.CaseSeed(t), nil); err != nil {
+							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
 						}
 					})
 				}
@@ -110,7 +110,7 @@ func TestCUDARowMapModules(t *testing.T) {
 	defer func(v string) { rowMapSM90, geluVariant = true, v }(geluVariant)
 	for _, f := range []*Family{LayerNormFamily, SoftmaxFamily, GELUFamily, SwiGLUFamily} {
 		for _, dt := range StorageDTypes {
-			for _, s := range []Shape{{33, 1000}, {5, 4096}, {3, 4099}, {2, 65536}, {7, 129}} {
+			for _, s := range []Shape{{Rows: 33, Cols: 1000}, {Rows: 5, Cols: 4096}, {Rows: 3, Cols: 4099}, {Rows: 2, Cols: 65536}, {Rows: 7, Cols: 129}} {
 				c := Case{DType: dt, Shape: s}
 				variants := []string{""}
 				if f == GELUFamily {
@@ -122,11 +122,11 @@ func TestCUDARowMapModules(t *testing.T) {
 						var outs [2][]float32
 						for i, sm90 := range []bool{false, true} {
 							rowMapSM90 = sm90
-							res, err := checkCase(be, f, c, Fused, 1234, nil)
+							res, err := harness.CheckCase(be, f, c, Fused, 1234, nil)
 							if err != nil {
 								t.Fatalf("sm90=%v: %v (reproduce with -run '%s')", sm90, err, t.Name())
 							}
-							for _, x := range res.got[0] {
+							for _, x := range res.Got[0] {
 								outs[i] = append(outs[i], float32(x))
 							}
 						}
@@ -180,12 +180,8 @@ func rowMapAlternatives(c Case, cc int) []rowPlan {
 }
 
 // aliasBuffer views the first n elements of a cuda buffer as a buffer of its own (not to be freed).
-func aliasBuffer(b Buffer, n int) *cudaBuffer {
-	cb := b.(*cudaBuffer)
-	if n > cb.n {
-		panic("aliasBuffer: too long")
-	}
-	return &cudaBuffer{dt: cb.dt, n: n, ptr: cb.ptr}
+func aliasBuffer(b harness.Buffer, n int) *cudaBuffer {
+	return b.(*cudaBuffer).View(0, n)
 }
 
 // TestCUDASweep (with -kernels.sweep) times LayerNorm, Softmax, GELU and SwiGLU on the cuda grid as the
@@ -198,41 +194,41 @@ func TestCUDASweep(t *testing.T) {
 		t.Skip("with -kernels.sweep")
 	}
 	be := cudaBackend(t)
-	s := NewSuite(be, io.Discard)
+	s := harness.NewSuite(be, io.Discard)
 	suiteCopy, err := s.MeasureCopy()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { s.copy.release(); s.copy = nil }()
+	defer s.Close()
 	defer func() {
 		layerNormPlanFor, softmaxPlanFor, rowMapSM90, geluVariant = withRowDSMEM(layerNormChoosePlan), withRowDSMEM(softmaxChoosePlan), true, "_n6"
 	}()
 	cold := s.Policy.Timing
-	fmt.Printf("sweep: %s (cc %d, %d SMs), suite copy %.1f GB/s\n", be.dev.Name, be.cc, be.dev.Workers, suiteCopy)
-	time := func(l Launch, timing Timing) float64 {
+	fmt.Printf("sweep: %s (cc %d, %d SMs), suite copy %.1f GB/s\n", be.Device().Name, be.CC(), be.Device().Workers, suiteCopy)
+	time := func(l harness.Launch, timing harness.Timing) float64 {
 		_, err := be.Time(l, 3, timing)
 		if err == nil {
 			var ns []float64
 			if ns, err = be.Time(l, 25, timing); err == nil {
-				return median(ns)
+				return harness.Median(ns)
 			}
 		}
 		t.Error(err)
 		return math.NaN()
 	}
-	prep := func(f *Family, impl Impl, c Case, in, out []Buffer) Launch {
+	prep := func(f *Family, impl Impl, c Case, in, out []harness.Buffer) harness.Launch {
 		l, err := be.Prepare(f, impl, c, in, out)
 		if err != nil {
 			t.Error(err)
 		}
 		return l
 	}
-	grid := Grids["cuda"]
+	grid := harness.Grids["cuda"]
 	maxN, maxCols := 0, 0
 	for _, sh := range grid {
 		maxN, maxCols = max(maxN, sh.Rows*sh.Cols), max(maxCols, sh.Cols)
 	}
-	upload := func(dt DType, n int, f func(i int) float32) Buffer {
+	upload := func(dt DType, n int, f func(i int) float32) harness.Buffer {
 		host := make([]float32, n)
 		for i := range host {
 			host[i] = f(i)
@@ -258,7 +254,7 @@ func TestCUDASweep(t *testing.T) {
 		for _, f := range []*Family{LayerNormFamily, SoftmaxFamily, GELUFamily, SwiGLUFamily} {
 			for _, sh := range grid {
 				c := Case{DType: dt, Shape: sh}
-				var in []Buffer
+				var in []harness.Buffer
 				for _, o := range f.Inputs {
 					src := X
 					switch o.Name {
@@ -269,9 +265,9 @@ func TestCUDASweep(t *testing.T) {
 					}
 					in = append(in, aliasBuffer(src, o.Len(c)))
 				}
-				out := []Buffer{aliasBuffer(Y, sh.Rows*sh.Cols)}
+				out := []harness.Buffer{aliasBuffer(Y, sh.Rows*sh.Cols)}
 				bytes := float64(f.MinBytes(c))
-				cp := prep(CopyFamily, Fused, c, []Buffer{aliasBuffer(X, sh.Rows*sh.Cols)}, out)
+				cp := prep(CopyFamily, Fused, c, []harness.Buffer{aliasBuffer(X, sh.Rows*sh.Cols)}, out)
 				nl := prep(f, Naive, c, in, out)
 				fl := prep(f, Fused, c, in, out)
 				if cp == nil || nl == nil || fl == nil {
@@ -285,16 +281,16 @@ func TestCUDASweep(t *testing.T) {
 				fns := time(fl, cold)
 				hot := ""
 				if fns < 20e3 {
-					hot = fmt.Sprintf(" (hot %.1f µs)", time(fl, Timing{})/1e3)
+					hot = fmt.Sprintf(" (hot %.1f µs)", time(fl, harness.Timing{})/1e3)
 				}
-				info := kernelInfo(be, fl)
+				info := kernelInfo(fl)
 				fl.Release()
 				plan := ""
 				switch f {
 				case LayerNormFamily:
-					plan = layerNormChoosePlan(c, be.cc, be.dev.Workers).String()
+					plan = layerNormChoosePlan(c, be.CC(), be.Device().Workers).String()
 				case SoftmaxFamily:
-					plan = softmaxChoosePlan(c, be.cc, be.dev.Workers).String()
+					plan = softmaxChoosePlan(c, be.CC(), be.Device().Workers).String()
 				}
 				fg := bytes / fns
 				fmt.Printf("%-9s %s: fused %6.0f GB/s %5.1f%% copy (%5.1f%% of same-shape copy %6.0f GB/s) %8.1f µs%s | naive %8.1f µs %5.1fx | %s %s\n",
@@ -306,7 +302,7 @@ func TestCUDASweep(t *testing.T) {
 						return
 					}
 					ns := time(l, cold)
-					info := kernelInfo(be, l)
+					info := kernelInfo(l)
 					l.Release()
 					fmt.Printf("    %-28s %6.0f GB/s %5.1f%% copy %8.1f µs %s\n", label, bytes/ns, 100*bytes/ns/suiteCopy, ns/1e3, info)
 				}
@@ -326,7 +322,7 @@ func TestCUDASweep(t *testing.T) {
 				if f != LayerNormFamily && f != SoftmaxFamily {
 					continue
 				}
-				for _, p := range rowMapAlternatives(c, be.cc) {
+				for _, p := range rowMapAlternatives(c, be.CC()) {
 					layerNormPlanFor = func(Case, int, int) rowPlan { return p }
 					softmaxPlanFor = layerNormPlanFor
 					alt(p.String())
@@ -334,23 +330,21 @@ func TestCUDASweep(t *testing.T) {
 				layerNormPlanFor, softmaxPlanFor = withRowDSMEM(layerNormChoosePlan), withRowDSMEM(softmaxChoosePlan)
 			}
 		}
-		for _, b := range []Buffer{X, W, B, Y} {
+		for _, b := range []harness.Buffer{X, W, B, Y} {
 			be.Free(b)
 		}
 	}
 }
 
 // kernelInfo is the registers and local memory (spills) of each kernel of a launch, as the driver compiled them.
-func kernelInfo(be *CUDA, l Launch) string {
-	cl := l.(*cudaLaunch)
+func kernelInfo(l harness.Launch) string {
+	ks, err := l.(*harness.CUDALaunch).Kernels()
+	if err != nil {
+		return err.Error()
+	}
 	var out string
-	be.do(func() error {
-		for _, st := range cl.steps {
-			regs, _ := st.fn.Attribute(cu.NumRegs)
-			local, _ := st.fn.Attribute(cu.LocalSizeBytes)
-			out += fmt.Sprintf("[%s %dr %dB]", st.name, regs, local)
-		}
-		return nil
-	})
+	for _, k := range ks {
+		out += fmt.Sprintf("[%s %dr %dB]", k.Name, k.Registers, k.LocalBytes)
+	}
 	return out
 }

@@ -304,7 +304,7 @@ func ceilPow2(n int) int {
 // replaces is every plan for rows no one block holds in registers (team, cluster, cstream, loop): those read a
 // row twice, or hold it in registers at one or two blocks a multiprocessor. Clusters of more than 8 blocks are
 // non-portable (the kernel's attribute is set at launch) and cluster launches take cuLaunchKernelEx
-// (cuda_cluster.go).
+// (harness/cuda_cluster.go, CUDALaunch.KernelCluster).
 
 // rowDSMEMPending says why row_dsmem is not chosen by default: its kernels have not run on a GPU. Until they
 // pass TestCUDARowDSMEM there, the choosers pick it only when the run asks for pending code (-kernels.pending

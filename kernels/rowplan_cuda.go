@@ -15,79 +15,82 @@ import "fmt"
 var rowMapSM90 = true
 
 // rowMapModule is the module a launch of the family takes its kernels from.
-func rowMapModule(l *cudaLaunch) string {
-	if rowMapSM90 && l.cc() >= 90 {
-		return l.module + "_sm90"
+func rowMapModule(l cudaLaunch) string { return rowMapModuleOf(l.Module(), l.CC()) }
+
+// rowMapModuleOf is the module a launch on a GPU of compute capability cc takes family module's kernels from.
+func rowMapModuleOf(module string, cc int) string {
+	if rowMapSM90 && cc >= 90 {
+		return module + "_sm90"
 	}
-	return l.module
+	return module
 }
 
 // launchRow records the launch of plan p's kernel of row family rf with args, which every kernel of the family
 // takes alike (rows and cols among them). RMSNorm's teams (rowBlock, rowTeam) take more and are launched by
 // rmsNormFusedCUDA.
-func launchRow(l *cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
+func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 	name := rf.kernel(p, l.DType)
 	e := 1
 	if p.vec {
 		e = 16 / l.DType.Size()
 		if l.Cols%e != 0 {
-			l.fail(fmt.Errorf("%s: %d columns do not allow 16-byte accesses", name, l.Cols))
+			l.Fail(fmt.Errorf("%s: %d columns do not allow 16-byte accesses", name, l.Cols))
 			return
 		}
 	}
-	mod := l.module
+	mod := l.Module()
 	if rf.sm90All {
 		mod = rowMapModule(l)
 	}
 	switch p.kind {
 	case rowCluster, rowCStream, rowDSMEM:
-		if l.cc() < 90 || !p.vec && p.kind != rowDSMEM {
-			l.fail(fmt.Errorf("%s: clusters need compute capability 9.0 (this GPU: %d) and 16-byte accesses", name, l.cc()))
+		if l.CC() < 90 || !p.vec && p.kind != rowDSMEM {
+			l.Fail(fmt.Errorf("%s: clusters need compute capability 9.0 (this GPU: %d) and 16-byte accesses", name, l.CC()))
 			return
 		}
 		if int64(l.Rows)*int64(p.cluster) >= 1<<31 {
-			l.fail(fmt.Errorf("%s: %d rows × a cluster of %d", name, l.Rows, p.cluster))
+			l.Fail(fmt.Errorf("%s: %d rows × a cluster of %d", name, l.Rows, p.cluster))
 			return
 		}
-		mod = l.module + "_sm90"
+		mod = l.Module() + "_sm90"
 	}
 	const block = 256 // warp and lanes plans
 	switch p.kind {
 	case rowWarp:
 		if 32*p.nv*e < l.Cols {
-			l.fail(fmt.Errorf("%s: a warp × %d does not cover %d columns", name, p.nv*e, l.Cols))
+			l.Fail(fmt.Errorf("%s: a warp × %d does not cover %d columns", name, p.nv*e, l.Cols))
 			return
 		}
-		l.kernelIn(mod, name, ceilDiv(l.Rows, block/32*p.rows), block, args...)
+		l.KernelIn(mod, name, ceilDiv(l.Rows, block/32*p.rows), block, args...)
 	case rowLanes:
 		if p.lanes*p.nv*e < l.Cols {
-			l.fail(fmt.Errorf("%s: %d lanes × %d do not cover %d columns", name, p.lanes, p.nv*e, l.Cols))
+			l.Fail(fmt.Errorf("%s: %d lanes × %d do not cover %d columns", name, p.lanes, p.nv*e, l.Cols))
 			return
 		}
-		l.kernelIn(mod, name, ceilDiv(l.Rows, block/p.lanes), block, args...)
+		l.KernelIn(mod, name, ceilDiv(l.Rows, block/p.lanes), block, args...)
 	case rowBlock:
 		if p.threads*p.nv*e < l.Cols {
-			l.fail(fmt.Errorf("%s: %d threads × %d do not cover %d columns", name, p.threads, p.nv*e, l.Cols))
+			l.Fail(fmt.Errorf("%s: %d threads × %d do not cover %d columns", name, p.threads, p.nv*e, l.Cols))
 			return
 		}
-		l.kernelIn(mod, name, l.Rows, p.threads, args...)
+		l.KernelIn(mod, name, l.Rows, p.threads, args...)
 	case rowCluster:
 		if p.cluster*p.threads*p.nv*e < l.Cols {
-			l.fail(fmt.Errorf("%s: %d × %d threads × %d do not cover %d columns", name, p.cluster, p.threads, p.nv*e, l.Cols))
+			l.Fail(fmt.Errorf("%s: %d × %d threads × %d do not cover %d columns", name, p.cluster, p.threads, p.nv*e, l.Cols))
 			return
 		}
-		l.kernelIn(mod, name, l.Rows*p.cluster, p.threads, args...)
+		l.KernelIn(mod, name, l.Rows*p.cluster, p.threads, args...)
 	case rowCStream:
-		l.kernelIn(mod, name, l.Rows*p.cluster, p.threads, args...)
+		l.KernelIn(mod, name, l.Rows*p.cluster, p.threads, args...)
 	case rowDSMEM:
 		if p.cluster < 2 || p.cluster > rowDSMEMMaxBlocks {
-			l.fail(fmt.Errorf("%s: clusters of %d blocks (2 … %d)", name, p.cluster, rowDSMEMMaxBlocks))
+			l.Fail(fmt.Errorf("%s: clusters of %d blocks (2 … %d)", name, p.cluster, rowDSMEMMaxBlocks))
 			return
 		}
-		l.kernelCluster(mod, name, l.Rows*p.cluster, p.threads, p.cluster, rowDSMEMBytes(p, l.Case), args...)
+		l.KernelCluster(mod, name, l.Rows*p.cluster, p.threads, p.cluster, rowDSMEMBytes(p, l.Case), args...)
 	case rowLoop:
-		l.kernelIn(mod, name, l.Rows, p.threads, args...)
+		l.KernelIn(mod, name, l.Rows, p.threads, args...)
 	default:
-		l.fail(fmt.Errorf("%s: %v is not a plan of this family", name, p))
+		l.Fail(fmt.Errorf("%s: %v is not a plan of this family", name, p))
 	}
 }

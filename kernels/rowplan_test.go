@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 var updateRowPlans = flag.Bool("kernels.update-rowplans", false, "rewrite testdata/rowplans.golden from the row plan choosers")
@@ -32,7 +34,7 @@ func rowPlanChoices() string {
 	var b strings.Builder
 	for _, gpu := range []struct{ cc, sms int }{{80, 108}, {90, 132}} {
 		for _, ch := range choosers {
-			cases := append(ch.f.CasesOn("cuda", Grids["cuda"]), ch.f.CasesOn("test", testShapes)...)
+			cases := append(ch.f.CasesOn("cuda", harness.Grids["cuda"]), ch.f.CasesOn("test", testShapes)...)
 			for _, c := range cases {
 				if c.Variant == "block128" {
 					continue // FP8Quant's per-block scales have no row plan
@@ -90,7 +92,7 @@ func TestRowDSMEMChoice(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		rowDSMEMOn = on
 		for f, plan := range plans {
-			for _, c := range append(f.CasesOn("cuda", Grids["cuda"]), f.CasesOn("test", testShapes)...) {
+			for _, c := range append(f.CasesOn("cuda", harness.Grids["cuda"]), f.CasesOn("test", testShapes)...) {
 				if c.Variant == "block128" {
 					continue
 				}

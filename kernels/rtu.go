@@ -71,11 +71,11 @@ func rtuRef(c Case, in [][]float64) [][]float64 {
 }
 
 // rtuFused runs each sequence step by step: the projection of x_t, then the state update, in fp32 locals.
-func rtuFused(l *cpuLaunch) {
-	x, uw, vw, lambda, h := l.in[0].act(), l.in[1].act(), l.in[2].act(), l.in[3].act(), l.out[0].act()
-	resets := l.in[4].i32
+func rtuFused(l cpuLaunch) {
+	x, uw, vw, lambda, h := actOf(l.In[0]), actOf(l.In[1]), actOf(l.In[2]), actOf(l.In[3]), actOf(l.Out[0])
+	resets := l.In[4].I32
 	nt, nd, nr := l.Dims[1], l.Dims[2], l.Dims[3]
-	l.rows(l.Dims[0], func(b0, b1 int) {
+	l.Parallel(l.Dims[0], func(b0, b1 int) {
 		z, u, state := make([]float32, nr), make([]float32, nd), make([]float32, nd)
 		for b := b0; b < b1; b++ {
 			for t := range nt {
@@ -116,18 +116,18 @@ func rtuProject(x, uw, vw act, row int, z, u []float32) {
 
 // rtuNaive is the eager chain: z = x U and u = z V (one matrix product each, fp32 intermediates), then the
 // per-step passes of the linear recurrence with the constant decays λ.
-func rtuNaive(l *cpuLaunch) {
+func rtuNaive(l cpuLaunch) {
 	nb, nt, nd, nr := l.Dims[0], l.Dims[1], l.Dims[2], l.Dims[3]
 	rows := nb * nt
-	z := l.matmul(l.in[0].act(), l.in[1].act(), rows, nd, nr)
-	u := l.matmul(act{f32: z}, l.in[2].act(), rows, nr, nd)
-	linRecNaiveSteps(l, l.in[3].act(), 0, 0, u, l.in[4].i32, l.scratch.f32(nb*nd), true)
+	z := l.matmul(actOf(l.In[0]), actOf(l.In[1]), rows, nd, nr)
+	u := l.matmul(act{f32: z}, actOf(l.In[2]), rows, nr, nd)
+	linRecNaiveSteps(l, actOf(l.In[3]), 0, 0, u, l.In[4].I32, l.ScratchF32(nb*nd), true)
 }
 
 // matmul returns a·w as a new fp32 intermediate: a is rows × k, w is k × n, both row-major.
-func (l *cpuLaunch) matmul(a, w act, rows, k, n int) []float32 {
-	out := l.scratch.f32(rows * n)
-	l.rows(rows, func(r0, r1 int) {
+func (l cpuLaunch) matmul(a, w act, rows, k, n int) []float32 {
+	out := l.ScratchF32(rows * n)
+	l.Parallel(rows, func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			for c := range n {
 				var acc float32

@@ -30,39 +30,39 @@ func rtuChoosePlan(c Case) rtuPlan {
 	return rtuPlan{s: s, l: max(1, steps/s)}
 }
 
-func rtuFusedCUDA(l *cudaLaunch) {
+func rtuFusedCUDA(l cudaLaunch) {
 	p := rtuPlanFor(l.Case)
 	nb, nt, nd, nr := l.Dims[0], l.Dims[1], l.Dims[2], l.Dims[3]
 	tt := p.s * p.l
 	if nd%2 != 0 || nd/2 > rtuMaxUnits || nd/2*p.s > 256 || tt > rtuMaxSteps || tt*(nd+nr) > rtuTileFloats {
-		l.fail(fmt.Errorf("rtu: plan %+v for dim %d, rank %d", p, nd, nr))
+		l.Fail(fmt.Errorf("rtu: plan %+v for dim %d, rank %d", p, nd, nr))
 		return
 	}
 	tiles := int64(nb) * int64(ceilDiv(nt, tt))
 	if tiles >= 1<<31 {
-		l.fail(fmt.Errorf("rtu: %d tiles", tiles))
+		l.Fail(fmt.Errorf("rtu: %d tiles", tiles))
 		return
 	}
 	states, counter, flags := l.chainScratch(int(tiles), nd)
 	name := map[DType]string{FP32: "rtu_f32", BF16: "rtu_bf16"}[l.DType]
-	l.kernel(name, int(tiles), nd/2*p.s, l.in[0], l.in[1], l.in[2], l.in[3], l.in[4], l.out[0], nb, nt, nd, nr, p.s, p.l,
+	l.Kernel(name, int(tiles), nd/2*p.s, l.In[0], l.In[1], l.In[2], l.In[3], l.In[4], l.Out[0], nb, nt, nd, nr, p.s, p.l,
 		states, flags, counter)
 }
 
 // rtuNaiveCUDA is the CPU's chain (rtuNaive): z = x U, u = z V, then one launch per step.
-func rtuNaiveCUDA(l *cudaLaunch) {
+func rtuNaiveCUDA(l cudaLaunch) {
 	nb, nt, nd, nr := l.Dims[0], l.Dims[1], l.Dims[2], l.Dims[3]
 	rows := nb * nt
-	z := l.matmul(l.in[0].tensor(), l.in[1].tensor(), rows, nd, nr)
-	u := l.matmul(z, l.in[2].tensor(), rows, nr, nd)
-	l.linRecNaiveSteps(l.in[3], 0, 0, u, l.in[4], l.tmpF32(nb*nd), true)
+	z := l.matmul(tensorOf(l.In[0]), tensorOf(l.In[1]), rows, nd, nr)
+	u := l.matmul(z, tensorOf(l.In[2]), rows, nr, nd)
+	l.linRecNaiveSteps(l.In[3], 0, 0, u, l.In[4], l.tmpF32(nb*nd), true)
 }
 
 // matmul returns a·w as a new fp32 intermediate: a is rows × k, w is k × n, both row-major.
-func (l *cudaLaunch) matmul(a, w devTensor, rows, k, n int) devTensor {
+func (l cudaLaunch) matmul(a, w devTensor, rows, k, n int) devTensor {
 	out := l.tmpF32(rows * n)
 	const block = 256
-	l.kernelIn("rtu", "rtu_naive_matmul", min(ceilDiv(rows*n, block), l.sms()*2048/block), block, out.ptr, a.ptr, a.dt,
+	l.KernelIn("rtu", "rtu_naive_matmul", min(ceilDiv(rows*n, block), l.SMs()*2048/block), block, out.ptr, a.ptr, a.dt,
 		w.ptr, w.dt, rows, k, n)
 	return out
 }

@@ -81,15 +81,15 @@ func scanRef(c Case, in [][]float64) [][]float64 {
 }
 
 // scanFused runs each batch row's channels through time with their states in a local array.
-func scanFused(l *cpuLaunch) {
-	x, delta, bm, cm, resets, y := l.in[0].act(), l.in[1].act(), l.in[3].act(), l.in[4].act(), l.in[6].act(), l.out[0].act()
-	aLog, dskip := l.in[2].f32, l.in[5].f32
+func scanFused(l cpuLaunch) {
+	x, delta, bm, cm, resets, y := actOf(l.In[0]), actOf(l.In[1]), actOf(l.In[3]), actOf(l.In[4]), actOf(l.In[6]), actOf(l.Out[0])
+	aLog, dskip := l.In[2].F32, l.In[5].F32
 	nb, nt, nd := scanDims(l.Case)
 	a := make([]float32, nd*scanN)
 	for i, v := range aLog {
 		a[i] = -exp32(v)
 	}
-	l.rows(nb, func(b0, b1 int) {
+	l.Parallel(nb, func(b0, b1 int) {
 		h := make([]float32, nd*scanN)
 		for b := b0; b < b1; b++ {
 			clear(h)
@@ -120,20 +120,20 @@ func scanFused(l *cpuLaunch) {
 
 // scanNaive is the framework's scan (see SelectiveScanFamily): the discretized inputs expanded to
 // [batch, t, d, N], then four passes per step, each over every row's state.
-func scanNaive(l *cpuLaunch) {
-	x, delta, bm, cm, resets := l.in[0].act(), l.in[1].act(), l.in[3].act(), l.in[4].act(), l.in[6].act()
+func scanNaive(l cpuLaunch) {
+	x, delta, bm, cm, resets := actOf(l.In[0]), actOf(l.In[1]), actOf(l.In[3]), actOf(l.In[4]), actOf(l.In[6])
 	nb, nt, nd := scanDims(l.Case)
 	bt, dn := nb*nt, nd*scanN
-	dt := l.scratch.f32(bt * nd)
-	l.rows(bt, func(r0, r1 int) {
+	dt := l.ScratchF32(bt * nd)
+	l.Parallel(bt, func(r0, r1 int) {
 		for i := r0 * nd; i < r1*nd; i++ {
 			dt[i] = softplus32(delta.at(i))
 		}
 	})
-	a := l.un(opExp, dense(act{f32: l.in[2].f32}, dn), 1, dn)
+	a := l.un(opExp, dense(act{f32: l.In[2].F32}, dn), 1, dn)
 	a = l.bin(opMul, a, scalar(-1), 1, dn)
-	dA, dBx := l.scratch.f32(bt*dn), l.scratch.f32(bt*dn)
-	l.rows(bt, func(r0, r1 int) {
+	dA, dBx := l.ScratchF32(bt*dn), l.ScratchF32(bt*dn)
+	l.Parallel(bt, func(r0, r1 int) {
 		for r := r0; r < r1; r++ {
 			for d := range nd {
 				i := r*nd + d
@@ -146,7 +146,7 @@ func scanNaive(l *cpuLaunch) {
 		}
 	})
 	h, mask := l.seqNaiveState(resets, nb, nt, dn)
-	ys := l.scratch.f32(bt * nd)
+	ys := l.ScratchF32(bt * nd)
 	for t := range nt {
 		step := func(v []float32) view {
 			return view{t: act{f32: v}, off: t * dn, rowStride: nt * dn, rowDiv: 1, colDiv: 1}
@@ -154,7 +154,7 @@ func scanNaive(l *cpuLaunch) {
 		mask(t)
 		l.binary(opMul, h, h, step(dA), nb, dn)
 		l.binary(opAdd, h, h, step(dBx), nb, dn)
-		l.rows(nb, func(b0, b1 int) {
+		l.Parallel(nb, func(b0, b1 int) {
 			for b := b0; b < b1; b++ {
 				for d := range nd {
 					var acc float32
@@ -166,6 +166,6 @@ func scanNaive(l *cpuLaunch) {
 			}
 		})
 	}
-	xd := l.bin(opMul, l.upcast(dense(x, nd), bt, nd), perCol(act{f32: l.in[5].f32}), bt, nd)
-	l.binary(opAdd, dense(l.out[0].act(), nd), dense(act{f32: ys}, nd), xd, bt, nd)
+	xd := l.bin(opMul, l.upcast(dense(x, nd), bt, nd), perCol(act{f32: l.In[5].F32}), bt, nd)
+	l.binary(opAdd, dense(actOf(l.Out[0]), nd), dense(act{f32: ys}, nd), xd, bt, nd)
 }

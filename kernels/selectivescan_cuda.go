@@ -29,26 +29,26 @@ func scanChooseLanes(c Case, sms int) int {
 	return 4
 }
 
-func scanFusedCUDA(l *cudaLaunch) {
+func scanFusedCUDA(l cudaLaunch) {
 	nb, nt, nd := scanDims(l.Case)
-	lanes := scanLanesFor(l.Case, l.sms())
+	lanes := scanLanesFor(l.Case, l.SMs())
 	name := fmt.Sprintf("scan_fused_%s_l%d", seqDType(l.DType), lanes)
-	l.kernel(name, nb*ceilDiv(nd, scanBlock/lanes), scanBlock, l.in[0], l.in[1], l.in[2], l.in[3], l.in[4], l.in[5],
-		l.in[6], l.out[0], nb, nt, nd)
+	l.Kernel(name, nb*ceilDiv(nd, scanBlock/lanes), scanBlock, l.In[0], l.In[1], l.In[2], l.In[3], l.In[4], l.In[5],
+		l.In[6], l.Out[0], nb, nt, nd)
 }
 
 // scanNaiveCUDA is the CPU's chain (scanNaive), op for op: own kernels for softplus, the expansion and each
 // step's einsum, eager.cu's for the rest.
-func scanNaiveCUDA(l *cudaLaunch) {
+func scanNaiveCUDA(l cudaLaunch) {
 	nb, nt, nd := scanDims(l.Case)
 	bt, dn, dt := nb*nt, nd*scanN, seqDType(l.DType)
-	x, resets := l.in[0], l.in[6]
+	x, resets := l.In[0], l.In[6]
 	delta := l.tmpF32(bt * nd)
-	l.seqKernel("scan_softplus_"+dt, bt*nd, l.in[1], delta.ptr, bt*nd)
-	a := l.un(opExp, l.in[2].dense(dn), 1, dn)
+	l.seqKernel("scan_softplus_"+dt, bt*nd, l.In[1], delta.ptr, bt*nd)
+	a := l.un(opExp, denseOf(l.In[2], dn), 1, dn)
 	a = l.bin(opMul, a, devScalar(-1), 1, dn)
 	dA, dBx := l.tmpF32(bt*dn), l.tmpF32(bt*dn)
-	l.seqKernel("scan_expand_"+dt, bt*dn, delta.ptr, x, a.t.ptr, l.in[3], dA.ptr, dBx.ptr, bt, nd)
+	l.seqKernel("scan_expand_"+dt, bt*dn, delta.ptr, x, a.t.ptr, l.In[3], dA.ptr, dBx.ptr, bt, nd)
 	h, mask := l.seqNaiveState(resets, nb, nt, dn)
 	ys := l.tmpF32(bt * nd)
 	for t := range nt {
@@ -56,8 +56,8 @@ func scanNaiveCUDA(l *cudaLaunch) {
 		mask(t)
 		l.binary(opMul, h, h, step(dA), nb, dn)
 		l.binary(opAdd, h, h, step(dBx), nb, dn)
-		l.seqKernel("scan_contract_"+dt, nb*nd, h.t.ptr, l.in[4], ys.ptr, t, nb, nt, nd)
+		l.seqKernel("scan_contract_"+dt, nb*nd, h.t.ptr, l.In[4], ys.ptr, t, nb, nt, nd)
 	}
-	xd := l.bin(opMul, l.upcast(x.dense(nd), bt, nd), devPerCol(l.in[5].tensor()), bt, nd)
-	l.binary(opAdd, l.out[0].dense(nd), devDense(ys, nd), xd, bt, nd)
+	xd := l.bin(opMul, l.upcast(denseOf(x, nd), bt, nd), devPerCol(tensorOf(l.In[5])), bt, nd)
+	l.binary(opAdd, denseOf(l.Out[0], nd), devDense(ys, nd), xd, bt, nd)
 }

@@ -5,6 +5,8 @@ package kernels
 import (
 	"fmt"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // testPlans checks family f's fused kernel in every plan plans(c) lists, for each case of its test grid (and
@@ -17,8 +19,8 @@ func testPlans[P any](t *testing.T, f *Family, extra []Case, plans func(Case) []
 		for _, p := range plans(c) {
 			t.Run(fmt.Sprintf("%s/%+v", f.BenchName(c, Fused), p), func(t *testing.T) {
 				use(p)
-				if _, err := checkCase(be, f, c, Fused, caseSeed(t), nil); err != nil {
-					t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, testSeed, t.Name())
+				if _, err := harness.CheckCase(be, f, c, Fused, harness.CaseSeed(t), nil); err != nil {
+					t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
 				}
 			})
 		}
@@ -43,12 +45,12 @@ func tunePlans[P comparable](t *testing.T, f *Family, plans func(Case) []P, plan
 	be := cudaBackend(t)
 	def := *planFor
 	use := swapPlan(t, planFor)
-	s := NewSuite(be, nil)
+	s := harness.NewSuite(be, nil)
 	copyGBps, err := s.MeasureCopy()
 	if err != nil {
 		t.Fatal(err)
 	}
-	timeOf := func(l Launch) float64 {
+	timeOf := func(l harness.Launch) float64 {
 		if _, err := be.Time(l, 5, s.Policy.Timing); err != nil {
 			t.Fatal(err)
 		}
@@ -56,17 +58,17 @@ func tunePlans[P comparable](t *testing.T, f *Family, plans func(Case) []P, plan
 		if err != nil {
 			t.Fatal(err)
 		}
-		return median(ns)
+		return harness.Median(ns)
 	}
 	for _, c := range f.CasesOn("cuda", nil) {
-		st, err := s.prepare(f, c, nil)
+		st, err := s.Buffers(f, c, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		line := fmt.Sprintf("%s/%s (copy %.0f GB/s)", f.Name, f.BenchName(c, ""), copyGBps)
 		naive := 0.0
 		if f.Skip == nil || f.Skip(c, Naive) == "" {
-			l, err := be.Prepare(f, Naive, c, st.in, st.out)
+			l, err := be.Prepare(f, Naive, c, st.In, st.Out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +78,7 @@ func tunePlans[P comparable](t *testing.T, f *Family, plans func(Case) []P, plan
 		}
 		for _, p := range plans(c) {
 			use(p)
-			l, err := be.Prepare(f, Fused, c, st.in, st.out)
+			l, err := be.Prepare(f, Fused, c, st.In, st.Out)
 			if err != nil {
 				line += fmt.Sprintf("\n    %+v: %v", p, err)
 				continue
@@ -92,7 +94,7 @@ func tunePlans[P comparable](t *testing.T, f *Family, plans func(Case) []P, plan
 				line += " <- default"
 			}
 		}
-		st.release()
+		st.Release()
 		fmt.Println(line)
 	}
 }

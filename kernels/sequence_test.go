@@ -5,11 +5,13 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // resetPatterns are the reset masks every sequence family is checked with, besides the random 10% of its
 // declaration: none; one at t = 0; consecutive resets mid-sequence and one on the last step; every step.
-var resetPatterns = map[string]generator{
+var resetPatterns = map[string]harness.Generator{
 	"none":  func(_ *rand.Rand, _ Case, dst []float32) { clear(dst) },
 	"first": func(_ *rand.Rand, c Case, dst []float32) { resetsAt(c, dst, func(t, _ int) bool { return t == 0 }) },
 	"runs": func(_ *rand.Rand, c Case, dst []float32) {
@@ -33,8 +35,8 @@ func resetsAt(c Case, dst []float32, reset func(t, nt int) bool) {
 func testResetPatterns(t *testing.T, f *Family) {
 	for name, pattern := range resetPatterns {
 		t.Run(name, func(t *testing.T) {
-			forEachCase(t, []*Family{f}, nil, func(t *testing.T, be Backend, f *Family, c Case, impl Impl) {
-				check(t, be, f, c, impl, map[string]generator{"resets": pattern})
+			harness.ForEachCase(t, []*Family{f}, nil, func(t *testing.T, be harness.Backend, f *Family, c Case, impl Impl) {
+				harness.Check(t, be, f, c, impl, map[string]harness.Generator{"resets": pattern})
 			})
 		})
 	}
@@ -46,7 +48,7 @@ func testResetPatterns(t *testing.T, f *Family) {
 // seqInputs are (batch, seq, width) tensors; its outputs are too.
 func testResetCutsHistory(t *testing.T, f *Family, c Case, cut int, seqInputs ...string) {
 	nt, width := c.Dims[1], seqLen(c)/seqMaskLen(c)
-	rng := rand.New(rand.NewPCG(caseSeed(t), 3))
+	rng := rand.New(rand.NewPCG(harness.CaseSeed(t), 3))
 	host := make([][]float32, len(f.Inputs))
 	for i, o := range f.Inputs {
 		host[i] = make([]float32, o.Len(c))
@@ -69,18 +71,18 @@ func testResetCutsHistory(t *testing.T, f *Family, c Case, cut int, seqInputs ..
 			}
 		}
 	}
-	fixed := func(inputs [][]float32) map[string]generator {
-		gens := map[string]generator{}
+	fixed := func(inputs [][]float32) map[string]harness.Generator {
+		gens := map[string]harness.Generator{}
 		for i, o := range f.Inputs {
 			gens[o.Name] = func(_ *rand.Rand, _ Case, dst []float32) { copy(dst, inputs[i]) }
 		}
 		return gens
 	}
-	for name, be := range testBackends {
+	for name, be := range harness.Backends() {
 		for _, impl := range Impls {
 			t.Run(fmt.Sprintf("%s/%s/%s", name, f.BenchName(c, impl), impl), func(t *testing.T) {
-				a := check(t, be, f, c, impl, fixed(host)).got
-				b := check(t, be, f, c, impl, fixed(redrawn)).got
+				a := harness.Check(t, be, f, c, impl, fixed(host)).Got
+				b := harness.Check(t, be, f, c, impl, fixed(redrawn)).Got
 				changed := false
 				for o := range a {
 					for i := range a[o] {

@@ -25,23 +25,23 @@ package kernels
 // policy (cold L2), and prints the ratio of the medians.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"unsafe"
 
-	"gorgonia.org/cu"
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 func init() {
-	benchBackend = func(be Backend) (Backend, error) {
+	harness.WrapBench = func(be harness.Backend) (harness.Backend, error) {
 		spec, err := parseSlowdown(os.Getenv("KW_SLOWDOWN"))
 		if err != nil {
 			return nil, fmt.Errorf("KW_SLOWDOWN: %w", err)
 		}
-		c, ok := be.(*CUDA)
+		c, ok := be.(*harness.CUDA)
 		if !ok || len(spec) == 0 {
 			return be, nil
 		}
@@ -91,13 +91,13 @@ func parsePass(s string) (extraPass, error) {
 	return extraPass{Rows: n, Copy: copy}, nil
 }
 
-// slowCUDA is the CUDA backend with extra passes added to some cases' launches.
+// slowCUDA is the harness.CUDA backend with extra passes added to some cases' launches.
 type slowCUDA struct {
-	*CUDA
+	*harness.CUDA
 	rows map[string]extraPass
 }
 
-func (s *slowCUDA) Prepare(f *Family, impl Impl, c Case, in, out []Buffer) (Launch, error) {
+func (s *slowCUDA) Prepare(f *Family, impl Impl, c Case, in, out []harness.Buffer) (harness.Launch, error) {
 	l, err := s.CUDA.Prepare(f, impl, c, in, out)
 	if err != nil {
 		return nil, err
@@ -106,93 +106,78 @@ func (s *slowCUDA) Prepare(f *Family, impl Impl, c Case, in, out []Buffer) (Laun
 	if !ok {
 		return l, nil
 	}
+	cl := l.(*harness.CUDALaunch)
 	switch {
 	case p.Spin > 0:
-		err = s.addSpin(l.(*cudaLaunch), p.Spin)
+		err = s.addSpin(cl, p.Spin)
 	case p.Copy:
-		err = s.addCopy(l.(*cudaLaunch), c, in[0], out[0], p.Rows)
+		cl, err = s.copyBefore(cl, c, in[0], out[0], p.Rows)
 	default:
-		err = s.addPass(l.(*cudaLaunch), f, impl, c, in, out, p.Rows)
+		err = s.addPass(cl, f, impl, c, in, out, p.Rows)
 	}
 	if err != nil {
 		l.Release()
 		return nil, err
 	}
-	return l, nil
+	return cl, nil
 }
 
 // addSpin points l's kernels of its family's module at the same kernels of <module>_slow and sets that
 // module's kw_spin_cycles.
-func (s *slowCUDA) addSpin(l *cudaLaunch, cycles int64) error {
-	slow := l.module + "_slow"
-	err := s.CUDA.do(func() error {
-		swapped := 0
-		for i := range l.steps {
-			st := &l.steps[i]
-			if own, err := s.CUDA.function(l.module, st.name); err != nil || own != st.fn {
-				continue // a kernel of another module (eager ops, _sm90)
-			}
-			fn, err := s.CUDA.function(slow, st.name)
-			if err != nil {
-				return fmt.Errorf("kernels: slowdown: %w", err)
-			}
-			st.fn = fn
-			swapped++
-		}
-		if swapped == 0 {
-			return fmt.Errorf("kernels: slowdown: no kernel of module %s in this launch", l.module)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+func (s *slowCUDA) addSpin(l *harness.CUDALaunch, cycles int64) error {
+	slow := l.Module() + "_slow"
+	n, err := l.Redirect(l.Module(), slow)
+	switch {
+	case err != nil:
+		return fmt.Errorf("kernels: slowdown: %w", err)
+	case n == 0:
+		return fmt.Errorf("kernels: slowdown: no kernel of module %s in this launch", l.Module())
 	}
 	return setSpin(s.CUDA, slow, cycles)
 }
 
-// setSpin sets kw_spin_cycles of module (a _slow module, loaded): what every slowed launch of it spins.
-func setSpin(c *CUDA, module string, cycles int64) error {
-	return c.do(func() error {
-		ptr, size, err := c.modules[module].Global("kw_spin_cycles")
-		if err != nil || size != 8 {
-			return fmt.Errorf("kernels: slowdown: kw_spin_cycles in %s: %v (%d bytes)", module, err, size)
-		}
-		return cu.MemcpyHtoD(ptr, unsafe.Pointer(&cycles), 8)
-	})
-}
-
-// addCopy puts before l's launches a copy of the first k rows of src into dst, which l then overwrites.
-func (s *slowCUDA) addCopy(l *cudaLaunch, c Case, src, dst Buffer, k int) error {
-	sub := Case{DType: src.DType(), Shape: Shape{Rows: min(k, c.Rows), Cols: c.Cols}}
-	n := sub.Rows * sub.Cols
-	if dst.DType() != src.DType() || src.Len() < n || dst.Len() < n {
-		return fmt.Errorf("kernels: slowdown: cannot copy %d×%v from %d×%v to %d×%v", n, sub.DType, src.Len(),
-			src.DType(), dst.Len(), dst.DType())
+// setSpin sets kw_spin_cycles of module (a _slow module): what every slowed launch of it spins.
+func setSpin(c *harness.CUDA, module string, cycles int64) error {
+	if err := c.SetGlobal(module, "kw_spin_cycles", binary.LittleEndian.AppendUint64(nil, uint64(cycles))); err != nil {
+		return fmt.Errorf("kernels: slowdown: %w", err)
 	}
-	view := func(b Buffer) Buffer { cb := b.(*cudaBuffer); return &cudaBuffer{dt: cb.dt, n: n, ptr: cb.ptr} }
-	cp, err := s.CUDA.Prepare(CopyFamily, Fused, sub, []Buffer{view(src)}, []Buffer{view(dst)})
-	if err != nil {
-		return err
-	}
-	e := cp.(*cudaLaunch)
-	l.steps = append(e.steps, l.steps...)
-	l.scratch = append(l.scratch, e.scratch...)
 	return nil
 }
 
+// copyBefore returns a launch that copies the first k rows of src into dst, which l then overwrites, and then
+// runs l.
+func (s *slowCUDA) copyBefore(l *harness.CUDALaunch, c Case, src, dst harness.Buffer, k int) (*harness.CUDALaunch, error) {
+	sub := Case{DType: src.DType(), Shape: Shape{Rows: min(k, c.Rows), Cols: c.Cols}}
+	n := sub.Rows * sub.Cols
+	if dst.DType() != src.DType() || src.Len() < n || dst.Len() < n {
+		return nil, fmt.Errorf("kernels: slowdown: cannot copy %d×%v from %d×%v to %d×%v", n, sub.DType, src.Len(),
+			src.DType(), dst.Len(), dst.DType())
+	}
+	view := func(b harness.Buffer) harness.Buffer { return b.(*cudaBuffer).View(0, n) }
+	cp, err := s.CUDA.Prepare(CopyFamily, Fused, sub, []harness.Buffer{view(src)}, []harness.Buffer{view(dst)})
+	if err != nil {
+		return nil, err
+	}
+	e := cp.(*harness.CUDALaunch)
+	if err := e.Append(l); err != nil { // l's launches and scratch now belong to e, which frees them on Release
+		e.Release()
+		return nil, err
+	}
+	return e, nil
+}
+
 // addPass appends to l the launches of f over the first k rows of the same buffers.
-func (s *slowCUDA) addPass(l *cudaLaunch, f *Family, impl Impl, c Case, in, out []Buffer, k int) error {
+func (s *slowCUDA) addPass(l *harness.CUDALaunch, f *Family, impl Impl, c Case, in, out []harness.Buffer, k int) error {
 	sub := c
 	sub.Rows = min(k, c.Rows)
-	view := func(ops []Operand, bufs []Buffer) ([]Buffer, error) {
-		var vs []Buffer
+	view := func(ops []Operand, bufs []harness.Buffer) ([]harness.Buffer, error) {
+		var vs []harness.Buffer
 		for i, o := range ops {
-			b := bufs[i].(*cudaBuffer)
 			full, part := o.Len(c), o.Len(sub)
 			if part != full && full != part*c.Rows/sub.Rows {
 				return nil, fmt.Errorf("kernels: slowdown: %s %s is not row-major", f.Name, o.Name)
 			}
-			vs = append(vs, &cudaBuffer{dt: b.dt, n: part, ptr: b.ptr})
+			vs = append(vs, bufs[i].(*cudaBuffer).View(0, part))
 		}
 		return vs, nil
 	}
@@ -209,10 +194,7 @@ func (s *slowCUDA) addPass(l *cudaLaunch, f *Family, impl Impl, c Case, in, out 
 		return err
 	}
 	// The extra launch's steps and scratch now belong to l, which frees them on Release.
-	e := extra.(*cudaLaunch)
-	l.steps = append(l.steps, e.steps...)
-	l.scratch = append(l.scratch, e.scratch...)
-	return nil
+	return l.Append(extra)
 }
 
 func TestSlowdownSpec(t *testing.T) {
@@ -231,7 +213,7 @@ func TestSlowdownSpec(t *testing.T) {
 // TestSlowdownOutput checks that a slowed launch still computes the right answer: the extra pass rewrites the
 // rows it covers with the same values.
 func TestSlowdownOutput(t *testing.T) {
-	be, ok := testBackends["cuda"].(*CUDA)
+	be, ok := harness.Backends()["cuda"].(*harness.CUDA)
 	if !ok {
 		t.Skip("no cuda backend")
 	}
@@ -240,7 +222,7 @@ func TestSlowdownOutput(t *testing.T) {
 			for _, p := range []extraPass{{Rows: 5}, {Rows: 5, Copy: true}} {
 				t.Run(fmt.Sprintf("%s/%s/%+v", f.Name, f.BenchName(c, Fused), p), func(t *testing.T) {
 					s := &slowCUDA{CUDA: be, rows: map[string]extraPass{f.Name + "/" + f.BenchName(c, Fused): p}}
-					check(t, s, f, c, Fused, nil)
+					harness.Check(t, s, f, c, Fused, nil)
 				})
 			}
 		}
@@ -250,18 +232,18 @@ func TestSlowdownOutput(t *testing.T) {
 // TestSlowdownSpinOutput checks the spin pass on the decode RMSNorm case (its kernels have a _slow twin): the
 // answer stays right, and a module without a _slow twin is refused by name.
 func TestSlowdownSpinOutput(t *testing.T) {
-	be, ok := testBackends["cuda"].(*CUDA)
+	be, ok := harness.Backends()["cuda"].(*harness.CUDA)
 	if !ok {
 		t.Skip("no cuda backend")
 	}
 	for _, dt := range StorageDTypes {
 		c := Case{DType: dt, Shape: Shape{Rows: 32, Cols: 4096}}
 		s := &slowCUDA{CUDA: be, rows: map[string]extraPass{"RMSNorm/" + RMSNormFamily.BenchName(c, Fused): {Spin: 1000}}}
-		check(t, s, RMSNormFamily, c, Fused, nil)
+		harness.Check(t, s, RMSNormFamily, c, Fused, nil)
 	}
 	c := Case{DType: FP32, Shape: Shape{Rows: 32, Cols: 4096}}
 	s := &slowCUDA{CUDA: be, rows: map[string]extraPass{"GELU/" + GELUFamily.BenchName(c, Fused): {Spin: 1000}}}
-	if _, err := checkCase(s, GELUFamily, c, Fused, 1, nil); err == nil || !strings.Contains(err.Error(), "gelu_slow") {
+	if _, err := harness.CheckCase(s, GELUFamily, c, Fused, 1, nil); err == nil || !strings.Contains(err.Error(), "gelu_slow") {
 		t.Errorf("GELU has no _slow module; got %v", err)
 	}
 }
@@ -271,11 +253,11 @@ func TestSlowdownCalibrate(t *testing.T) {
 	if spec == "" {
 		t.Skip("KW_CALIBRATE not set")
 	}
-	be, ok := testBackends["cuda"].(*CUDA)
+	be, ok := harness.Backends()["cuda"].(*harness.CUDA)
 	if !ok {
 		t.Skip("no cuda backend")
 	}
-	s := NewSuite(be, os.Stdout)
+	s := harness.NewSuite(be, os.Stdout)
 	for _, e := range strings.Split(spec, ";") {
 		if strings.TrimSpace(e) == "" {
 			continue
@@ -285,14 +267,14 @@ func TestSlowdownCalibrate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := s.prepare(f, c, nil)
+		st, err := s.Buffers(f, c, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ls := []Launch{}
+		ls := []harness.Launch{}
 		labels := []string{"0"}
 		spins := []int64{0}
-		base, err := be.Prepare(f, impl, c, st.in, st.out)
+		base, err := be.Prepare(f, impl, c, st.In, st.Out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,7 +285,7 @@ func TestSlowdownCalibrate(t *testing.T) {
 				t.Fatalf("KW_CALIBRATE %q: %v", e, err)
 			}
 			sl := &slowCUDA{CUDA: be, rows: map[string]extraPass{name: p}}
-			l, err := sl.Prepare(f, impl, c, st.in, st.out)
+			l, err := sl.Prepare(f, impl, c, st.In, st.Out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -313,7 +295,7 @@ func TestSlowdownCalibrate(t *testing.T) {
 		}
 		// Warm every launch up, then take interleaved rounds of 20 samples each, cold (the policy's timing) and
 		// hot (its hot batches), and compare the medians of all.
-		hot := Timing{Repeat: s.Policy.HotRepeat}
+		hot := harness.Timing{Repeat: s.Policy.HotRepeat}
 		samples, hots := make([][]float64, len(ls)), make([][]float64, len(ls))
 		for _, l := range ls {
 			if _, err := be.Time(l, 20, s.Policy.Timing); err != nil {
@@ -323,7 +305,7 @@ func TestSlowdownCalibrate(t *testing.T) {
 		for round := 0; round < 15; round++ {
 			for i, l := range ls {
 				if spins[i] > 0 { // one spin count per module: set it for this launch's turn
-					if err := setSpin(be, l.(*cudaLaunch).module+"_slow", spins[i]); err != nil {
+					if err := setSpin(be, l.(*harness.CUDALaunch).Module()+"_slow", spins[i]); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -338,13 +320,13 @@ func TestSlowdownCalibrate(t *testing.T) {
 				hots[i] = append(hots[i], ns...)
 			}
 		}
-		m0, h0 := median(samples[0]), median(hots[0])
+		m0, h0 := harness.Median(samples[0]), harness.Median(hots[0])
 		for i := range ls {
-			m, h := median(samples[i]), median(hots[i])
+			m, h := harness.Median(samples[i]), harness.Median(hots[i])
 			fmt.Printf("calibrate %s extra=%s median=%.0fns ratio=%.4f hot=%.0fns hot-ratio=%.4f\n", name, labels[i], m, m/m0, h, h/h0)
 			ls[i].Release()
 		}
-		st.release()
+		st.Release()
 	}
 }
 

@@ -113,11 +113,11 @@ func slstmCell(ig, fg, zg, og float32, c, n, m *float32, first bool) float32 {
 }
 
 // slstmFused runs each batch row through time with its state in local arrays.
-func slstmFused(l *cpuLaunch) {
+func slstmFused(l cpuLaunch) {
 	nb, nh, nt, dh := slstmDims(l.Case)
 	d := nh * dh
-	wx, r, bias, resets, out := l.in[0].act(), l.in[1].act(), l.in[2].f32, l.in[3].act(), l.out[0].act()
-	l.rows(nb, func(b0, b1 int) {
+	wx, r, bias, resets, out := actOf(l.In[0]), actOf(l.In[1]), l.In[2].F32, actOf(l.In[3]), actOf(l.Out[0])
+	l.Parallel(nb, func(b0, b1 int) {
 		h, cs, ns, ms, raw := make([]float32, d), make([]float32, d), make([]float32, d), make([]float32, d), make([]float32, 4*d)
 		var tw, tx [tile]float32
 		for b := b0; b < b1; b++ {
@@ -153,17 +153,17 @@ func slstmFused(l *cpuLaunch) {
 // slstmNaive is the official PyTorch loop: per step the stacked state [batch, h | c | n | m] masked by the reset
 // flags (an eager op), the head-wise recurrent GEMM R·h, and the pointwise cell, which adds Wx and the bias
 // and takes n = 0 for the first step of a row (t = 0 or after a reset).
-func slstmNaive(l *cpuLaunch) {
+func slstmNaive(l cpuLaunch) {
 	nb, nh, nt, dh := slstmDims(l.Case)
 	d := nh * dh
-	wx, bias, out := l.in[0].act(), l.in[2].f32, l.out[0].act()
-	st, mask := l.seqNaiveState(l.in[3].act(), nb, nt, 4*d)
-	ry := l.scratch.f32(nb * 4 * d)
+	wx, bias, out := actOf(l.In[0]), l.In[2].F32, actOf(l.Out[0])
+	st, mask := l.seqNaiveState(actOf(l.In[3]), nb, nt, 4*d)
+	ry := l.ScratchF32(nb * 4 * d)
 	for t := range nt {
 		mask(t)
-		l.gemm(seqGEMM{a: st.t, aZ: dh, lda: 4 * d, w: l.in[1].act(), wZ: 4 * dh * dh, ldw: dh, out: ry, oZ: 4 * dh, ldo: 4 * d,
+		l.gemm(seqGEMM{a: st.t, aZ: dh, lda: 4 * d, w: actOf(l.In[1]), wZ: 4 * dh * dh, ldw: dh, out: ry, oZ: 4 * dh, ldo: 4 * d,
 			m: nb, n: 4 * dh, k: dh, batch: nh})
-		l.rows(nb, func(b0, b1 int) {
+		l.Parallel(nb, func(b0, b1 int) {
 			for b := b0; b < b1; b++ {
 				s := st.t.f32[b*4*d : (b+1)*4*d]
 				for hd := range nh {

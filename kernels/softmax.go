@@ -46,9 +46,9 @@ func onlineMaxSum(m, s float32, xs []float32) (float32, float32) {
 }
 
 // softmaxFused writes each row's softmax with softmaxRow.
-func softmaxFused(l *cpuLaunch) {
-	x, y, cols := l.in[0].act(), l.out[0].act(), l.Cols
-	l.rows(l.Rows, func(r0, r1 int) {
+func softmaxFused(l cpuLaunch) {
+	x, y, cols := actOf(l.In[0]), actOf(l.Out[0]), l.Cols
+	l.Parallel(l.Rows, func(r0, r1 int) {
 		var tx, ty [tile]float32
 		for r := r0; r < r1; r++ {
 			softmaxRow(x, y, r*cols, cols, -1, &tx, &ty)
@@ -110,11 +110,11 @@ func softmaxRow(x, y act, base, cols, label int, tx, ty *[tile]float32) (m, logS
 }
 
 // softmaxNaive: max → x − max → exp → sum → divide.
-func softmaxNaive(l *cpuLaunch) {
+func softmaxNaive(l cpuLaunch) {
 	rows, cols := l.Rows, l.Cols
-	x := l.upcast(dense(l.in[0].act(), cols), rows, cols)
+	x := l.upcast(dense(actOf(l.In[0]), cols), rows, cols)
 	m := l.red(opMax, x, rows, cols, cols)
 	e := l.un(opExp, l.bin(opSub, x, perRow(m), rows, cols), rows, cols)
 	s := l.red(opSum, e, rows, cols, cols)
-	l.binary(opDiv, dense(l.out[0].act(), cols), e, perRow(s), rows, cols)
+	l.binary(opDiv, dense(actOf(l.Out[0]), cols), e, perRow(s), rows, cols)
 }

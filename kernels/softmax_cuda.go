@@ -9,17 +9,17 @@ func init() { registerCUDA(SoftmaxFamily, "softmax", softmaxFusedCUDA, softmaxNa
 
 // softmaxFusedCUDA runs one kernel of cuda/softmax.cu: the row read once, (max, Σ e^(x−max)) reduced in one
 // round, the output computed from registers.
-func softmaxFusedCUDA(l *cudaLaunch) {
-	p := softmaxPlanFor(l.Case, l.cc(), l.sms())
-	launchRow(l, softmaxRows, p, l.in[0], l.out[0], l.Rows, l.Cols)
+func softmaxFusedCUDA(l cudaLaunch) {
+	p := softmaxPlanFor(l.Case, l.CC(), l.SMs())
+	launchRow(l, softmaxRows, p, l.In[0], l.Out[0], l.Rows, l.Cols)
 }
 
 // softmaxNaiveCUDA: max → x − max → exp → sum → divide, the CPU's chain (softmaxNaive).
-func softmaxNaiveCUDA(l *cudaLaunch) {
+func softmaxNaiveCUDA(l cudaLaunch) {
 	rows, cols := l.Rows, l.Cols
-	x := l.upcast(l.in[0].dense(cols), rows, cols)
+	x := l.upcast(denseOf(l.In[0], cols), rows, cols)
 	m := l.red(opMax, x, rows, cols, cols)
 	e := l.un(opExp, l.bin(opSub, x, devPerRow(m), rows, cols), rows, cols)
 	s := l.red(opSum, e, rows, cols, cols)
-	l.binary(opDiv, l.out[0].dense(cols), e, devPerRow(s), rows, cols)
+	l.binary(opDiv, denseOf(l.Out[0], cols), e, devPerRow(s), rows, cols)
 }

@@ -22,9 +22,9 @@ var SwiGLUFamily = &Family{
 
 func init() { registerCPU(SwiGLUFamily, swigluFused, swigluNaive) }
 
-func swigluFused(l *cpuLaunch) {
-	x, y, cols := l.in[0].act(), l.out[0].act(), l.Cols
-	l.rows(l.Rows, func(r0, r1 int) {
+func swigluFused(l cpuLaunch) {
+	x, y, cols := actOf(l.In[0]), actOf(l.Out[0]), l.Cols
+	l.Parallel(l.Rows, func(r0, r1 int) {
 		var tg, tu, ty [tile]float32
 		for r := r0; r < r1; r++ {
 			for c0 := 0; c0 < cols; c0 += tile {
@@ -41,11 +41,11 @@ func swigluFused(l *cpuLaunch) {
 }
 
 // swigluNaive is F.silu(gate) * up on the two halves (strided views, as torch.chunk gives).
-func swigluNaive(l *cpuLaunch) {
+func swigluNaive(l cpuLaunch) {
 	rows, cols := l.Rows, l.Cols
-	x := l.upcast(dense(l.in[0].act(), 2*cols), rows, 2*cols)
+	x := l.upcast(dense(actOf(l.In[0]), 2*cols), rows, 2*cols)
 	up := x
 	up.off = cols
 	s := l.un(opSiLU, x, rows, cols) // x's rows are 2·cols long: the first cols columns are the gate half
-	l.binary(opMul, dense(l.out[0].act(), cols), s, up, rows, cols)
+	l.binary(opMul, dense(actOf(l.Out[0]), cols), s, up, rows, cols)
 }

@@ -10,7 +10,7 @@ func init() { registerCUDA(SwiGLUFamily, "swiglu", swigluFusedCUDA, swigluNaiveC
 // swigluFusedCUDA runs swiglu_{f32,bf16}_{v,s} (cuda/swiglu.cu) over the rows·cols outputs as one flat array:
 // 256-thread blocks, each its own 4·256 16-byte packs of out (8·256 single elements when the columns do not
 // allow 16-byte accesses).
-func swigluFusedCUDA(l *cudaLaunch) {
+func swigluFusedCUDA(l cudaLaunch) {
 	const block = 256
 	d := map[DType]string{FP32: "f32", BF16: "bf16"}[l.DType]
 	e, nv, v := 16/l.DType.Size(), 4, "v"
@@ -18,15 +18,15 @@ func swigluFusedCUDA(l *cudaLaunch) {
 		e, nv, v = 1, 8, "s"
 	}
 	packs := l.Rows * l.Cols / e
-	l.kernelIn(rowMapModule(l), "swiglu_"+d+"_"+v, max(ceilDiv(packs, nv*block), 1), block, l.in[0], l.out[0], l.Rows, l.Cols)
+	l.KernelIn(rowMapModule(l), "swiglu_"+d+"_"+v, max(ceilDiv(packs, nv*block), 1), block, l.In[0], l.Out[0], l.Rows, l.Cols)
 }
 
 // swigluNaiveCUDA is F.silu(gate) * up on the two halves (strided views), the CPU's chain (swigluNaive).
-func swigluNaiveCUDA(l *cudaLaunch) {
+func swigluNaiveCUDA(l cudaLaunch) {
 	rows, cols := l.Rows, l.Cols
-	x := l.upcast(l.in[0].dense(2*cols), rows, 2*cols)
+	x := l.upcast(denseOf(l.In[0], 2*cols), rows, 2*cols)
 	up := x
 	up.off = cols
 	s := l.un(opSiLU, x, rows, cols) // x's rows are 2·cols long: the first cols columns are the gate half
-	l.binary(opMul, l.out[0].dense(cols), s, up, rows, cols)
+	l.binary(opMul, denseOf(l.Out[0], cols), s, up, rows, cols)
 }

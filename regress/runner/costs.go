@@ -8,7 +8,7 @@ import (
 )
 
 // CostsKey is the configuration key of the line a kernelwatch suite prints
-// last in every process (kernels.CostsKey): where that process's time went.
+// last in every process (harness.CostsKey): where that process's time went.
 // The runner takes it out of the results (it would otherwise become
 // configuration of the next round's results) and adds it up in Costs.
 const CostsKey = "kernelwatch-costs"

@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernelwatch/kernelwatch/kernels"
+	"github.com/kernelwatch/kernelwatch/harness"
 )
 
-func TestCostsKeyMatchesKernels(t *testing.T) {
-	if CostsKey != kernels.CostsKey {
-		t.Fatalf("runner.CostsKey %q, kernels.CostsKey %q", CostsKey, kernels.CostsKey)
+func TestCostsKeyMatchesHarness(t *testing.T) {
+	if CostsKey != harness.CostsKey {
+		t.Fatalf("runner.CostsKey %q, harness.CostsKey %q", CostsKey, harness.CostsKey)
 	}
 }
 

@@ -1,4 +1,4 @@
-package kernels
+package harness
 
 import (
 	"errors"
@@ -64,7 +64,7 @@ func TestStartPrintsWGMMA(t *testing.T) {
 			t.Errorf("%+v: output\n%s\nwant no wgmma line", tc, got)
 		}
 		if s.copy != nil {
-			s.copy.release()
+			s.copy.Release()
 		}
 	}
 	// Measured afresh by each process, the line must be a run key, not the benchmarks' configuration.

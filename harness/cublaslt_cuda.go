@@ -1,6 +1,6 @@
 //go:build cuda
 
-package kernels
+package harness
 
 // The vendor reference (vendor.go) on the CUDA backend: cuBLASLt, opened with dlopen from the path findCublasLt
 // picks (the -kernels.cublaslt flag, KERNELWATCH_CUBLASLT, else PyTorch's nvidia/cublas/lib or torch/lib and
@@ -243,25 +243,25 @@ func openCublasLt() *cublasLt {
 }
 
 // PrepareVendorGEMM implements vendorGEMMer: a launch of one cublasLtMatmul per GEMM, in order, on the
-// backend's stream, timed by Time like the suite's kernels.
+// backend's stream, timed by Time like a family's kernels.
 func (c *CUDA) PrepareVendorGEMM(gemms []vendorGEMM) (Launch, error) {
-	type bufs struct{ x, w, y *cudaBuffer }
+	type bufs struct{ x, w, y *DeviceBuffer }
 	bs := make([]bufs, len(gemms))
 	for i, g := range gemms {
 		var err error
-		if bs[i].x, err = cudaBuf(g.X, g.M*g.K); err == nil {
-			if bs[i].w, err = cudaBuf(g.W, g.N*g.K); err == nil {
-				bs[i].y, err = cudaBuf(g.Y, g.M*g.N)
+		if bs[i].x, err = deviceBuf(g.X, g.M*g.K); err == nil {
+			if bs[i].w, err = deviceBuf(g.W, g.N*g.K); err == nil {
+				bs[i].y, err = deviceBuf(g.Y, g.M*g.N)
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("kernels: cuBLASLt GEMM %d×%d×%d: %w", g.M, g.N, g.K, err)
+			return nil, fmt.Errorf("harness: cuBLASLt GEMM %d×%d×%d: %w", g.M, g.N, g.K, err)
 		}
 		if bs[i].x.dt != BF16 || bs[i].w.dt != BF16 || bs[i].y.dt != BF16 {
-			return nil, fmt.Errorf("kernels: cuBLASLt GEMM %d×%d×%d: the reference is bf16", g.M, g.N, g.K)
+			return nil, fmt.Errorf("harness: cuBLASLt GEMM %d×%d×%d: the reference is bf16", g.M, g.N, g.K)
 		}
 	}
-	l := &cudaLaunch{be: c}
+	l := &CUDALaunch{be: c}
 	err := c.do(func() error {
 		if c.lt == nil || c.lt.err != nil {
 			return fmt.Errorf("no cuBLASLt loaded (VendorGEMM)")
@@ -274,7 +274,7 @@ func (c *CUDA) PrepareVendorGEMM(gemms []vendorGEMM) (Launch, error) {
 				&msg[0], C.size_t(len(msg))) != 0 {
 				C.free(unsafe.Pointer(p))
 				l.free()
-				return fmt.Errorf("kernels: cuBLASLt GEMM %d×%d×%d: %s", g.M, g.N, g.K, C.GoString(&msg[0]))
+				return fmt.Errorf("harness: cuBLASLt GEMM %d×%d×%d: %s", g.M, g.N, g.K, C.GoString(&msg[0]))
 			}
 			l.onFree = append(l.onFree, func() {
 				C.kw_lt_plan_free(lt.lt, p)

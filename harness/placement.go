@@ -1,4 +1,4 @@
-package kernels
+package harness
 
 // placement places a run's device buffers so that where a benchmark's memory lies depends on that benchmark alone.
 //

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package kernels
+package harness
 
 import (
 	"fmt"
@@ -18,20 +18,20 @@ func (c *CUDA) openArena() error {
 		return nil
 	}
 	if cudaArenaSkew < 0 || cudaArenaSkew%256 != 0 {
-		return fmt.Errorf("kernels: cuda: arena skew %d is not a non-negative multiple of 256", cudaArenaSkew)
+		return fmt.Errorf("harness: cuda: arena skew %d is not a non-negative multiple of 256", cudaArenaSkew)
 	}
 	free, _, err := cu.MemInfo()
 	if err != nil {
-		return fmt.Errorf("kernels: cuda: free memory: %w", err)
+		return fmt.Errorf("harness: cuda: free memory: %w", err)
 	}
 	size := free - cudaArenaReserve(free)
 	if size <= cudaArenaSkew+arenaAlign {
-		fmt.Fprintf(os.Stderr, "kernels: cuda: %d B free, too little for an arena: buffers placed by the driver\n", free)
+		fmt.Fprintf(os.Stderr, "harness: cuda: %d B free, too little for an arena: buffers placed by the driver\n", free)
 		return nil
 	}
 	p, err := cu.MemAlloc(size)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "kernels: cuda: arena of %d B refused (%v): buffers placed by the driver\n", size, err)
+		fmt.Fprintf(os.Stderr, "harness: cuda: arena of %d B refused (%v): buffers placed by the driver\n", size, err)
 		return nil
 	}
 	c.arenaMem, c.arenaBase = p, p+cu.DevicePtr(cudaArenaSkew)
@@ -48,7 +48,7 @@ func (c *CUDA) devAlloc(n int64) (cu.DevicePtr, error) {
 		}
 		if !c.spilled {
 			c.spilled = true
-			fmt.Fprintf(os.Stderr, "kernels: cuda: %d B do not fit in the arena (%d B): placed by the driver from here on\n", n, c.arena.size)
+			fmt.Fprintf(os.Stderr, "harness: cuda: %d B do not fit in the arena (%d B): placed by the driver from here on\n", n, c.arena.size)
 		}
 	}
 	return cu.MemAlloc(max(n, 1))
@@ -62,7 +62,7 @@ func (c *CUDA) devFree(p cu.DevicePtr) error {
 			return err
 		}
 		if !c.arena.release(int64(p - c.arenaBase)) {
-			return fmt.Errorf("kernels: cuda: %#x is not a live arena block", uint64(p))
+			return fmt.Errorf("harness: cuda: %#x is not a live arena block", uint64(p))
 		}
 		return nil
 	}

@@ -1,4 +1,4 @@
-package kernels
+package harness
 
 import (
 	"errors"
@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// The in-run vendor reference, pct-cublas: on the GEMM and FFN benchmarks, the time cuBLASLt takes for the same
-// bf16 GEMMs (fp32 accumulation, bf16 result), measured in the same process, on the same device, with the same
+// The in-run vendor reference, pct-cublas: on the benchmarks of a family that declares its GEMMs
+// (Family.VendorGEMMs: kernels' GEMM and FFN), the time cuBLASLt takes for the same bf16 GEMMs (fp32
+// accumulation, bf16 result), measured in the same process, on the same device, with the same
 // policy (cold L2, event timing, adaptive sampling), as a percentage of the benchmark's time — 100 is vendor
 // speed, above 100 faster than the vendor. A number against a stored baseline says whether a kernel moved; a
 // number against the vendor library measured beside it says how good it is, on whatever machine ran it.
@@ -29,7 +30,7 @@ import (
 // the run asks for pending GPU code (Suite.RunPending).
 var cublasPending = "the cuBLASLt reference (cublaslt_cuda.go) has not run on a GPU yet"
 
-// vendorGEMM is one GEMM of the reference: y[M, N] = x[M, K] · w[N, K]ᵀ in bf16 (GEMMFamily's layout).
+// vendorGEMM is one GEMM of the reference: y[M, N] = x[M, K] · w[N, K]ᵀ in bf16 (vendorGEMMFamily's layout).
 type vendorGEMM struct {
 	M, N, K int
 	X, W, Y Buffer
@@ -43,21 +44,18 @@ type vendorGEMMer interface {
 	PrepareVendorGEMM(gemms []vendorGEMM) (Launch, error)
 }
 
-// vendorShapes are the bf16 GEMMs ([m, n, k] each) that family f runs for case c, the reference pct-cublas
-// compares it with; nil for a family without one.
-func vendorShapes(f *Family, c Case) [][3]int {
-	switch f {
-	case GEMMFamily:
-		return [][3]int{{c.Dims[0], c.Dims[1], c.Dims[2]}}
-	case FFNFamily:
-		t, hd, it := c.Dims[0], c.Dims[1], c.Dims[2]
-		fc1 := [][3]int{{t, it, hd}}
-		if c.Variant == "swiglu" {
-			fc1 = append(fc1, [3]int{t, it, hd}) // gate and up, as two Linear layers
-		}
-		return append(fc1, [3]int{t, hd, it})
-	}
-	return nil
+// vendorGEMMFamily declares the buffers of the reference's GEMMs: x [m, k] and w [n, k] in bf16, drawn as a GEMM
+// benchmark's inputs are (N(0, 1), N(0, 0.05)) and, its name and sizes being a GEMM family's (kernels'), filled
+// from the same seeds; y [m, n]. It is never benchmarked.
+var vendorGEMMFamily = &Family{
+	Name:    "GEMM",
+	DimKeys: []string{"m", "n", "k"},
+	DTypes:  []DType{BF16},
+	Inputs: []Operand{
+		{Name: "x", Len: func(c Case) int { return c.Dims[0] * c.Dims[2] }, Gen: Dist{Kind: Normal, SD: 1}},
+		{Name: "w", Len: func(c Case) int { return c.Dims[1] * c.Dims[2] }, Gen: Dist{Kind: Normal, SD: 0.05}},
+	},
+	Outputs: []Operand{{Name: "y", Len: func(c Case) int { return c.Dims[0] * c.Dims[1] }}},
 }
 
 // startVendor prints the cublaslt config line of Suite.Start: the library found, or none and why; nothing on a
@@ -83,7 +81,10 @@ func (s *Suite) reportVendor(b *testing.B, f *Family, c Case, med float64) error
 	if !s.vendorOn {
 		return nil
 	}
-	shapes := vendorShapes(f, c)
+	if f.VendorGEMMs == nil {
+		return nil
+	}
+	shapes := f.VendorGEMMs(c)
 	if len(shapes) == 0 {
 		return nil
 	}
@@ -92,7 +93,7 @@ func (s *Suite) reportVendor(b *testing.B, f *Family, c Case, med float64) error
 	if !ok {
 		var err error
 		if ref, err = s.timeVendor(shapes); err != nil {
-			return fmt.Errorf("kernels: %s: cuBLASLt reference: %w", key, err)
+			return fmt.Errorf("harness: %s: cuBLASLt reference: %w", key, err)
 		}
 		if s.vendorNs == nil {
 			s.vendorNs = map[string]float64{}
@@ -103,24 +104,24 @@ func (s *Suite) reportVendor(b *testing.B, f *Family, c Case, med float64) error
 	return nil
 }
 
-// timeVendor times the vendor GEMMs of shapes, each on its own buffers filled as GEMMFamily's inputs are,
+// timeVendor times the vendor GEMMs of shapes, each on its own buffers (vendorGEMMFamily's, filled as a benchmark's),
 // under the suite's policy, and returns the median time in ns.
 func (s *Suite) timeVendor(shapes [][3]int) (float64, error) {
 	v := s.Backend.(vendorGEMMer)
 	var gemms []vendorGEMM
-	var states []*caseState
+	var states []*CaseBuffers
 	defer func() {
 		for _, st := range states {
-			st.release()
+			st.Release()
 		}
 	}()
 	for _, sh := range shapes {
-		st, err := s.prepare(GEMMFamily, Case{DType: BF16, Dims: sh[:]}, nil)
+		st, err := s.Buffers(vendorGEMMFamily, Case{DType: BF16, Dims: sh[:]}, nil)
 		if err != nil {
 			return 0, err
 		}
 		states = append(states, st)
-		gemms = append(gemms, vendorGEMM{M: sh[0], N: sh[1], K: sh[2], X: st.in[0], W: st.in[1], Y: st.out[0]})
+		gemms = append(gemms, vendorGEMM{M: sh[0], N: sh[1], K: sh[2], X: st.In[0], W: st.In[1], Y: st.Out[0]})
 	}
 	l, err := v.PrepareVendorGEMM(gemms)
 	if err != nil {
@@ -142,7 +143,7 @@ func (s *Suite) timeVendor(shapes [][3]int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return median(ns), nil
+	return Median(ns), nil
 }
 
 // vendorSamples is the reference's sample count where the policy is not adaptive.
@@ -152,7 +153,7 @@ const vendorSamples = 21
 // holding it. The test binary's -kernels.cublaslt flag does the same and wins.
 const cublasLtEnv = "KERNELWATCH_CUBLASLT"
 
-// cublasLtFlag is -kernels.cublaslt (cublaslt_flags_test.go), set before the backend opens.
+// cublasLtFlag is -kernels.cublaslt (cublaslt_flags.go), set before the backend opens.
 var cublasLtFlag string
 
 // cublasLtSearch is where the library is looked for when neither the flag nor the environment names one, in

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package kernels
+package harness
 
 // Cluster launches. gorgonia.org/cu launches with cuLaunchKernel, which takes no cluster dimension and sets no
 // function attribute; a kernel whose cluster size is chosen at launch (row_dsmem: 2–16 blocks), or that takes
@@ -101,46 +101,47 @@ func cuCheck(what string, r C.CUresult) error {
 	return fmt.Errorf("%s: CUresult %d", what, int(r))
 }
 
-// kernelCluster records a launch of kernel name from module on grid × block threads in clusters of cluster
-// blocks, each block with smem bytes of dynamic shared memory: it sets the function's dynamic shared memory
-// limit (and, above 8 blocks a cluster, allows a non-portable cluster size), then checks that at least one
-// such cluster fits the GPU, so that a plan the hardware cannot run fails in Prepare, naming the kernel.
-func (l *cudaLaunch) kernelCluster(module, name string, grid, block, cluster, smem int, args ...any) {
+// KernelCluster records a launch of kernel name from module on grid × block threads in clusters of cluster
+// blocks (thread-block clusters: compute capability 9.0 and later), each block with smem bytes of dynamic
+// shared memory: it sets the function's dynamic shared memory limit (and, above 8 blocks a cluster, allows a
+// non-portable cluster size), then checks that at least one such cluster fits the GPU, so that a plan the
+// hardware cannot run fails in Prepare, naming the kernel. Arguments are passed as KernelIn passes them.
+func (l *CUDALaunch) KernelCluster(module, name string, grid, block, cluster, smem int, args ...any) {
 	if l.err != nil {
 		return
 	}
 	if cluster < 1 || grid%cluster != 0 {
-		l.fail(fmt.Errorf("kernel %s: grid %d is not a whole number of clusters of %d", name, grid, cluster))
+		l.Fail(fmt.Errorf("kernel %s: grid %d is not a whole number of clusters of %d", name, grid, cluster))
 		return
 	}
 	fn, err := l.be.function(module, name)
 	if err != nil {
-		l.fail(err)
+		l.Fail(err)
 		return
 	}
 	f := cuFunc(fn)
 	if err := cuCheck("max dynamic shared memory of "+name,
 		C.cuFuncSetAttribute(f, C.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, C.int(smem))); err != nil {
-		l.fail(fmt.Errorf("kernel %s with %d B of shared memory a block: %w", name, smem, err))
+		l.Fail(fmt.Errorf("kernel %s with %d B of shared memory a block: %w", name, smem, err))
 		return
 	}
 	if cluster > 8 {
 		if err := cuCheck("non-portable cluster size of "+name,
 			C.cuFuncSetAttribute(f, C.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)); err != nil {
-			l.fail(fmt.Errorf("kernel %s in clusters of %d: %w", name, cluster, err))
+			l.Fail(fmt.Errorf("kernel %s in clusters of %d: %w", name, cluster, err))
 			return
 		}
 	}
 	var n C.int
 	if err := cuCheck("occupancy of "+name, C.kw_max_clusters(f, C.uint(block), C.uint(cluster), C.uint(smem), &n)); err != nil {
-		l.fail(err)
+		l.Fail(err)
 		return
 	}
 	if n < 1 {
-		l.fail(fmt.Errorf("kernel %s: no cluster of %d blocks × %d threads with %d B of shared memory each fits this GPU", name, cluster, block, smem))
+		l.Fail(fmt.Errorf("kernel %s: no cluster of %d blocks × %d threads with %d B of shared memory each fits this GPU", name, cluster, block, smem))
 		return
 	}
-	l.kernelIn(module, name, grid, block, args...)
+	l.KernelIn(module, name, grid, block, args...)
 	if l.err == nil {
 		st := &l.steps[len(l.steps)-1]
 		st.cluster, st.smem = cluster, smem
@@ -153,6 +154,6 @@ func (st *cudaStep) launchCluster(s cu.Stream) error {
 	if len(st.args) > 0 {
 		args = (*C.ulonglong)(unsafe.Pointer(&st.args[0]))
 	}
-	return cuCheck("kernels: cuda launch "+st.name, C.kw_launch_cluster(cuFunc(st.fn), C.uint(st.grid), C.uint(st.block),
+	return cuCheck("harness: cuda launch "+st.name, C.kw_launch_cluster(cuFunc(st.fn), C.uint(st.grid), C.uint(st.block),
 		C.uint(st.cluster), C.uint(st.smem), cuStream(s), args, C.int(len(st.args))))
 }

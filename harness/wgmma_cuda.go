@@ -1,6 +1,6 @@
 //go:build cuda
 
-package kernels
+package harness
 
 // cuda/ptx/mma_sm90a.ptx comes from the Hopper toolchain: its go:generate line is in sm90a_generate.go.
 
@@ -21,7 +21,7 @@ const wgmmaProbeIters = 4096
 // compute capability 9.0 only.
 func (c *CUDA) MeasureWGMMA() (float64, error) {
 	if c.cc != 90 {
-		return 0, fmt.Errorf("kernels: cuda: compute capability %d.%d has no wgmma (sm_90a: exactly 9.0): %w",
+		return 0, fmt.Errorf("harness: cuda: compute capability %d.%d has no wgmma (sm_90a: exactly 9.0): %w",
 			c.cc/10, c.cc%10, ErrNotImplemented)
 	}
 	var tflops float64

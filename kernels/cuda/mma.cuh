@@ -1,0 +1,4 @@
+// mma.cuh: the harness's device helpers (harness/cuda/mma.cuh), under the name the suite's .cu files
+// include them by.
+#pragma once
+#include "../../harness/cuda/mma.cuh"

@@ -1,0 +1,15 @@
+package kernels
+
+import (
+	"os"
+	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
+)
+
+// TestMain opens the harness's backends and, for benchmarks, its suite (harness.Main). A run that asks for
+// pending GPU code (-kernels.pending) also lets the row families choose their pending plan (rowplan.go).
+func TestMain(m *testing.M) {
+	rowDSMEMOn = rowDSMEMOn || harness.RunPending()
+	os.Exit(harness.Main(m))
+}
