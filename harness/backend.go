@@ -145,7 +145,7 @@ func lookupBackend(name string) (backendEntry, error) {
 			return e, nil
 		}
 	}
-	return backendEntry{}, fmt.Errorf("kernels: no backend %q in this build (have %s)", name,
+	return backendEntry{}, fmt.Errorf("harness: no backend %q in this build (have %s)", name,
 		strings.Join(BackendNames(), ", "))
 }
 

@@ -42,7 +42,7 @@ func (d DType) Size() int {
 	case E4M3:
 		return 1
 	}
-	panic("kernels: size of " + d.String())
+	panic("harness: size of " + d.String())
 }
 
 // BF16FromF32 rounds f to bfloat16, to nearest with ties to even. Infinities stay infinite, finite values too

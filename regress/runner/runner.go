@@ -64,7 +64,7 @@ import (
 )
 
 // DeviceFlag is the flag through which a suite's test binary takes the
-// backend to run on (kernels' -kernels.device). It is passed only to
+// backend to run on (the harness's -kernels.device). It is passed only to
 // binaries that define it.
 const DeviceFlag = "kernels.device"
 
