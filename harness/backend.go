@@ -9,7 +9,7 @@ import (
 
 // Backend runs kernels on one device. It provides mechanisms only — memory, launches, a clock; what to run is a
 // Family's declaration and how to measure is the harness's Policy. The CPU backend (cpu.go) is always built; the
-// CUDA backend is built with the cuda tag. A backend registers itself with RegisterBackend from an init function
+// CUDA backend is built with the cuda tag. A backend registers itself with registerBackend from an init function
 // and registers its implementation of each family in its own table, keyed by Family.Name.
 type Backend interface {
 	// Device describes the hardware for the run's config lines and picks the harness policy and shape grid.
@@ -108,9 +108,9 @@ type backendEntry struct {
 
 var backends []backendEntry
 
-// RegisterBackend makes a backend available to OpenBackend under name; among those built in, "auto" opens the one
+// registerBackend makes a backend available to openBackend under name; among those built in, "auto" opens the one
 // with the highest rank (the CPU has rank 0, so any accelerator backend built in is preferred).
-func RegisterBackend(name string, rank int, open func() (Backend, error)) {
+func registerBackend(name string, rank int, open func() (Backend, error)) {
 	backends = append(backends, backendEntry{name, rank, open})
 	sort.SliceStable(backends, func(i, j int) bool { return backends[i].rank > backends[j].rank })
 }
@@ -124,14 +124,14 @@ func BackendNames() []string {
 	return names
 }
 
-// ResolveBackend returns the registered name that name selects: itself, or for "auto" or "" the preferred one.
-func ResolveBackend(name string) (string, error) {
+// resolveBackend returns the registered name that name selects: itself, or for "auto" or "" the preferred one.
+func resolveBackend(name string) (string, error) {
 	e, err := lookupBackend(name)
 	return e.name, err
 }
 
-// OpenBackend opens the backend that name selects (see ResolveBackend).
-func OpenBackend(name string) (Backend, error) {
+// openBackend opens the backend that name selects (see resolveBackend).
+func openBackend(name string) (Backend, error) {
 	e, err := lookupBackend(name)
 	if err != nil {
 		return nil, err

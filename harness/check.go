@@ -43,7 +43,7 @@ func CheckCase(be Backend, f *Family, c Case, impl Impl, seed uint64, gens map[s
 		if err := be.Upload(buf, host); err != nil {
 			return res, err
 		}
-		stored, err := Download(be, buf)
+		stored, err := download(be, buf)
 		if err != nil {
 			return res, err
 		}
@@ -73,7 +73,7 @@ func CheckCase(be Backend, f *Family, c Case, impl Impl, seed uint64, gens map[s
 		}
 		res.Got = res.Got[:0]
 		for _, b := range out {
-			got, err := Download(be, b)
+			got, err := download(be, b)
 			if err != nil {
 				return res, err
 			}
@@ -83,7 +83,7 @@ func CheckCase(be Backend, f *Family, c Case, impl Impl, seed uint64, gens map[s
 			return res, fmt.Errorf("run %d: %w", run, err)
 		}
 		for i, b := range in {
-			now, err := Download(be, b)
+			now, err := download(be, b)
 			if err != nil {
 				return res, err
 			}
@@ -108,8 +108,8 @@ func CheckCase(be Backend, f *Family, c Case, impl Impl, seed uint64, gens map[s
 	return res, nil
 }
 
-// Download returns a buffer's elements as float64.
-func Download(be Backend, b Buffer) ([]float64, error) {
+// download returns a buffer's elements as float64.
+func download(be Backend, b Buffer) ([]float64, error) {
 	host := make([]float32, b.Len())
 	if err := be.Download(b, host); err != nil {
 		return nil, err

@@ -55,7 +55,7 @@ func TestPoison(t *testing.T) {
 			if err := be.Poison(b); err != nil {
 				t.Fatal(err)
 			}
-			v, err := Download(be, b)
+			v, err := download(be, b)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	RegisterBackend("cpu", 0, func() (Backend, error) { return NewCPU(runtime.GOMAXPROCS(0)), nil })
+	registerBackend("cpu", 0, func() (Backend, error) { return NewCPU(runtime.GOMAXPROCS(0)), nil })
 }
 
 // CPU is the pure-Go backend: buffers are Go slices (HostBuffer: bf16 as uint16, e4m3 as uint8), a family's CPU

@@ -4,7 +4,7 @@ package harness
 
 // The CUDA backend, built with the cuda tag (go test -tags cuda). It drives the GPU through the driver API
 // (gorgonia.org/cu) and runs kernels compiled to PTX, embedded in the binaries that use them and registered
-// with AddPTX: the harness's own (cuda/timing.cu, fill.cu, copy.cu, mma.cu) and each family package's. A
+// with AddModules: the harness's own (cuda/timing.cu, fill.cu, copy.cu, mma.cu) and each family package's. A
 // module is loaded once per process, when it is first used: the backend's own (timing, fill, copy) when it
 // opens, a family's when the family first runs (CUDA.Load), so a run JIT-compiles only what it uses. Building
 // needs cgo, cuda.h and libcuda.so (scripts/install-cuda-toolkit.sh installs CUDA 11.8's); running needs an
@@ -33,7 +33,7 @@ package harness
 //     var ptx embed.FS
 //
 //     func init() {
-//     	harness.AddPTX(ptx, "cuda/ptx")
+//     	harness.AddModules(ptx, "cuda/ptx")
 //     	harness.RegisterCUDA(<Family>, harness.Fused, "<family>", <family>FusedCUDA)
 //     }
 //
@@ -93,42 +93,49 @@ import (
 var ownPTX embed.FS
 
 func init() {
-	AddPTX(ownPTX, "cuda/ptx")
-	RegisterBackend("cuda", 10, func() (Backend, error) { return OpenCUDA(0) })
+	AddModules(ownPTX, "cuda/ptx")
+	registerBackend("cuda", 10, func() (Backend, error) { return OpenCUDA(0) })
 }
 
-// ptxSource is where a registered module's PTX is.
-type ptxSource struct {
+// moduleSource is where a registered module's PTX or cubin is.
+type moduleSource struct {
 	fsys fs.FS
 	path string
 }
 
 var (
-	ptxModules = map[string]ptxSource{} // by module name (AddPTX)
-	ptxErrs    []error                  // AddPTX's errors, returned by OpenCUDA
+	moduleFiles = map[string]moduleSource{} // by module name (AddModules)
+	moduleErrs  []error                     // AddModules' errors, returned by OpenCUDA
 )
 
-// AddPTX registers every dir/<module>.ptx file of fsys (an embed.FS, as a rule) as a module named <module>,
-// for the launchers of RegisterCUDA and CUDALaunch.KernelIn. A <module>_smXY.ptx file holds kernels for
-// compute capability X.Y and later only, which the backend loads on such GPUs alone. Module names are one
-// namespace across every package of a binary; a name registered twice, or a dir that cannot be read, makes
-// OpenCUDA fail naming it. Call it from an init function.
-func AddPTX(fsys fs.FS, dir string) {
-	files, err := fs.Glob(fsys, path.Join(dir, "*.ptx"))
-	if err == nil && len(files) == 0 {
-		err = errors.New("no .ptx files")
+// AddModules registers every dir/<module>.ptx and dir/<module>.cubin file of fsys (an embed.FS, as a rule) as
+// a module named <module>, for the launchers of RegisterCUDA and CUDALaunch.KernelIn. PTX is compiled by the
+// driver for the GPU at hand (cached by it), so one file serves every later GPU; a cubin loads only on the
+// architecture it was built for. A <module>_smXY file holds kernels for compute capability X.Y and later only,
+// which the backend loads on such GPUs alone. Module names are one namespace across every package of a
+// binary; a name registered twice, or a dir without modules, makes OpenCUDA fail naming it. Call it from an
+// init function.
+func AddModules(fsys fs.FS, dir string) {
+	var files []string
+	for _, ext := range []string{".ptx", ".cubin"} {
+		found, err := fs.Glob(fsys, path.Join(dir, "*"+ext))
+		if err != nil {
+			moduleErrs = append(moduleErrs, fmt.Errorf("AddModules %s: %w", dir, err))
+			return
+		}
+		files = append(files, found...)
 	}
-	if err != nil {
-		ptxErrs = append(ptxErrs, fmt.Errorf("AddPTX %s: %w", dir, err))
+	if len(files) == 0 {
+		moduleErrs = append(moduleErrs, fmt.Errorf("AddModules %s: no .ptx or .cubin files", dir))
 		return
 	}
 	for _, f := range files {
-		name := strings.TrimSuffix(path.Base(f), ".ptx")
-		if _, dup := ptxModules[name]; dup {
-			ptxErrs = append(ptxErrs, fmt.Errorf("AddPTX %s: module %s is registered twice", dir, name))
+		name := strings.TrimSuffix(path.Base(f), path.Ext(f))
+		if _, dup := moduleFiles[name]; dup {
+			moduleErrs = append(moduleErrs, fmt.Errorf("AddModules %s: module %s is registered twice", dir, name))
 			continue
 		}
-		ptxModules[name] = ptxSource{fsys, f}
+		moduleFiles[name] = moduleSource{fsys, f}
 	}
 }
 
@@ -145,7 +152,7 @@ var cudaCode = map[string]map[Impl]cudaImpl{}
 
 // RegisterCUDA registers launch as implementation impl of family f on the CUDA backend (call it from an init
 // function of a file with the cuda build tag). launch runs once per Prepare and records the kernel launches of
-// one run (CUDALaunch.Kernel) from module — a name given to AddPTX, whose _smXY twins come with it — or, for a
+// one run (CUDALaunch.Kernel) from module — a name given to AddModules, whose _smXY twins come with it — or, for a
 // family whose launcher only calls other modules (KernelIn) or families (Call), "". uses names the other
 // modules the launcher launches from, so that they are loaded with the family, outside any timing.
 // Registering the same family name and impl again replaces the code.
@@ -216,7 +223,7 @@ func cudaArenaReserve(free int64) int64 { return max(2<<30, free/16) }
 // OpenCUDA opens GPU ordinal: it starts the context thread, creates the context and loads the backend's own
 // modules.
 func OpenCUDA(ordinal int) (*CUDA, error) {
-	if err := errors.Join(ptxErrs...); err != nil {
+	if err := errors.Join(moduleErrs...); err != nil {
 		return nil, fmt.Errorf("harness: cuda: %w", err)
 	}
 	c := &CUDA{work: make(chan func())}
@@ -325,7 +332,7 @@ func (c *CUDA) open(ordinal int) error {
 		return err
 	}
 	c.modules, c.funcs, c.ptx = map[string]cu.Module{}, map[string]cu.Function{}, map[string]bool{}
-	for name := range ptxModules {
+	for name := range moduleFiles {
 		loads, err := moduleLoads(name, c.cc) // <module>_smXY: X.Y and later; <module>_smXYa: exactly X.Y
 		if err != nil {
 			return err
@@ -337,8 +344,8 @@ func (c *CUDA) open(ordinal int) error {
 	for fam, impls := range cudaCode {
 		for _, ci := range impls {
 			for _, m := range append([]string{ci.module}, ci.uses...) {
-				if _, ok := ptxModules[m]; m != "" && !ok { // "": a composite (Call), its members' modules
-					return fmt.Errorf("%s: no module %s registered (AddPTX; go generate -tags cuda, then commit the .ptx)", fam, m)
+				if _, ok := moduleFiles[m]; m != "" && !ok { // "": a composite (Call), its members' modules
+					return fmt.Errorf("%s: no module %s registered (AddModules; go generate -tags cuda, then commit the .ptx)", fam, m)
 				}
 			}
 		}
@@ -361,12 +368,12 @@ func (c *CUDA) loadModule(name string) error {
 	if !c.ptx[name] {
 		return fmt.Errorf("no module %s for compute capability %d.%d", name, c.cc/10, c.cc%10)
 	}
-	src := ptxModules[name]
-	ptx, err := fs.ReadFile(src.fsys, src.path)
+	src := moduleFiles[name]
+	image, err := fs.ReadFile(src.fsys, src.path)
 	if err != nil {
 		return err
 	}
-	m, err := cu.LoadData(string(ptx))
+	m, err := cu.LoadData(string(image))
 	if err != nil {
 		return fmt.Errorf("load module %s: %w", name, err)
 	}

@@ -47,6 +47,14 @@
 // and Naive (a chain of simple kernels with intermediates, as an eager framework runs it). A case's name is
 // dtype=…/rows=…/cols=…[/labels][/<variant key>=…]/impl=…, under Benchmark<Family.Name>.
 //
+// # What a package uses
+//
+// A package of families needs a handful of names: Family, Operand and Dist to declare a family; RegisterCPU and
+// CPULaunch for its CPU code; RegisterCUDA, CUDALaunch and AddModules for its CUDA code (cuda build tag only);
+// Main, Test and Bench in its test file. The rest — the Backend and its buffers, Suite, Policy, CheckCase,
+// CaseBuffers, WrapBench — is for tests and tuning tools that prepare and time launches themselves, as
+// kernelwatch's own suite does.
+//
 // # Example
 //
 // A module's family, y = α·x + b, with its CPU code, its test and its benchmark (examples/go-module in
@@ -172,7 +180,7 @@
 // one benchmark line per dtype, shape and implementation; regress check compares two commits of it. With the
 // cuda build tag the same family runs on a GPU once its CUDA code is registered: a launcher per
 // implementation (RegisterCUDA), which records the kernel launches of one run on a CUDALaunch
-// (l.Kernel(name, grid, block, args...)), from PTX embedded in the package and registered with AddPTX.
+// (l.Kernel(name, grid, block, args...)), from PTX embedded in the package and registered with AddModules.
 //
 // Only files with the cuda build tag may import gorgonia.org/cu or use the CUDA backend's API: the driver
 // binding calls os.Exit(1) from its init on a machine without a GPU.

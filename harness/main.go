@@ -66,7 +66,7 @@ func Main(m *testing.M) int {
 	}
 	start := time.Now()
 	for _, name := range BackendNames() {
-		be, err := OpenBackend(name)
+		be, err := openBackend(name)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -74,7 +74,7 @@ func Main(m *testing.M) int {
 		defer be.Close()
 		mainBackends[name] = be
 	}
-	name, err := ResolveBackend(*deviceFlag)
+	name, err := resolveBackend(*deviceFlag)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

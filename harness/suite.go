@@ -202,7 +202,7 @@ func (s *Suite) Finish() error {
 		return err
 	}
 	fmt.Fprintf(s.Out, "copy-gbps-end: %.1f\n", gbps)
-	fmt.Fprintf(s.Out, "run-health: %s\n", RunHealth(s.CopyGBps, gbps, s.Policy.HealthTolerance))
+	fmt.Fprintf(s.Out, "run-health: %s\n", runHealth(s.CopyGBps, gbps, s.Policy.HealthTolerance))
 	fmt.Fprintln(s.Out, s.Costs.Line())
 	return nil
 }
@@ -235,13 +235,13 @@ func (s *Suite) checkHealth() error {
 		}
 		s.lastCopy, s.lastCopyAt = gbps, time.Now()
 	}
-	fmt.Fprintf(s.Out, "run-health: %s\n", RunHealth(s.CopyGBps, s.lastCopy, s.Policy.HealthTolerance))
+	fmt.Fprintf(s.Out, "run-health: %s\n", runHealth(s.CopyGBps, s.lastCopy, s.Policy.HealthTolerance))
 	return nil
 }
 
-// RunHealth is "ok" when the copy bandwidths at the start and the end of a run differ by at most tol
+// runHealth is "ok" when the copy bandwidths at the start and the end of a run differ by at most tol
 // (relative to the start), else "degraded".
-func RunHealth(start, end, tol float64) string {
+func runHealth(start, end, tol float64) string {
 	if math.Abs(end-start) <= tol*start {
 		return "ok"
 	}

@@ -27,8 +27,8 @@ func TestRunHealth(t *testing.T) {
 	}{
 		{100, 100, "ok"}, {100, 97.5, "ok"}, {100, 102.9, "ok"}, {100, 96.9, "degraded"}, {100, 103.1, "degraded"},
 	} {
-		if got := RunHealth(tc.start, tc.end, 0.03); got != tc.want {
-			t.Errorf("RunHealth(%v, %v) = %s, want %s", tc.start, tc.end, got, tc.want)
+		if got := runHealth(tc.start, tc.end, 0.03); got != tc.want {
+			t.Errorf("runHealth(%v, %v) = %s, want %s", tc.start, tc.end, got, tc.want)
 		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 //go:embed cuda/ptx/*.ptx
 var cudaPTX embed.FS
 
-func init() { harness.AddPTX(cudaPTX, "cuda/ptx") }
+func init() { harness.AddModules(cudaPTX, "cuda/ptx") }
 
 type cudaLaunch struct{ *harness.CUDALaunch }
 

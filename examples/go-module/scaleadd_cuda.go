@@ -16,7 +16,7 @@ import (
 var ptx embed.FS
 
 func init() {
-	harness.AddPTX(ptx, "cuda/ptx")
+	harness.AddModules(ptx, "cuda/ptx")
 	harness.RegisterCUDA(ScaleAdd, harness.Fused, "scaleadd", fusedCUDA)
 	harness.RegisterCUDA(ScaleAdd, harness.Naive, "scaleadd", naiveCUDA)
 }
