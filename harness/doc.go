@@ -50,10 +50,10 @@
 // # What a package uses
 //
 // A package of families needs a handful of names: Family, Operand and Dist to declare a family; RegisterCPU and
-// CPULaunch for its CPU code; RegisterCUDA, CUDALaunch and AddModules for its CUDA code (cuda build tag only);
-// Main, Test and Bench in its test file. The rest — the Backend and its buffers, Suite, Policy, CheckCase,
-// CaseBuffers, WrapBench — is for tests and tuning tools that prepare and time launches themselves, as
-// kernelwatch's own suite does.
+// CPULaunch for its CPU code; RegisterCUDA, CUDALaunch and AddModules for its CUDA code (cuda build tag only:
+// GOFLAGS=-tags=cuda go doc shows them); Main, Test and Bench in its test file. The rest — the Backend and its
+// buffers, Suite, Policy, CheckCase, CaseBuffers, WrapBench — is for tests and tuning tools that prepare and time
+// launches themselves, as kernelwatch's own suite does.
 //
 // # Example
 //
