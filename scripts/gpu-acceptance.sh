@@ -4,6 +4,7 @@
 # Build on a machine with Go and the CUDA 11.8 headers (scripts/install-cuda-toolkit.sh):
 #   CGO_ENABLED=0 go build -o .gpu/regress ./cmd/regress
 #   go test -c -tags cuda -o .gpu/kernels-base.test ./kernels/
+#   go test -c -tags cuda -o .gpu/harness.test ./harness/       (the backends' own tests; run by 'tests' when present)
 #   go test -c -tags cuda,kwslowdown -o .gpu/kernels-slow.test ./kernels/    (kernels/slowdown_cuda_test.go)
 # Then, on the GPU host (two GPUs for the detect and timing phases):
 #   OUT=/some/dir bash scripts/gpu-acceptance.sh [tests] [calibrate] [detect] [timing]    (default: all four)
@@ -61,6 +62,10 @@ tests() {
   local rc=0
   log "tests: base"
   $G/kernels-base.test -test.run Test -test.v > "$OUT/tests-base.txt" 2>&1 || rc=1
+  if [ -x "$G/harness.test" ]; then
+    log "tests: harness"
+    $G/harness.test -test.run Test -test.v > "$OUT/tests-harness.txt" 2>&1 || rc=1
+  fi
   log "tests: slowed variant"
   $G/kernels-slow.test -test.run 'TestSlowdown(Spec|Output)' -test.v > "$OUT/tests-slow.txt" 2>&1 || rc=1
   log "tests: $(tail -1 "$OUT/tests-base.txt") / $(tail -1 "$OUT/tests-slow.txt")"

@@ -5,6 +5,7 @@
 # Build here (scripts/install-cuda-toolkit.sh for the headers), then pack, since the device tool carries at most
 # 64 MiB with the working tree:
 #   go test -c -tags cuda -ldflags='-s -w' -o .gpu/kernels.test ./kernels/
+#   go test -c -tags cuda -ldflags='-s -w' -o .gpu/harness.test ./harness/      (the backends' own tests)
 #   go test -c -tags cuda,kwslowdown -ldflags='-s -w' -o .gpu/kernels-slow.test ./kernels/
 #   CGO_ENABLED=0 go build -ldflags='-s -w' -o .gpu/regress ./cmd/regress
 #   (optional) the suite before the change as .gpu/kernels-old.test, for the 'old' phase
@@ -58,6 +59,9 @@ tests() {
   local rc=0
   $G/kernels.test -test.run "${TESTS:-Test}" > "$OUT/tests.txt" 2>&1 || rc=1
   $G/kernels-slow.test -test.run 'TestSlowdown(Spec|Output)' > "$OUT/tests-slow.txt" 2>&1 || rc=1
+  if [ -x $G/harness.test ]; then
+    $G/harness.test -test.run Test >> "$OUT/tests.txt" 2>&1 || rc=1
+  fi
   log "tests: $(tail -1 "$OUT/tests.txt") / $(tail -1 "$OUT/tests-slow.txt")"
   [ $rc = 0 ] || grep -B2 -A8 -- '--- FAIL' "$OUT/tests.txt" | head -60 >&2
   return $rc
