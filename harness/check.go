@@ -161,7 +161,7 @@ func ForEachCase(t *testing.T, families []*Family, shapes []Shape, fn func(t *te
 // Test checks every case of the families over shapes (ForEachCase), each implementation on every backend,
 // against the float64 reference (Check):
 //
-//	func TestKernels(t *testing.T) { harness.Test(t, []*harness.Family{ScaleAddFamily}, shapes) }
+//	func TestKernels(t *testing.T) { harness.Test(t, []*harness.Family{ScaleAdd}, shapes) }
 func Test(t *testing.T, families []*Family, shapes []Shape) {
 	ForEachCase(t, families, shapes, func(t *testing.T, be Backend, f *Family, c Case, impl Impl) {
 		Check(t, be, f, c, impl, nil)

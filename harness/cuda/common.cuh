@@ -1,7 +1,8 @@
-// common.cuh: device helpers shared by the kernel families' .cu files — storage conversions that match the Go
-// backends bit for bit, 16-byte packs, and warp and block reductions.
+// common.cuh: device helpers shared by the harness's .cu files and the kernel families' (kernels/cuda, and any
+// package's that puts this folder on nvcc's include path) — storage conversions that match the Go backends bit
+// for bit, 16-byte packs, and warp and block reductions.
 //
-// Every .cu file in this folder is compiled on its own into one PTX module (see cuda.go):
+// Every .cu file is compiled on its own into one PTX module (see cuda.go):
 //
 //	nvcc -ptx -arch=compute_75 -o cuda/ptx/<family>.ptx cuda/<family>.cu
 //

@@ -4,8 +4,8 @@
 // cuMemAlloc and are 256-byte aligned), the last nbytes % 16 bytes one by one. copy_chunk, the one the suite
 // uses, gives each block its own 8·blockDim vectors with all eight loads of a thread in flight before its first
 // store; copy_fused is a grid-stride loop over one wave of resident blocks with four loads in flight, about 4%
-// slower on an H200 (kept for comparison: TestCUDATune). The naive copy (through an fp32 intermediate, as
-// y.copy_(x.float())) uses the eager kernels of eager.cu.
+// slower on an H200 (kept for comparison: TestCUDACopyKernels). The naive copy (through an fp32 intermediate, as
+// y.copy_(x.float())) is kernels' (kernels/cuda/eager.cu).
 #include "common.cuh"
 
 extern "C" __global__ void copy_fused(const unsigned char* __restrict__ x, unsigned char* __restrict__ y,

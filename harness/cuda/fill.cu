@@ -1,5 +1,5 @@
 // fill.cu: the backend's own input generator (CUDA.Fill, fill_cuda.go), not a benchmark. It is the CUDA twin of
-// the counter-based generator in gen.go, which documents it and which the tests hold it to: element i of a
+// the counter-based generator in dist.go, which documents it and which the tests hold it to: element i of a
 // fill is a function of (seed, i) alone, so a grid-stride loop fills 1 GiB at memory speed with no host copy.
 #include "common.cuh"
 
