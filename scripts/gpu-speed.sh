@@ -25,7 +25,7 @@
 #           (NAME@auto:RATIO picks the calibrated pass closest to RATIO).
 # baseline  regress run --count 10 of the whole suite into $OUT/<class>.bench.
 # stored    regress check --mode stored against baselines/<class>.bench (or $STORED).
-# placement what buffer placement does (kernels/placement.go): whole-suite processes of the plain suite and of
+# placement what buffer placement does (harness/placement.go): whole-suite processes of the plain suite and of
 #           the unrelated-change variants (kernels-spin.test, kernels-grow.test from scripts/unrelated-change.sh)
 #           with the driver's placement (-kernels.arena=false) and the arena, interleaved; FFN t=512 alone and
 #           after Softmax; the same FFN with the arena shifted by PLACEMENT_SKEWS bytes. Raw outputs in
