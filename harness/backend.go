@@ -84,12 +84,19 @@ type Device struct {
 	// a CPU); 0 when unknown. The harness sizes cache flushes from it.
 	CacheBytes int64
 	Workers    int // parallel workers a launch uses (CPU goroutines; SMs on a GPU)
+	// Timer is what the CPU backend's samples measure (TimerProcessCPU or TimerWall), printed as the
+	// cpu-timer config line; empty on a GPU, whose launches are timed by events.
+	Timer string
 }
 
 // ConfigLines returns the device's benchfmt configuration lines: device and class, plus gpu and gpu-driver on
-// GPUs (on the CPU, go test prints the model itself as "cpu:").
+// GPUs (on the CPU, go test prints the model itself as "cpu:") and cpu-timer on the CPU, since its ns/op is
+// CPU time or wall time as the timer says.
 func (d Device) ConfigLines() []string {
 	lines := []string{"device: " + d.Kind}
+	if d.Timer != "" {
+		lines = append(lines, "cpu-timer: "+d.Timer)
+	}
 	if d.Kind != "cpu" {
 		lines = append(lines, "gpu: "+d.Name)
 		if d.Driver != "" {

@@ -36,6 +36,10 @@ func (c *Costs) charge(phase *time.Duration, start time.Time) { *phase += time.S
 // flushTimer is a backend that measures its own cache flushes (the GPU by events, the CPU by the clock).
 type flushTimer interface{ FlushTime() time.Duration }
 
+// launchWaller is a backend whose samples are not wall time (the CPU timed by its CPU time) and that keeps the
+// wall time of its timed launches for Costs.Timed.
+type launchWaller interface{ LaunchWall() time.Duration }
+
 // moduleLoader is a backend that loads a family's code on demand, so that a run loads only what it runs.
 type moduleLoader interface{ Load(f *Family) error }
 

@@ -50,7 +50,8 @@ var WrapBench func(Backend) (Backend, error)
 //
 // Flags: -kernels.device (cpu, cuda, auto), -kernels.seed (the correctness tests' seed; 0: from the clock, and
 // a failure prints the seed that reproduces it), -kernels.pending (run GPU code that has not yet passed its
-// tests on a GPU); with the cuda build tag -kernels.arena and -kernels.arena-skew (where device buffers are
+// tests on a GPU), -kernels.cpu-timer (process-cpu or wall: what the CPU backend's samples measure); with the
+// cuda build tag -kernels.arena and -kernels.arena-skew (where device buffers are
 // placed, for measuring placement). Do not call flag.Parse before Main. With -test.list it opens nothing.
 func Main(m *testing.M) int {
 	defineFlags()

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kernelwatch/kernelwatch/regress/group"
 )
@@ -162,6 +163,55 @@ func TestCPUTime(t *testing.T) {
 	}
 }
 
+// sleeper is a launch that takes wall time but almost no CPU time.
+type sleeper struct{ d time.Duration }
+
+func (s sleeper) Run() error          { time.Sleep(s.d); return nil }
+func (s sleeper) ScratchBytes() int64 { return 0 }
+func (s sleeper) Release()            {}
+
+// TestCPUTimers: the process-cpu timer does not count the time a launch waits without running (what a
+// neighbour holding the cores looks like to the wall clock), the wall timer does; the cpu-timer config line
+// says which one a run used, and a timer that does not exist is refused.
+func TestCPUTimers(t *testing.T) {
+	be := NewCPU(2)
+	defer be.Close()
+	if _, ok := processCPUTime(); !ok {
+		if be.Device().Timer != TimerWall || be.SetTimer(TimerProcessCPU) == nil {
+			t.Fatalf("no process CPU clock: timer %q, and process-cpu was accepted", be.Device().Timer)
+		}
+		t.Skip("no process CPU clock on this system")
+	}
+	const nap = 3 * time.Millisecond
+	for _, tc := range []struct {
+		timer string
+		ok    func(ns float64) bool
+	}{
+		{TimerProcessCPU, func(ns float64) bool { return ns < float64(nap.Nanoseconds())/3 }},
+		{TimerWall, func(ns float64) bool { return ns >= float64(nap.Nanoseconds()) }},
+	} {
+		if err := be.SetTimer(tc.timer); err != nil {
+			t.Fatal(err)
+		}
+		ns, err := be.Time(sleeper{nap}, 3, Timing{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tc.ok(Median(ns)) {
+			t.Errorf("timer %s: a launch sleeping %v measured %v ns", tc.timer, nap, ns)
+		}
+		if lines := be.Device().ConfigLines(); !slices.Contains(lines, "cpu-timer: "+tc.timer) {
+			t.Errorf("timer %s: config lines %q", tc.timer, lines)
+		}
+	}
+	if be.LaunchWall() < 6*nap {
+		t.Errorf("launch wall time %v for 6 launches of %v", be.LaunchWall(), nap)
+	}
+	if err := be.SetTimer("cycles"); err == nil || !strings.Contains(err.Error(), `"cycles"`) {
+		t.Errorf("SetTimer(cycles): %v", err)
+	}
+}
+
 // preparing records the impls a backend prepares.
 type preparing struct {
 	Backend
@@ -273,11 +323,12 @@ func TestStartPrintsMMA(t *testing.T) {
 		if err == nil && s.MMATFLOPS != tc.be.tflops {
 			t.Errorf("MMATFLOPS %v, want %v", s.MMATFLOPS, tc.be.tflops)
 		}
-		// Besides the machine's (device, gpu, gpu-driver, class), which results are only compared within,
+		// Besides the machine's (device, gpu, gpu-driver, class) and what the CPU's samples measure (cpu-timer),
+		// which results are only compared within,
 		// the lines are measured afresh by each process: a key the comparator took for a benchmark's
 		// configuration would split every comparison between processes (an A/A check on an H100 then
 		// reported every benchmark as removed and added), so each must be one of regress's run keys.
-		machine := []string{"device", "gpu", "gpu-driver", group.ClassKey}
+		machine := []string{"device", "cpu-timer", "gpu", "gpu-driver", group.ClassKey}
 		for _, l := range strings.Split(out.String(), "\n") {
 			k, _, ok := strings.Cut(l, ": ")
 			if ok && !strings.Contains(k, " ") && !slices.Contains(machine, k) && !slices.Contains(group.RunKeys, k) {
