@@ -142,3 +142,45 @@ func TestFailureLines(t *testing.T) {
 		t.Errorf("ReadFailures = %+v, want %+v", got, want)
 	}
 }
+
+// TestRunContinuesRounds: a run that continues an earlier one (regress
+// check's extra rounds) numbers its rounds from FirstRound and keeps the
+// ABBA order of one longer run; Longest keeps a first round that would not
+// fit from starting.
+func TestRunContinuesRounds(t *testing.T) {
+	base := buildSuite(t, "base", false)
+	cur := buildSuite(t, "cur", false)
+	log := filepath.Join(t.TempDir(), "order")
+	t.Setenv("ORDER_LOG", log)
+	seed := uint64(1)
+	for SecondFirst(seed) { // round 0 runs the baseline first
+		seed++
+	}
+	filter, _ := ParseFilter("A")
+	sides := []Side{{"baseline", []Binary{base}}, {"current", []Binary{cur}}}
+	res, err := Run(context.Background(), sides, Plan{Filter: filter, Benchtime: "1x", Count: 1, Rounds: 3, FirstRound: 5, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rounds != 3 || res.Stopped != "" {
+		t.Errorf("Rounds %d, Stopped %q", res.Rounds, res.Stopped)
+	}
+	for _, side := range res.Sides {
+		out := string(side.Results)
+		if !strings.HasPrefix(out, "round: 5\n") || !strings.Contains(out, "\nround: 6\n") || !strings.Contains(out, "\nround: 7\n") || strings.Count(out, "round: ") != 3 {
+			t.Errorf("%s: want rounds 5, 6 and 7:\n%s", side.Side, out)
+		}
+	}
+	// Rounds 5 and 7 are odd: current first; round 6 even: baseline first.
+	order, _ := os.ReadFile(log)
+	if want := "cur\nbase\nbase\ncur\ncur\nbase\n"; string(order) != want {
+		t.Errorf("invocation order:\n%swant:\n%s", order, want)
+	}
+
+	// A deadline 10 s away and rounds expected to take a minute: none starts.
+	res, err = Run(context.Background(), sides, Plan{Filter: filter, Benchtime: "1x", Count: 1, Rounds: 2, FirstRound: 10,
+		Deadline: time.Now().Add(10 * time.Second), Longest: time.Minute})
+	if err != nil || res.Rounds != 0 || res.Stopped != StopDeadline || res.Invocations != 0 {
+		t.Errorf("round longer than the time left: %v, %+v", err, res)
+	}
+}

@@ -108,8 +108,19 @@ type Plan struct {
 	Weights map[string]float64
 	// Deadline, when not zero, is when the run must be over: a lane starts
 	// a round only if its longest round so far would finish before it
-	// (the first round, only if the deadline has not passed).
+	// (the first round, only if the deadline has not passed, or if
+	// Longest would: see Longest).
 	Deadline time.Time
+	// FirstRound numbers the first of the Rounds rounds, for a run that
+	// continues an earlier one (regress check's extra rounds of the
+	// benchmarks that cannot yet detect their threshold): its "round: k"
+	// lines go on from there, and so does the ABBA order, round k running
+	// the sides in the order round k of one longer run would.
+	FirstRound int
+	// Longest is what a round is expected to take before one has run (from
+	// the rounds of an earlier run): the deadline starts no first round
+	// that would not finish before it.
+	Longest time.Duration
 }
 
 // Why a run stopped before all its rounds (Result.Stopped).
@@ -562,7 +573,7 @@ func SecondFirst(seed uint64) bool {
 // runLane runs one lane's rounds, until the last or until the next would
 // not finish before plan.Deadline.
 func runLane(ctx context.Context, st *laneState, sides []Side, plan Plan, swap bool, inv *invoker, record func(int, Failure)) error {
-	roundLines := plan.Rounds > 1 || len(sides) > 1
+	roundLines := plan.Rounds > 1 || len(sides) > 1 || plan.FirstRound > 0
 	st.kept = make([]int, len(sides))
 	for i := range sides {
 		if sh := st.lane.Shard; sh.N > 1 {
@@ -577,8 +588,9 @@ func runLane(ctx context.Context, st *laneState, sides []Side, plan Plan, swap b
 		}
 		st.kept[i] = st.out[i].Len()
 	}
-	var longest time.Duration
-	for round := 0; round < plan.Rounds; round++ {
+	longest := plan.Longest
+	for i := 0; i < plan.Rounds; i++ {
+		round := plan.FirstRound + i
 		start := time.Now()
 		if !plan.Deadline.IsZero() && start.Add(longest).After(plan.Deadline) {
 			return nil
@@ -597,8 +609,8 @@ func runLane(ctx context.Context, st *laneState, sides []Side, plan Plan, swap b
 				}
 				if plan.Progress != nil {
 					status := sides[side].Name
-					if plan.Rounds > 1 {
-						status = fmt.Sprintf("round %d/%d %s", round+1, plan.Rounds, status)
+					if plan.Rounds > 1 || plan.FirstRound > 0 {
+						status = fmt.Sprintf("round %d/%d %s", round+1, plan.FirstRound+plan.Rounds, status)
 					}
 					if st.lane.Name != "" {
 						status = st.lane.Name + ": " + status
@@ -608,7 +620,7 @@ func runLane(ctx context.Context, st *laneState, sides []Side, plan Plan, swap b
 				if roundLines {
 					fmt.Fprintf(&st.out[side], "round: %d\n", round)
 				}
-				if err := runJob(ctx, j, plan, round, st, inv, &st.out[side], func(f Failure) {
+				if err := runJob(ctx, j, plan, i, st, inv, &st.out[side], func(f Failure) {
 					f.Side = sides[side].Name
 					record(side, f)
 				}); err != nil {
