@@ -30,10 +30,17 @@
 //
 // The suite section says what regress runs: packages and build tags, or a
 // command and the format of its output; the -bench selection, -count and
-// -benchtime. Its classes entries change the
-// selection, count and benchtime for the hardware classes their class glob
-// matches, in order, the last match winning per field (Suite.ForClass): a
-// 2-core CPU runner and an H100 do not want the same suite.
+// -benchtime. Its classes entries change the selection, count, benchtime,
+// max_rounds and budget for the hardware classes their class glob matches,
+// in order, the last match winning per field (Suite.ForClass): a 2-core
+// CPU runner and an H100 do not want the same suite.
+//
+// max_rounds and budget let regress check sample further where count
+// rounds were not enough: after the count rounds, the benchmarks whose
+// gated comparisons cannot yet detect their threshold get more interleaved
+// rounds, up to max_rounds rounds in all, while the check is within budget
+// (a duration from its start, such as 4m). max_rounds at or below count
+// adds none; without budget only max_rounds and --deadline bound them.
 //
 // The file is strict: unknown or duplicate keys, values of the wrong type or
 // out of range are errors, and every error is one line naming the file and
@@ -49,6 +56,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"time"
 
 	"golang.org/x/perf/benchunit"
 )
@@ -102,9 +110,16 @@ type Suite struct {
 	Count     int
 	Benchtime string // a Go duration, "<N>x", or "" for go test's own
 	Bench     string // -bench regexp; "" selects every benchmark
-	// Classes override Bench, Count and Benchtime for the hardware classes
-	// they match, in file order, the last match winning for each field it
-	// sets (see ForClass).
+	// MaxRounds is how many rounds regress check may give a benchmark in
+	// all, Count included, while its gated comparisons cannot detect their
+	// threshold; at or below Count (0: unset), none beyond Count.
+	MaxRounds int
+	// Budget is how long a check may take, from its start, before it stops
+	// adding rounds beyond Count; 0 sets no limit but MaxRounds.
+	Budget time.Duration
+	// Classes override Bench, Count, Benchtime, MaxRounds and Budget for
+	// the hardware classes they match, in file order, the last match
+	// winning for each field it sets (see ForClass).
 	Classes []SuiteClass
 }
 
@@ -116,6 +131,8 @@ type SuiteClass struct {
 	Bench     string
 	Count     int
 	Benchtime string
+	MaxRounds int
+	Budget    time.Duration
 
 	class *regexp.Regexp
 }
@@ -149,6 +166,12 @@ func (s Suite) ForClass(class string) Suite {
 		}
 		if c.Benchtime != "" {
 			out.Benchtime = c.Benchtime
+		}
+		if c.MaxRounds != 0 {
+			out.MaxRounds = c.MaxRounds
+		}
+		if c.Budget != 0 {
+			out.Budget = c.Budget
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 const example = `version: 1
@@ -133,10 +134,12 @@ suite:
       benchtime: 50ms
     - class: "cpu-arm64-*"
       count: 6
+      max_rounds: 30
+      budget: 4m
     - class: "/^gpu-nvidia-h(100|200)/"
       benchtime: 1x
 `)
-	if n := len(c.Suite.Classes); n != 3 || c.Suite.Classes[0].Line != 7 || c.Suite.Classes[2].Line != 13 {
+	if n := len(c.Suite.Classes); n != 3 || c.Suite.Classes[0].Line != 7 || c.Suite.Classes[2].Line != 15 {
 		t.Fatalf("Classes = %+v", c.Suite.Classes)
 	}
 	for _, tc := range []struct {
@@ -145,7 +148,7 @@ suite:
 	}{
 		{"", Suite{Packages: []string{"./kernels/..."}, Count: 10, Benchtime: "100ms"}},
 		{"cpu-amd64-amd-epyc", Suite{Packages: []string{"./kernels/..."}, Count: 8, Benchtime: "50ms", Bench: "/dtype=fp32/"}},
-		{"cpu-arm64-neoverse-v2", Suite{Packages: []string{"./kernels/..."}, Count: 6, Benchtime: "50ms", Bench: "/dtype=fp32/"}},
+		{"cpu-arm64-neoverse-v2", Suite{Packages: []string{"./kernels/..."}, Count: 6, Benchtime: "50ms", Bench: "/dtype=fp32/", MaxRounds: 30, Budget: 4 * time.Minute}},
 		{"gpu-nvidia-h200", Suite{Packages: []string{"./kernels/..."}, Count: 10, Benchtime: "1x"}},
 		{"gpu-nvidia-l4", Suite{Packages: []string{"./kernels/..."}, Count: 10, Benchtime: "100ms"}},
 	} {
@@ -162,7 +165,7 @@ suite:
 
 func TestParseAllFields(t *testing.T) {
 	c := mustParse(t, `version: 1
-suite: {packages: [./a/..., ./b], tags: [cuda], count: 3, benchtime: 100x}
+suite: {packages: [./a/..., ./b], tags: [cuda], count: 3, benchtime: 100x, max_rounds: 12, budget: 90s}
 defaults:
   threshold: 0.1
   alpha: 0.01
@@ -183,7 +186,7 @@ rules:
     min_samples: 10
     tolerance: 0.5%
 `)
-	want := Suite{Packages: []string{"./a/...", "./b"}, Tags: []string{"cuda"}, Count: 3, Benchtime: "100x"}
+	want := Suite{Packages: []string{"./a/...", "./b"}, Tags: []string{"cuda"}, Count: 3, Benchtime: "100x", MaxRounds: 12, Budget: 90 * time.Second}
 	if !reflect.DeepEqual(c.Suite, want) {
 		t.Errorf("Suite = %+v, want %+v", c.Suite, want)
 	}
@@ -450,7 +453,7 @@ func TestErrors(t *testing.T) {
 		{"version list", "version: [1]\n", 1, "version: want a single value, got a list"},
 		{"top is list", "- a\n", 1, "want a mapping"},
 		{"top-level unknown key", "version: 1\nsuites: {}\n", 2, `unknown key "suites" at top level (allowed: version, suite, defaults, units, rules)`},
-		{"suite unknown key", "version: 1\nsuite:\n  count: 3\n  benchmem: true\n", 4, `unknown key "benchmem" in suite (allowed: packages, tags, command, format, count, benchtime, bench, classes)`},
+		{"suite unknown key", "version: 1\nsuite:\n  count: 3\n  benchmem: true\n", 4, `unknown key "benchmem" in suite (allowed: packages, tags, command, format, count, benchtime, bench, max_rounds, budget, classes)`},
 		{"defaults unknown key", "version: 1\ndefaults:\n  treshold: 5%\n", 3, `unknown key "treshold" in defaults (allowed: threshold, alpha, gate, min_samples, tolerance, correction, confidence, unstable)`},
 		{"rule unknown key", "version: 1\nrules:\n  - match: \"*\"\n    threshold: 1%\n  - match: x\n    treshold: 3%\n", 6,
 			`unknown key "treshold" in rule (allowed: match, class, unit, threshold, alpha, gate, min_samples, tolerance, budget)`},
@@ -511,7 +514,13 @@ func TestErrors(t *testing.T) {
 		{"bench invalid", "version: 1\nsuite:\n  bench: 'RMS(Norm'\n", 3, `bench "RMS(Norm": invalid regexp: missing closing )`},
 		{"classes map", "version: 1\nsuite:\n  classes: {class: cpu-*}\n", 3, `classes: want a list, got a mapping`},
 		{"classes scalar entry", "version: 1\nsuite:\n  classes:\n    - cpu-*\n", 4, `classes entry: want a mapping, got "cpu-*"`},
-		{"classes unknown key", "version: 1\nsuite:\n  classes:\n    - class: cpu-*\n      tags: [cuda]\n", 5, `unknown key "tags" in classes entry (allowed: class, bench, count, benchtime)`},
+		{"classes unknown key", "version: 1\nsuite:\n  classes:\n    - class: cpu-*\n      tags: [cuda]\n", 5, `unknown key "tags" in classes entry (allowed: class, bench, count, benchtime, max_rounds, budget)`},
+		{"max_rounds 0", "version: 1\nsuite:\n  max_rounds: 0\n", 3, `max_rounds 0: want at least 1`},
+		{"max_rounds below count", "version: 1\nsuite:\n  count: 10\n  max_rounds: 8\n", 4, `max_rounds 8 is below count 10: no round beyond count could run`},
+		{"budget not a duration", "version: 1\nsuite:\n  budget: 4\n", 3, `budget "4": want a positive duration such as 4m or 90s`},
+		{"budget negative", "version: 1\nsuite:\n  budget: -1m\n", 3, `budget "-1m": want a positive duration`},
+		{"classes max_rounds below count", "version: 1\nsuite:\n  classes:\n    - class: cpu-*\n      max_rounds: 4\n      count: 6\n", 5, `max_rounds 4 is below count 6`},
+		{"classes bad budget", "version: 1\nsuite:\n  classes:\n    - class: cpu-*\n      budget: soon\n", 5, `budget "soon": want a positive duration`},
 		{"classes without class", "version: 1\nsuite:\n  classes:\n    - class: cpu-*\n      count: 3\n    - count: 4\n", 6, `classes entry without class`},
 		{"classes sets nothing", "version: 1\nsuite:\n  classes:\n    - class: cpu-*\n", 4, `classes entry "cpu-*" sets nothing`},
 		{"classes bad count", "version: 1\nsuite:\n  classes:\n    - class: cpu-*\n      count: 0\n", 5, `count 0: want at least 1`},

@@ -32,8 +32,8 @@ func (e *Error) Error() string {
 // Allowed keys of each mapping in the file.
 var (
 	topKeys      = []string{"version", "suite", "defaults", "units", "rules"}
-	suiteKeys    = []string{"packages", "tags", "command", "format", "count", "benchtime", "bench", "classes"}
-	classKeys    = []string{"class", "bench", "count", "benchtime"}
+	suiteKeys    = []string{"packages", "tags", "command", "format", "count", "benchtime", "bench", "max_rounds", "budget", "classes"}
+	classKeys    = []string{"class", "bench", "count", "benchtime", "max_rounds", "budget"}
 	defaultsKeys = []string{"threshold", "alpha", "gate", "min_samples", "tolerance", "correction", "confidence", "unstable"}
 	unitKeys     = []string{"better", "assume", "gate"}
 	ruleKeys     = []string{"match", "class", "unit", "threshold", "alpha", "gate", "min_samples", "tolerance", "budget"}
@@ -294,6 +294,7 @@ func (p *parser) top(n *yaml.Node, cfg *Config) {
 
 func (p *parser) suite(n *yaml.Node, s *Suite) {
 	keys := map[string]*yaml.Node{}
+	var maxRounds *yaml.Node
 	p.mapping(n, "in suite", suiteKeys, func(k, v *yaml.Node) {
 		keys[k.Value] = k
 		switch k.Value {
@@ -313,6 +314,10 @@ func (p *parser) suite(n *yaml.Node, s *Suite) {
 			s.Benchtime = p.benchtime(v)
 		case "bench":
 			s.Bench = p.benchRegexp(v)
+		case "max_rounds":
+			s.MaxRounds, maxRounds = p.int(v, "max_rounds", 1), v
+		case "budget":
+			s.Budget = p.duration(v, "budget")
 		case "classes":
 			p.suiteClasses(v, s)
 		}
@@ -333,6 +338,7 @@ func (p *parser) suite(n *yaml.Node, s *Suite) {
 	case keys["format"] != nil && keys["command"] == nil:
 		p.fail(keys["format"], "suite.format is the output format of suite.command, and there is no command (Go packages print Go benchmark format)")
 	}
+	p.roundsAboveCount(maxRounds, s.MaxRounds, s.Count)
 	if keys["command"] != nil {
 		s.Packages = nil
 		if s.Format == "" {
@@ -361,6 +367,24 @@ func (p *parser) argv(n *yaml.Node) []string {
 		argv = append(argv, e.Value)
 	}
 	return argv
+}
+
+// roundsAboveCount fails at n (the max_rounds value) when max_rounds and
+// count, set in one mapping, leave no room for a round beyond count.
+func (p *parser) roundsAboveCount(n *yaml.Node, maxRounds, count int) {
+	if n != nil && count > 0 && maxRounds < count {
+		p.fail(n, "max_rounds %d is below count %d: no round beyond count could run (want at least %d, or leave max_rounds out)", maxRounds, count, count)
+	}
+}
+
+// duration parses a positive Go duration such as 4m or 90s.
+func (p *parser) duration(n *yaml.Node, what string) time.Duration {
+	n, s := p.scalar(n, what)
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		p.fail(n, "%s %q: want a positive duration such as 4m or 90s", what, s)
+	}
+	return d
 }
 
 func (p *parser) benchtime(n *yaml.Node) string {
@@ -396,6 +420,7 @@ func (p *parser) suiteClasses(n *yaml.Node, s *Suite) {
 			p.fail(e, "classes entry: want a mapping, got %s", describe(e))
 		}
 		c := SuiteClass{Line: e.Line}
+		var maxRounds *yaml.Node
 		p.mapping(e, "in classes entry", classKeys, func(k, v *yaml.Node) {
 			switch k.Value {
 			case "class":
@@ -406,12 +431,17 @@ func (p *parser) suiteClasses(n *yaml.Node, s *Suite) {
 				c.Count = p.int(v, "count", 1)
 			case "benchtime":
 				c.Benchtime = p.benchtime(v)
+			case "max_rounds":
+				c.MaxRounds, maxRounds = p.int(v, "max_rounds", 1), v
+			case "budget":
+				c.Budget = p.duration(v, "budget")
 			}
 		})
+		p.roundsAboveCount(maxRounds, c.MaxRounds, c.Count)
 		if c.Class == "" {
 			p.fail(e, `classes entry without class (every entry needs a class pattern such as "cpu-*")`)
-		} else if c.Bench == "" && c.Count == 0 && c.Benchtime == "" {
-			p.fail(e, "classes entry %q sets nothing (want at least one of bench, count, benchtime)", c.Class)
+		} else if c.Bench == "" && c.Count == 0 && c.Benchtime == "" && c.MaxRounds == 0 && c.Budget == 0 {
+			p.fail(e, "classes entry %q sets nothing (want at least one of bench, count, benchtime, max_rounds, budget)", c.Class)
 		}
 		s.Classes = append(s.Classes, c)
 	}
