@@ -21,9 +21,11 @@ var corrections = map[string]string{
 // Markdown writes r as GitHub-flavoured markdown: a heading with the outcome,
 // the settings and both sides, one table of every comparison with the ones
 // that fail the gate first (worst delta first), then the ones only warned
-// about, improvements, inconclusive, added and unchanged, and the warnings as
-// a bullet list. All text from the report is escaped so that it can neither
-// break the table nor mention users or link issues.
+// about, improvements, inconclusive, added and unchanged, the warnings as
+// a bullet list, and what sampling beyond the configured rounds did, with a
+// bullet for each benchmark still underpowered. All text from the report is
+// escaped so that it can neither break the table nor mention users or link
+// issues.
 func Markdown(w io.Writer, r *report.Report) error {
 	var b strings.Builder
 	icon := "⚠️"
@@ -72,6 +74,17 @@ func Markdown(w io.Writer, r *report.Report) error {
 	}
 	for _, m := range r.Warnings {
 		b.WriteString("- warning: " + mdEscape(m) + "\n")
+	}
+	if l := SequentialSummary(r); l != "" {
+		b.WriteString("\n" + mdEscape(l) + "\n")
+		for i := range r.Sequential.Benchmarks {
+			sb := &r.Sequential.Benchmarks[i]
+			if !sb.Underpowered {
+				continue
+			}
+			name, rounds, detects, _ := sequentialRow(sb)
+			b.WriteString("- still underpowered: " + mdEscape(name) + " (" + rounds + ", " + detects + ")\n")
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

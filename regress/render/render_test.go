@@ -204,11 +204,28 @@ func partialReport(t *testing.T) *report.Report {
 	return finish(t, r)
 }
 
+// sequentialReport is blindReport from a check that sampled further: the
+// blind comparison's benchmark got 40 rounds and still cannot detect 5%, a
+// second benchmark (two modes) got 16 and now can.
+func sequentialReport(t *testing.T) *report.Report {
+	r := blindReport(t)
+	weak, able := report.Number(0.081), report.Number(0.031)
+	r.Sequential = &report.Sequential{Rounds: 10, MaxRounds: 40, BudgetSeconds: 240, Stopped: report.SeqMaxRounds,
+		Benchmarks: []report.SequentialBenchmark{
+			{Name: "MatMul/n=512", Rounds: 40, Reason: report.SeqUnderpowered, Underpowered: true, Detectable: &weak},
+			{Name: "MatMul/n=1024", Rounds: 16, Reason: report.SeqTwoMode, Detectable: &able},
+		}}
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 var exts = map[string]string{"text": "txt", "markdown": "md", "json": "json", "csv": "csv"}
 
 func TestGolden(t *testing.T) {
 	reports := map[string]func(*testing.T) *report.Report{"fail": failReport, "pass": passReport, "nodata": noDataReport,
-		"incomplete": incompleteReport, "blind": blindReport, "inconclusive": inconclusiveReport, "partial": partialReport}
+		"incomplete": incompleteReport, "blind": blindReport, "inconclusive": inconclusiveReport, "partial": partialReport, "sequential": sequentialReport}
 	for name, mk := range reports {
 		for _, format := range Formats {
 			t.Run(name+"/"+format, func(t *testing.T) {

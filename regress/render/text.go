@@ -17,8 +17,10 @@ const TextWidth = 120
 // and configuration of both sides, then per comparison the two summaries, the
 // delta with its confidence interval, p, n and the verdict (✗ fails the gate,
 // ! is only warned about), comparison warnings as footnotes, the report's
-// warnings and a final one-line summary. Where the time went is not part of
-// it: the command prints that on standard error (CostsLine), once.
+// warnings, the rounds regress check added beyond the configured ones (one
+// line per benchmark that wanted them) and a final one-line summary. Where
+// the time went is not part of it: the command prints that on standard
+// error (CostsLine), once.
 //
 // Tables fit TextWidth columns. When the full table would not, it gives up,
 // in this order and only as far as it must: the n column when every row has
@@ -68,6 +70,15 @@ func TextWith(w io.Writer, r *report.Report, opt Options) error {
 	b.WriteString("\n")
 	for _, m := range r.Warnings {
 		b.WriteString("warning: " + clean(m) + "\n")
+	}
+	if l := SequentialSummary(r); l != "" {
+		b.WriteString(l + "\n")
+		t := &table{seps: []string{"  ", "  ", "  ", "  "}}
+		for i := range r.Sequential.Benchmarks {
+			name, rounds, detects, status := sequentialRow(&r.Sequential.Benchmarks[i])
+			t.add(cell{s: clean(name)}, cell{s: rounds, align: right}, cell{s: detects}, cell{s: status})
+		}
+		t.write(&b)
 	}
 	b.WriteString(headline(r) + " (" + clean(settings(r)) + ")\n")
 	_, err := io.WriteString(w, b.String())

@@ -91,6 +91,10 @@ type Report struct {
 	// Unjudged is set when some gated comparison the statistics test
 	// could not be judged; when none could, the verdict is inconclusive.
 	Unjudged *Unjudged `json:"unjudged,omitempty"`
+	// Sequential is set when regress check could add rounds beyond the
+	// configured ones (suite.max_rounds): which benchmarks got them, how
+	// many, and which still cannot detect their threshold.
+	Sequential *Sequential `json:"sequential,omitempty"`
 }
 
 // Unjudged counts the gated comparisons (gate fail, both sides, a unit
@@ -113,6 +117,59 @@ type Unjudged struct {
 
 // AllUnjudged reports whether no gated comparison could be judged.
 func (u *Unjudged) AllUnjudged() bool { return u != nil && u.Of > 0 && u.Count == u.Of }
+
+// Sequential describes the rounds regress check added, after the
+// configured ones, for the benchmarks whose gated comparisons could not yet
+// detect their threshold. Which benchmarks got more rounds depended only on
+// the spread and count of their samples, never on their deltas or p-values
+// (package sequential says why).
+type Sequential struct {
+	// Rounds is how many rounds every benchmark got (--count).
+	Rounds int `json:"rounds"`
+	// MaxRounds is the most rounds a benchmark could get (max_rounds).
+	MaxRounds int `json:"max_rounds"`
+	// BudgetSeconds is how long the check could run, from its start,
+	// before it stopped adding rounds (suite.budget); 0 for no budget.
+	BudgetSeconds float64 `json:"budget_s,omitempty"`
+	// Stopped is why no further round was added: SeqDetectable,
+	// SeqMaxRounds, SeqBudget, SeqDeadline or SeqSignal.
+	Stopped string `json:"stopped"`
+	// Benchmarks lists, in report order, every benchmark that wanted more
+	// rounds than Rounds.
+	Benchmarks []SequentialBenchmark `json:"benchmarks"`
+}
+
+// Why a check stopped adding rounds (Sequential.Stopped).
+const (
+	SeqDetectable = "detectable" // every gated comparison could detect its threshold
+	SeqMaxRounds  = "max-rounds" // the benchmarks left had MaxRounds rounds
+	SeqBudget     = "budget"     // the next round would not have finished within the budget
+	SeqDeadline   = "deadline"   // nor before --deadline
+	SeqSignal     = "signal"     // interrupted: the rounds that finished on both sides are kept
+)
+
+// SequentialBenchmark is one benchmark that wanted more rounds.
+type SequentialBenchmark struct {
+	Name   string            `json:"name"`
+	Config map[string]string `json:"config,omitempty"`
+	// Rounds is how many rounds it got in all.
+	Rounds int `json:"rounds"`
+	// Reason is why it wanted more: SeqUnderpowered or SeqTwoMode.
+	Reason string `json:"reason"`
+	// Underpowered is set when, after its last round, one of its gated
+	// comparisons still could not detect its threshold.
+	Underpowered bool `json:"underpowered"`
+	// Detectable is the largest smallest-detectable change of its gated
+	// comparisons after its last round (their weakest); null when one of
+	// them could detect nothing.
+	Detectable *Number `json:"detectable,omitempty"`
+}
+
+// Why a benchmark wanted more rounds (SequentialBenchmark.Reason).
+const (
+	SeqUnderpowered = "underpowered" // a gated comparison could not detect its threshold
+	SeqTwoMode      = "two-mode"     // its samples fall in two modes, which more rounds tell apart
+)
 
 // Costs is where a command's wall time went: WallSeconds is the whole
 // command's, Phases what each part took (building, each phase of the test
@@ -565,6 +622,10 @@ func decode(dec *json.Decoder, lim Limits) (*Report, error) {
 			err = dec.Decode(&r.Incomplete)
 		case "unjudged":
 			err = dec.Decode(&r.Unjudged)
+		case "sequential":
+			if err = dec.Decode(&r.Sequential); err == nil && r.Sequential != nil && len(r.Sequential.Benchmarks) > lim.Comparisons {
+				err = fmt.Errorf("sequential: more than %d benchmarks", lim.Comparisons)
+			}
 		case "warnings":
 			err = array(dec, "warnings", func() error {
 				if warnings++; warnings > lim.Warnings {
@@ -735,6 +796,9 @@ func (r *Report) Validate() error {
 			return fmt.Errorf("incomplete: %d of %d rounds", in.Rounds, in.Planned)
 		}
 	}
+	if err := r.Sequential.validate(); err != nil {
+		return err
+	}
 	// A no-data report may list removed benchmarks without failing.
 	failing := len(r.Failing()) > 0
 	if r.Verdict == Fail && !failing || (r.Verdict == Pass || r.Verdict == Inconclusive) && failing {
@@ -747,6 +811,30 @@ func (r *Report) Validate() error {
 	}
 	if (r.Verdict == Inconclusive) != (r.Unjudged.AllUnjudged() && !failing) && r.Verdict != NoData {
 		return fmt.Errorf("verdict %q inconsistent with unjudged %+v", r.Verdict, r.Unjudged)
+	}
+	return nil
+}
+
+// validate checks the invariants of a Sequential section; nil is valid.
+func (sq *Sequential) validate() error {
+	if sq == nil {
+		return nil
+	}
+	switch sq.Stopped {
+	case SeqDetectable, SeqMaxRounds, SeqBudget, SeqDeadline, SeqSignal:
+	default:
+		return fmt.Errorf("sequential: unknown stop %q", sq.Stopped)
+	}
+	if sq.Rounds < 1 || sq.MaxRounds < sq.Rounds || sq.BudgetSeconds < 0 {
+		return fmt.Errorf("sequential: %d rounds, at most %d, budget %vs", sq.Rounds, sq.MaxRounds, sq.BudgetSeconds)
+	}
+	for _, b := range sq.Benchmarks {
+		if b.Rounds < sq.Rounds || b.Rounds > sq.MaxRounds {
+			return fmt.Errorf("sequential: %s got %d rounds, outside %d–%d", b.Name, b.Rounds, sq.Rounds, sq.MaxRounds)
+		}
+		if b.Reason != SeqUnderpowered && b.Reason != SeqTwoMode {
+			return fmt.Errorf("sequential: %s: unknown reason %q", b.Name, b.Reason)
+		}
 	}
 	return nil
 }

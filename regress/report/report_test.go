@@ -218,3 +218,34 @@ func TestWriteLegacyCommand(t *testing.T) {
 		t.Errorf("read back %v, %v", back, err)
 	}
 }
+
+// TestSequentialRoundTrip: the sequential section survives JSON, and a
+// section that contradicts itself is refused.
+func TestSequentialRoundTrip(t *testing.T) {
+	r := sample()
+	d := Number(0.08)
+	r.Sequential = &Sequential{Rounds: 10, MaxRounds: 30, BudgetSeconds: 240, Stopped: SeqBudget,
+		Benchmarks: []SequentialBenchmark{{Name: "A", Rounds: 24, Reason: SeqUnderpowered, Underpowered: true, Detectable: &d}}}
+	var buf bytes.Buffer
+	if err := r.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(bytes.NewReader(buf.Bytes()), "r.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sq := got.Sequential; sq == nil || sq.Stopped != SeqBudget || len(sq.Benchmarks) != 1 || sq.Benchmarks[0].Rounds != 24 || *sq.Benchmarks[0].Detectable != 0.08 {
+		t.Errorf("round trip: %+v", got.Sequential)
+	}
+	for name, in := range map[string]string{
+		"unknown stop":          strings.Replace(buf.String(), `"stopped": "budget"`, `"stopped": "bored"`, 1),
+		"more than max_rounds":  strings.Replace(buf.String(), `"rounds": 24`, `"rounds": 31`, 1),
+		"fewer than configured": strings.Replace(buf.String(), `"rounds": 24`, `"rounds": 9`, 1),
+		"unknown reason":        strings.Replace(buf.String(), `"reason": "underpowered"`, `"reason": "whim"`, 1),
+		"max below rounds":      strings.Replace(buf.String(), `"max_rounds": 30`, `"max_rounds": 5`, 1),
+	} {
+		if _, err := Read(strings.NewReader(in), "r.json"); err == nil || !strings.Contains(err.Error(), "sequential") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
