@@ -107,3 +107,29 @@ func TestDetectableEdges(t *testing.T) {
 		t.Errorf("spread of values around 0: %v", s)
 	}
 }
+
+// TestDetectableBlinded: with identical sides the blinded figure agrees
+// with the per-side one; a real change between the sides widens the
+// blinded spread (it cannot tell a change from noise) and not the per-side
+// one.
+func TestDetectableBlinded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	b, c := lognormal(rng, 20, 1, 0.05), lognormal(rng, 20, 1, 0.05)
+	side, blind := Detectable(b, c, 0.05), DetectableBlinded(b, c, 0.05)
+	if math.Abs(blind/side-1) > 0.25 {
+		t.Errorf("identical sides: blinded %.2f%%, per side %.2f%%", 100*blind, 100*side)
+	}
+	shifted := make([]float64, len(c))
+	for i, v := range c {
+		shifted[i] = 1.3 * v
+	}
+	if got := Detectable(b, shifted, 0.05); math.Abs(got/side-1) > 1e-9 {
+		t.Errorf("a shift moved the per-side figure: %.3f%% → %.3f%%", 100*side, 100*got)
+	}
+	if got := DetectableBlinded(b, shifted, 0.05); got < 2*blind {
+		t.Errorf("a 30%% shift left the blinded figure at %.2f%% (%.2f%% without it)", 100*got, 100*blind)
+	}
+	if d := DetectableBlinded([]float64{1, 2, 3}, []float64{1, 2, 3}, 0.05); !math.IsInf(d, 1) {
+		t.Errorf("3+3 samples: %v, want +Inf", d)
+	}
+}

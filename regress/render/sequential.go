@@ -47,7 +47,7 @@ func SequentialSummary(r *report.Report) string {
 func sequentialStop(stopped string) string {
 	switch stopped {
 	case report.SeqDetectable:
-		return "none left underpowered"
+		return "no benchmark wanted more"
 	case report.SeqMaxRounds:
 		return "stopped at max_rounds"
 	case report.SeqBudget:

@@ -121,8 +121,8 @@ func (u *Unjudged) AllUnjudged() bool { return u != nil && u.Of > 0 && u.Count =
 // Sequential describes the rounds regress check added, after the
 // configured ones, for the benchmarks whose gated comparisons could not yet
 // detect their threshold. Which benchmarks got more rounds depended only on
-// the spread and count of their samples, never on their deltas or p-values
-// (package sequential says why).
+// the spread of both sides' samples taken together and their count, never
+// on their deltas or p-values (package sequential says why).
 type Sequential struct {
 	// Rounds is how many rounds every benchmark got (--count).
 	Rounds int `json:"rounds"`
@@ -141,7 +141,7 @@ type Sequential struct {
 
 // Why a check stopped adding rounds (Sequential.Stopped).
 const (
-	SeqDetectable = "detectable" // every gated comparison could detect its threshold
+	SeqDetectable = "detectable" // no benchmark wanted more: every gated comparison could detect its threshold
 	SeqMaxRounds  = "max-rounds" // the benchmarks left had MaxRounds rounds
 	SeqBudget     = "budget"     // the next round would not have finished within the budget
 	SeqDeadline   = "deadline"   // nor before --deadline
@@ -295,6 +295,9 @@ type Comparison struct {
 	// detected (power 0.8) given the samples' spread and count, at the
 	// gate's alpha and correction; null when it could detect none.
 	Detectable *Number `json:"detectable,omitempty"`
+	// DetectableAlpha is the significance level Detectable was computed
+	// at: the gate's alpha over the size of the corrected family.
+	DetectableAlpha *float64 `json:"detectable_alpha,omitempty"`
 }
 
 // Blind reports whether c is gated and could not have detected a change

@@ -50,11 +50,12 @@ func Name(i int) string {
 	return fmt.Sprintf("Kernel%d/dtype=fp32/rows=%d/cols=%d/impl=fused", i/8, 1<<(8+i%8), 4096)
 }
 
-// Generate returns the baseline and current result files of the suite, with
-// effects applied to the benchmarks they are keyed by.
-func (s Suite) Generate(effects map[int]Effect) (base, cur []byte) {
-	rng := rand.New(rand.NewPCG(s.Seed, 0x6b65726e656c))
-	type bench struct{ t, cv, bytes float64 }
+// bench is one synthetic benchmark: its true time in seconds, coefficient
+// of variation and bytes per op.
+type bench struct{ t, cv, bytes float64 }
+
+// benches draws the suite's benchmarks from rng.
+func (s Suite) benches(rng *rand.Rand) []bench {
 	benches := make([]bench, s.Benchmarks)
 	for i := range benches {
 		benches[i] = bench{
@@ -63,6 +64,54 @@ func (s Suite) Generate(effects map[int]Effect) (base, cur []byte) {
 			bytes: float64(int64(1) << (10 + rng.IntN(20))),
 		}
 	}
+	return benches
+}
+
+// sample is one noisy time of b: log-normal noise of b's CV, and with
+// probability OutlierRate slower by up to OutlierMax.
+func (s Suite) sample(rng *rand.Rand, b bench) float64 {
+	t := b.t * math.Exp(rng.NormFloat64()*b.cv)
+	if rng.Float64() < s.OutlierRate {
+		t *= 1 + rng.Float64()*s.OutlierMax
+	}
+	return t
+}
+
+// Stream draws a suite's samples one at a time, each from a generator of
+// its own seeded by the suite's seed, the benchmark, the side and the
+// round, so the samples a benchmark gets do not depend on how many rounds
+// the others got: what tests of sampling some benchmarks for more rounds
+// than others need. Its benchmarks are those Generate draws for the same
+// Suite.
+type Stream struct {
+	s       Suite
+	benches []bench
+	effects map[int]Effect
+}
+
+// Stream returns the suite's sample stream, with effects applied to the
+// current side's time of the benchmarks they are keyed by (Effect.Rate is
+// ignored: a stream draws times only).
+func (s Suite) Stream(effects map[int]Effect) *Stream {
+	return &Stream{s: s, benches: s.benches(rand.New(rand.NewPCG(s.Seed, 0x6b65726e656c))), effects: effects}
+}
+
+// Time returns benchmark i's time in seconds on side 0 (baseline) or 1
+// (current) in round k.
+func (st *Stream) Time(i, side, k int) float64 {
+	rng := rand.New(rand.NewPCG(st.s.Seed^0x73747265616d, uint64(i)<<33|uint64(k)<<1|uint64(side&1)))
+	t := st.s.sample(rng, st.benches[i])
+	if e, ok := st.effects[i]; ok && side == 1 && e.Time != 0 {
+		t *= e.Time
+	}
+	return t
+}
+
+// Generate returns the baseline and current result files of the suite, with
+// effects applied to the benchmarks they are keyed by.
+func (s Suite) Generate(effects map[int]Effect) (base, cur []byte) {
+	rng := rand.New(rand.NewPCG(s.Seed, 0x6b65726e656c))
+	benches := s.benches(rng)
 	header := "goos: linux\ngoarch: amd64\npkg: example.com/kernels\nclass: cpu-amd64-synthetic\n" +
 		"Unit B/s better=higher\nUnit B/op assume=exact\n"
 	var b, c bytes.Buffer
@@ -71,10 +120,7 @@ func (s Suite) Generate(effects map[int]Effect) (base, cur []byte) {
 	for round := 0; round < s.Samples; round++ {
 		for side, w := range []*bytes.Buffer{&b, &c} {
 			for i, bn := range benches {
-				t := bn.t * math.Exp(rng.NormFloat64()*bn.cv)
-				if rng.Float64() < s.OutlierRate {
-					t *= 1 + rng.Float64()*s.OutlierMax
-				}
+				t := s.sample(rng, bn)
 				rate := 1.0
 				if e, ok := effects[i]; ok && side == 1 {
 					if e.Time != 0 {

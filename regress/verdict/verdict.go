@@ -779,10 +779,11 @@ func detectable(items []*item, method string) {
 				m++
 			}
 		}
-		d := report.Number(power.Detectable(it.base.Values, it.cur.Values, it.policy.Alpha/float64(m)))
+		alpha := it.policy.Alpha / float64(m)
+		d := report.Number(power.Detectable(it.base.Values, it.cur.Values, alpha))
 		if math.IsNaN(float64(d)) {
 			continue
 		}
-		it.c.Detectable = &d
+		it.c.Detectable, it.c.DetectableAlpha = &d, &alpha
 	}
 }
