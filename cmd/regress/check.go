@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/kernelwatch/kernelwatch/regress/render"
 	"github.com/kernelwatch/kernelwatch/regress/report"
 	"github.com/kernelwatch/kernelwatch/regress/runner"
+	"github.com/kernelwatch/kernelwatch/regress/sequential"
 	"github.com/kernelwatch/kernelwatch/regress/verdict"
 )
 
@@ -79,6 +81,18 @@ round so far); D is a duration from the start of regress check (50m) or an
 RFC 3339 time (2026-11-22T15:04:05Z). A run stopped at its deadline with at
 least min_samples rounds exits with its verdict's code; with fewer, 2.
 
+Sequential sampling: with --max-rounds N (suite.max_rounds) above
+--count, the benchmarks whose gated comparisons cannot yet detect their
+threshold get more rounds after the --count ones, two at a time, both sides
+interleaved as before and each round a new process per side running only
+them, until they can, have N rounds, or the next round would not finish
+within --budget (suite.budget) of the start or before --deadline. Which
+benchmarks go on is decided by the spread of both sides' samples taken
+together, never by their deltas or p-values, so false alarms stay at
+alpha. The report says how many rounds each of them got and which still
+cannot detect their threshold; stopping at the budget is no error. Relative
+mode only: a stored baseline has the samples it has.
+
 Exit codes: 0 pass; 1 a gated regression, or a gated benchmark removed,
 failed or over budget; 2 usage, configuration or build error (the
 compiler's messages come first), or a run cut short (above); 3 nothing
@@ -98,6 +112,8 @@ type checkFlags struct {
 	baselinesRef            string
 	deadline                string
 	floors                  string
+	maxRounds               int
+	budget                  time.Duration
 }
 
 // checkOptions are check's flags: the report's, the suite's and check's
@@ -126,6 +142,8 @@ func newCheckFlags() (*flag.FlagSet, *checkOptions) {
 	fs.StringVar(&c.results, "results", "", "`DIR` also write each side's result file (baseline.bench, current.bench) and the JSON report (report.json) into this directory")
 	fs.StringVar(&c.floors, "floors", "", "`FILE` stored mode: cross-host floors file (default: baselines/<class>.floors.json where the stored baseline is read, if there; \"none\": no floors)")
 	fs.StringVar(&c.deadline, "deadline", "", "`WHEN` start no round that would not finish before WHEN: a duration from the start of check (50m) or an RFC 3339 time; the rounds done are compared")
+	fs.IntVar(&c.maxRounds, "max-rounds", 0, "`N` after --count rounds, give the benchmarks that cannot yet detect their threshold more, up to N in all (default: suite.max_rounds; at or below --count: none)")
+	fs.DurationVar(&c.budget, "budget", 0, "`DURATION` add no round beyond --count that would not finish within DURATION of the start of check (default: suite.budget)")
 	return fs, o
 }
 
@@ -160,6 +178,10 @@ func runCheck(e *env, args []string) int {
 		return fail(usagef("--shard: stored mode compares with the whole stored baseline; only relative (interleaved) checks are sharded"))
 	case s.shard != "" && s.seed == "":
 		return fail(usagef("--shard: give every shard of one run the same --seed (for example the CI run's id): regress judge joins only shards with the same seed"))
+	case c.maxRounds < 0:
+		return fail(usagef("--max-rounds %d: want at least 1", c.maxRounds))
+	case c.budget < 0:
+		return fail(usagef("--budget %v: want a positive duration", c.budget))
 	}
 	start := time.Now()
 	deadline, err := parseDeadline(c.deadline, start)
@@ -201,6 +223,10 @@ func runCheck(e *env, args []string) int {
 	}
 	if in := r.Incomplete; in != nil {
 		fmt.Fprintf(e.stderr, "%s check: incomplete, %s: %s\n", programName, render.Incomplete(r), incompleteConsequence(r))
+	}
+	if sq := r.Sequential; sq != nil && sq.Stopped == report.SeqSignal {
+		fmt.Fprintf(e.stderr, "%s check: interrupted while adding rounds beyond --count: compared the rounds that finished; an interrupted run exits 2\n", programName)
+		return exitError
 	}
 	explainInconclusive(e, "check", r, "rerun with --count %d or more")
 	return r.ExitCode()
@@ -332,8 +358,11 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		plan := m.plan(m.suite.Count, 1)
 		plan.Deadline = ck.deadline
 		res, err = runner.Run(ctx, []runner.Side{{Name: "baseline", Binaries: base.bins}, {Name: "current", Binaries: cur.bins}}, plan)
-		// Whatever finished is compared; a second signal now ends regress.
-		ck.stopSignals()
+		if _, more := ck.sequential(res); !more || res.Stopped != "" {
+			// Whatever finished is compared; a second signal now ends
+			// regress. (With rounds to add, that comes after them.)
+			ck.stopSignals()
+		}
 	} else {
 		ck.info("%s vs %s: %d samples per benchmark", base.label, cur.label, m.suite.Count)
 		plan := m.plan(m.suite.Count, 1)
@@ -362,21 +391,7 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 			return nil, fmt.Errorf("--results %s: %w", ck.c.results, err)
 		}
 	}
-	files := map[string]string{}
-	var failed []verdict.Failure
-	write := func(name string, data []byte) error {
-		path := filepath.Join(dir, map[string]string{"baseline": join.BaselineFile, "current": join.CurrentFile}[name])
-		files[name] = path
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			return fmt.Errorf("writing %s results: %w", name, err)
-		}
-		return nil
-	}
-	if stored != nil {
-		if err := write("baseline", stored); err != nil {
-			return nil, err
-		}
-	}
+	rs := &checkResults{dir: dir, stored: stored, files: map[string]string{}}
 	for _, out := range res.Sides {
 		sd := base
 		if out.Side == "current" {
@@ -390,30 +405,50 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 				sd.header.Run.RoundsDone, sd.header.Run.Stopped = res.Rounds, res.Stopped
 			}
 		}
-		data := append(sd.header.Lines(), out.Results...)
-		if err := write(out.Side, append(data, runner.FailureLines(out.Failures)...)); err != nil {
-			return nil, err
-		}
-		for _, f := range out.Failures {
-			failed = append(failed, verdict.Failure{Name: f.Name, Side: out.Side, Message: f.Summary()})
-		}
+		rs.sides = append(rs.sides, &sideResults{name: out.Side, header: sd.header.Lines(), bodies: [][]byte{out.Results}, failures: out.Failures})
+	}
+	if err := rs.write(); err != nil {
+		return nil, err
 	}
 	for _, out := range res.Sides {
 		if out.Benchmarks == 0 {
 			return nil, &noBenchmarksError{side: out.Side, filter: m.filter.String(), shard: m.shard.String()}
 		}
 	}
+
 	opt.BaseLabel, opt.CurLabel = base.label, cur.label
 	opt.BaseFiles, opt.CurFiles = []string{}, []string{}
 	if ck.c.results != "" {
-		opt.BaseFiles, opt.CurFiles = []string{files["baseline"]}, []string{files["current"]}
+		opt.BaseFiles, opt.CurFiles = []string{rs.files["baseline"]}, []string{rs.files["current"]}
 	}
-	opt.Failed = failed
 	opt.Floors, opt.FloorsFile = ck.floors, ck.floorsName
-	r, err := regress.Compare(regress.Input{Baseline: []string{files["baseline"]}, Current: []string{files["current"]}, NoiseFor: ck.noiseFor, Ignore: ck.ignore}, opt)
-	if err != nil {
+	sampler := &checkSampler{ck: ck, opt: opt, results: rs, res: res,
+		sides: []runner.Side{{Name: "baseline", Binaries: base.bins}, {Name: "current", Binaries: cur.bins}}}
+	var r *report.Report
+	if seq, ok := ck.sequential(res); ok && stored == nil && res.Stopped == "" {
+		sampler.perRound = res.InvocationTime / time.Duration(max(res.Rounds, 1))
+		r, err = sequential.Extend(ctx, sampler, seq)
+		ck.stopSignals()
+		if err != nil && r == nil {
+			return nil, err
+		}
+		if err != nil {
+			ck.info("interrupted while adding rounds: comparing the rounds that finished")
+		} else if sq := r.Sequential; len(sq.Benchmarks) > 0 {
+			ck.info("%s", render.SequentialSummary(r))
+		}
+	} else if r, err = sampler.Judge(); err != nil {
 		return nil, err
 	}
+	total := time.Since(ck.start)
+	own := total - ck.buildTime - res.InvocationTime
+	built, runs := "built", "test binary"
+	if m.command() {
+		built, runs = "checked out", "suite.command"
+	}
+	ck.info("%s in %.1fs; %d %s runs took %.1fs; regress itself %.1fs (%.1f%% of %.1fs)",
+		built, ck.buildTime.Seconds(), res.Invocations, runs, res.InvocationTime.Seconds(), own.Seconds(),
+		100*own.Seconds()/total.Seconds(), total.Seconds())
 	r.Costs = commandCosts(time.Since(ck.start), ck.buildTime, res)
 	ck.info("time: %s", render.CostsLine(r.Costs))
 	if res.Stopped != "" {
@@ -425,6 +460,174 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 		}
 	}
 	return r, nil
+}
+
+// sequential returns the limits of the rounds beyond --count (flags over
+// suite.max_rounds and suite.budget), and whether any may run.
+func (ck *checker) sequential(res *runner.Result) (sequential.Options, bool) {
+	m := ck.m
+	if res == nil || ck.c.mode != "relative" {
+		return sequential.Options{}, false
+	}
+	opt := sequential.Options{Rounds: res.Rounds, MaxRounds: m.suite.MaxRounds, Budget: m.suite.Budget}
+	if ck.c.maxRounds > 0 {
+		opt.MaxRounds = ck.c.maxRounds
+	}
+	if ck.c.budget > 0 {
+		opt.Budget = ck.c.budget
+	}
+	if opt.Budget > 0 {
+		opt.Stop, opt.StopReason = ck.start.Add(opt.Budget), report.SeqBudget
+	}
+	if !ck.deadline.IsZero() && (opt.Stop.IsZero() || ck.deadline.Before(opt.Stop)) {
+		opt.Stop, opt.StopReason = ck.deadline, report.SeqDeadline
+	}
+	return opt, opt.MaxRounds > opt.Rounds
+}
+
+// checkResults are both sides' results so far and where they are written.
+type checkResults struct {
+	dir    string
+	stored []byte // stored mode: the baseline file as stored
+	sides  []*sideResults
+	files  map[string]string // side → path
+}
+
+// sideResults is one side's result file in parts: its header, the output of
+// each run (the configured rounds, then each batch of further rounds) and
+// its failures.
+type sideResults struct {
+	name     string
+	header   []byte
+	bodies   [][]byte
+	failures []runner.Failure
+}
+
+// write writes each side's result file: the header, the runs' output
+// joined by runner.Concat (each run prints its own configuration) and the
+// failures.
+func (rs *checkResults) write() error {
+	write := func(name string, data []byte) error {
+		path := filepath.Join(rs.dir, map[string]string{"baseline": join.BaselineFile, "current": join.CurrentFile}[name])
+		rs.files[name] = path
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return fmt.Errorf("writing %s results: %w", name, err)
+		}
+		return nil
+	}
+	if rs.stored != nil {
+		if err := write("baseline", rs.stored); err != nil {
+			return err
+		}
+	}
+	for _, sd := range rs.sides {
+		var buf bytes.Buffer
+		buf.Write(sd.header)
+		runner.Concat(&buf, sd.bodies...)
+		buf.Write(runner.FailureLines(sd.failures))
+		if err := write(sd.name, buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failed lists every failure of both sides for the verdict.
+func (rs *checkResults) failed() []verdict.Failure {
+	var out []verdict.Failure
+	for _, sd := range rs.sides {
+		for _, f := range sd.failures {
+			out = append(out, verdict.Failure{Name: f.Name, Side: sd.name, Message: f.Summary()})
+		}
+	}
+	return out
+}
+
+// checkSampler is a check's sequential.Sampler: it judges the result files
+// as they stand and runs further rounds of named benchmarks on both sides.
+type checkSampler struct {
+	ck      *checker
+	opt     verdict.Options
+	results *checkResults
+	sides   []runner.Side
+	res     *runner.Result // the configured rounds' run; further runs add their invocations and costs
+	// perRound is the configured rounds' mean wall time, perBench a further
+	// round's per benchmark once one has run: the estimate of the next
+	// round, which must finish before the budget.
+	perRound time.Duration
+	perBench time.Duration
+	benches  int // benchmarks (comparison names) in the configured rounds
+}
+
+// Judge implements sequential.Sampler.
+func (s *checkSampler) Judge() (*report.Report, error) {
+	opt := s.opt
+	opt.Failed = s.results.failed()
+	r, err := regress.Compare(regress.Input{Baseline: []string{s.results.files["baseline"]}, Current: []string{s.results.files["current"]}, NoiseFor: s.ck.noiseFor, Ignore: s.ck.ignore}, opt)
+	if err == nil && s.benches == 0 {
+		names := map[string]bool{}
+		for _, c := range r.Comparisons {
+			names[c.Name] = true
+		}
+		s.benches = len(names)
+	}
+	return r, err
+}
+
+// Run implements sequential.Sampler: n rounds of the benchmarks, numbered
+// from first, as one continued interleaved run.
+func (s *checkSampler) Run(ctx context.Context, bs []sequential.Benchmark, first, n int, stop time.Time) (int, error) {
+	ck, m := s.ck, s.ck.m
+	filter, err := runner.ParseFilter(sequential.BenchRegexp(bs))
+	if err != nil {
+		return 0, err
+	}
+	plan := m.plan(n, 1)
+	plan.Filter, plan.FirstRound, plan.Deadline, plan.Progress = filter, first, stop, nil
+	// The first further round is estimated from the configured ones (a
+	// share of a whole round), later ones from the further rounds so far.
+	plan.Longest = s.perBench * time.Duration(len(bs))
+	if s.perBench == 0 && s.benches > 0 {
+		plan.Longest = s.perRound * time.Duration(len(bs)) / time.Duration(s.benches)
+	}
+	what := "benchmarks that cannot yet detect their threshold"
+	if len(bs) == 1 {
+		what = "benchmark that cannot yet detect its threshold"
+	}
+	ck.info("rounds %d–%d: the %d %s", first+1, first+n, len(bs), what)
+	res, err := runner.Run(ctx, s.sides, plan)
+	if res == nil {
+		return 0, err
+	}
+	for i, out := range res.Sides {
+		sd := s.results.sides[i]
+		sd.bodies = append(sd.bodies, out.Results)
+		sd.failures = mergeFailures(sd.failures, out.Failures)
+	}
+	s.res.Invocations += res.Invocations
+	s.res.InvocationTime += res.InvocationTime
+	s.res.Costs.Merge(res.Costs)
+	if res.Rounds > 0 {
+		s.perBench = max(s.perBench, res.InvocationTime/time.Duration(res.Rounds*len(bs)))
+	}
+	if werr := s.results.write(); werr != nil && err == nil {
+		err = werr
+	}
+	return res.Rounds, err
+}
+
+// mergeFailures adds the failures of a further run to a side's, counting a
+// benchmark that failed again once more.
+func mergeFailures(old, more []runner.Failure) []runner.Failure {
+	for _, f := range more {
+		i := slices.IndexFunc(old, func(o runner.Failure) bool { return o.Pkg == f.Pkg && o.Name == f.Name })
+		if i < 0 {
+			old = append(old, f)
+			continue
+		}
+		old[i].Times += f.Times
+	}
+	return old
 }
 
 // prebuilt is a side made of one prebuilt test binary, run in the working

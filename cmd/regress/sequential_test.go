@@ -1,0 +1,128 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kernelwatch/kernelwatch/regress/report"
+)
+
+// noisySource is a benchmark package whose samples are made up rather than
+// timed: Quiet reports 1 ms ± 0.1% and Noisy 1 ms ± 30% (log-normal, a
+// fresh draw in every process), so that a check of identical code has one
+// benchmark that 10 rounds leave unable to detect 5% and one they do not,
+// whatever the machine is doing.
+const noisySource = `package noisy
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func sample(b *testing.B, cv float64) {
+	for b.Loop() {
+	}
+	b.ReportMetric(1e6*math.Exp(cv*rand.NormFloat64()), "ns/op")
+}
+
+func BenchmarkQuiet(b *testing.B) { sample(b, 0.001) }
+
+func BenchmarkNoisy(b *testing.B) { sample(b, 0.30) }
+`
+
+func newNoisyRepo(t *testing.T) *gitRepo {
+	r := &gitRepo{t: t, dir: t.TempDir()}
+	r.git("init", "-q", "-b", "main")
+	r.write("go.mod", "module example.com/noisy\n\ngo 1.26\n")
+	r.write("noisy/noisy_test.go", noisySource)
+	r.git("add", "-A")
+	r.git("commit", "-qm", "noisy and quiet")
+	return r
+}
+
+// TestCheckSequential: after the configured rounds, only the benchmark that
+// cannot detect its threshold runs again, both sides, up to --max-rounds;
+// the report says so in JSON and text, and the result files hold its
+// further rounds. A budget already spent adds none and is no error.
+func TestCheckSequential(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs benchmarks")
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	r := newNoisyRepo(t)
+	results := filepath.Join(t.TempDir(), "results")
+	quick := []string{"check", "--config", "none", "--baseline", "main", "--current", "main", "--count", "10", "--benchtime", "1x", "--seed", "1", "--quiet"}
+
+	res := invoke(t, r.dir, "", append(quick, "--max-rounds", "14", "--results", results, "--format", "json")...)
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	rep := decodeReport(t, res.stdout)
+	rounds := map[string]int{}
+	for _, c := range rep.Comparisons {
+		rounds[c.Name] = c.Baseline.N
+		if c.Current.N != c.Baseline.N {
+			t.Errorf("%s: %d baseline and %d current samples", c.Name, c.Baseline.N, c.Current.N)
+		}
+	}
+	if rounds["Quiet"] != 10 || rounds["Noisy"] != 14 {
+		t.Errorf("samples per benchmark %v, want Quiet 10 and Noisy 14", rounds)
+	}
+	sq := rep.Sequential
+	if sq == nil || sq.Rounds != 10 || sq.MaxRounds != 14 || sq.Stopped != report.SeqMaxRounds || len(sq.Benchmarks) != 1 {
+		t.Fatalf("sequential section %+v", sq)
+	}
+	if b := sq.Benchmarks[0]; b.Name != "Noisy" || b.Rounds != 14 || !b.Underpowered || b.Reason != report.SeqUnderpowered {
+		t.Errorf("sequential benchmark %+v", b)
+	}
+	for _, side := range []string{"baseline.bench", "current.bench"} {
+		data, err := os.ReadFile(filepath.Join(results, side))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "\nround: 13\n") || strings.Count(string(data), "BenchmarkNoisy") != 14 || strings.Count(string(data), "BenchmarkQuiet") != 10 {
+			t.Errorf("%s lacks Noisy's rounds 10–13 or has more of Quiet:\n%s", side, data)
+		}
+	}
+
+	// Text: the summary line and Noisy's row.
+	res = invoke(t, r.dir, "", append(quick, "--max-rounds", "12")...)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "rounds: 10 configured, up to 12; 1 benchmark got more: 0 can now detect the threshold, 1 still cannot (stopped at max_rounds)") ||
+		!strings.Contains(res.stdout, "  Noisy  12 rounds  detects") {
+		t.Errorf("text lacks the sequential lines:\n%s", res.stdout)
+	}
+
+	// A budget spent before the configured rounds end adds no round.
+	res = invoke(t, r.dir, "", append(quick, "--max-rounds", "14", "--budget", "1ms", "--format", "json")...)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if sq := decodeReport(t, res.stdout).Sequential; sq == nil || sq.Stopped != report.SeqBudget || sq.BudgetSeconds != 0.001 || len(sq.Benchmarks) != 1 || sq.Benchmarks[0].Rounds != 10 {
+		t.Errorf("spent budget: %+v", sq)
+	}
+
+	// Without --max-rounds (and no suite.max_rounds) nothing changes.
+	res = invoke(t, r.dir, "", append(quick, "--format", "json")...)
+	if rep := decodeReport(t, res.stdout); res.code != 0 || rep.Sequential != nil {
+		t.Errorf("no max_rounds: exit %d, sequential %+v", res.code, rep.Sequential)
+	}
+}
+
+func TestCheckSequentialFlags(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{"--max-rounds -1", "--max-rounds -1: want at least 1"},
+		{"--budget soon", `invalid value "soon" for flag -budget`},
+		{"--budget -1m", "--budget -1m0s: want a positive duration"},
+	} {
+		res := invoke(t, t.TempDir(), "", append([]string{"check"}, strings.Fields(tc.args)...)...)
+		if res.code != 2 || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q, want 2 and %q", tc.args, res.code, res.stderr, tc.want)
+		}
+	}
+}
