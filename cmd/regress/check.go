@@ -584,6 +584,11 @@ func (s *checkSampler) Run(ctx context.Context, bs []sequential.Benchmark, first
 	}
 	plan := m.plan(n, 1)
 	plan.Filter, plan.FirstRound, plan.Deadline, plan.Progress = filter, first, stop, nil
+	if m.shard.N > 0 {
+		// The benchmarks named are this shard's already; dealt again
+		// among themselves, some would go to other shards.
+		plan.Lanes = nil
+	}
 	// The first further round is estimated from the configured ones (a
 	// share of a whole round), later ones from the further rounds so far.
 	plan.Longest = s.perBench * time.Duration(len(bs))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kernelwatch/kernelwatch/regress/report"
+	"github.com/kernelwatch/kernelwatch/regress/runner"
 )
 
 // noisySource is a benchmark package whose samples are made up rather than
@@ -111,6 +112,37 @@ func TestCheckSequential(t *testing.T) {
 	res = invoke(t, r.dir, "", append(quick, "--format", "json")...)
 	if rep := decodeReport(t, res.stdout); res.code != 0 || rep.Sequential != nil {
 		t.Errorf("no max_rounds: exit %d, sequential %+v", res.code, rep.Sequential)
+	}
+}
+
+// TestCheckSequentialShards: in a check sharded by cost (a stored baseline
+// weighs the benchmarks), the shard that holds Noisy gives it its further
+// rounds, though dealt again on their own its benchmarks could go to
+// another shard; the other shard adds none.
+func TestCheckSequentialShards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs benchmarks")
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	r := newNoisyRepo(t)
+	// Quiet weighs 3 and Noisy 1: Quiet goes to shard 1 and Noisy to
+	// shard 2, where Noisy dealt alone would go to shard 1.
+	r.write(filepath.Join("baselines", runner.CPUClass()+".bench"), "BenchmarkQuiet 1 1 ns/op\nBenchmarkQuiet 1 1 ns/op\nBenchmarkQuiet 1 1 ns/op\nBenchmarkNoisy 1 1 ns/op\n")
+	got := map[string]int{}
+	for _, shard := range []string{"1/2", "2/2"} {
+		res := invoke(t, r.dir, "", "check", "--config", "none", "--baseline", "main", "--current", "main", "--count", "10", "--benchtime", "1x",
+			"--seed", "1", "--quiet", "--shard", shard, "--max-rounds", "12", "--format", "json")
+		if res.code != 0 {
+			t.Fatalf("shard %s: exit %d\n%s\n%s", shard, res.code, res.stdout, res.stderr)
+		}
+		rep := decodeReport(t, res.stdout)
+		if len(rep.Comparisons) != 1 {
+			t.Fatalf("shard %s: %d comparisons, want one benchmark per shard", shard, len(rep.Comparisons))
+		}
+		got[rep.Comparisons[0].Name] = rep.Comparisons[0].Current.N
+	}
+	if got["Quiet"] != 10 || got["Noisy"] != 12 {
+		t.Errorf("samples per benchmark over the shards %v, want Quiet 10 and Noisy 12", got)
 	}
 }
 
