@@ -604,6 +604,7 @@ func (s *checkSampler) Run(ctx context.Context, bs []sequential.Benchmark, first
 	if res == nil {
 		return 0, err
 	}
+	printWarnings(ck.e, "check", res)
 	for i, out := range res.Sides {
 		sd := s.results.sides[i]
 		sd.bodies = append(sd.bodies, out.Results)

@@ -30,7 +30,8 @@ import (
 //
 //	KERNELWATCH_SIDE       baseline or current (current for regress run)
 //	KERNELWATCH_ROUND      the round, from 0 (the "round: k" of the results)
-//	KERNELWATCH_ROUNDS     rounds planned
+//	KERNELWATCH_ROUNDS     rounds planned (for regress check's further
+//	                       rounds, up to the last of this run of them)
 //	KERNELWATCH_SEED       the seed of the ABBA order
 //	KERNELWATCH_COUNT      samples per benchmark wanted from this process
 //	KERNELWATCH_BENCH      the --bench regexp, as go test -bench takes it
@@ -85,7 +86,7 @@ func CommandName(argv []string) string {
 // printed, and returns it scanned like a test binary's output.
 func (inv *invoker) runCommand(ctx context.Context, j *job, plan Plan, round int, lane Lane) (*invocation, error) {
 	bin := j.bin
-	where := fmt.Sprintf("round %d of %d (%s=%d)", round+1, plan.Rounds, EnvRound, round)
+	where := fmt.Sprintf("round %d of %d (%s=%d)", round+1, plan.FirstRound+plan.Rounds, EnvRound, round)
 	tmp, err := os.MkdirTemp("", "regress-command-")
 	if err != nil {
 		return nil, err
@@ -98,7 +99,7 @@ func (inv *invoker) runCommand(ctx context.Context, j *job, plan Plan, round int
 	vars := [][2]string{
 		{EnvSide, j.sideName},
 		{EnvRound, strconv.Itoa(round)},
-		{EnvRounds, strconv.Itoa(plan.Rounds)},
+		{EnvRounds, strconv.Itoa(plan.FirstRound + plan.Rounds)},
 		{EnvSeed, strconv.FormatUint(plan.Seed, 10)},
 		{EnvCount, strconv.Itoa(plan.Count)},
 		{EnvBench, plan.Filter.String()},

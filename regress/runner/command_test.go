@@ -279,3 +279,23 @@ func TestCommandLeavesNothingRunning(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestCommandContinuesRounds: a suite command in a run that continues an
+// earlier one (regress check's further rounds) is told its round as one
+// longer run would number it, and the rounds planned up to the last.
+func TestCommandContinuesRounds(t *testing.T) {
+	f, _ := ParseFilter("B$")
+	res, err := Run(context.Background(), []Side{commandSide(t, "baseline"), commandSide(t, "current")},
+		Plan{Filter: f, Count: 1, Rounds: 2, FirstRound: 10, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, side := range res.Sides {
+		if got := configValues(side.Results, "kw-round"); !slices.Equal(got, []string{"10 of 12", "11 of 12"}) {
+			t.Errorf("%s: rounds told %q, want 10 and 11 of 12", side.Side, got)
+		}
+		if got := configValues(side.Results, "round"); !slices.Equal(got, []string{"10", "11"}) {
+			t.Errorf("%s: round lines %q", side.Side, got)
+		}
+	}
+}

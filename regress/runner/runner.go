@@ -620,7 +620,7 @@ func runLane(ctx context.Context, st *laneState, sides []Side, plan Plan, swap b
 				if roundLines {
 					fmt.Fprintf(&st.out[side], "round: %d\n", round)
 				}
-				if err := runJob(ctx, j, plan, i, st, inv, &st.out[side], func(f Failure) {
+				if err := runJob(ctx, j, plan, round, st, inv, &st.out[side], func(f Failure) {
 					f.Side = sides[side].Name
 					record(side, f)
 				}); err != nil {
@@ -637,8 +637,9 @@ func runLane(ctx context.Context, st *laneState, sides []Side, plan Plan, swap b
 	return nil
 }
 
-// runJob runs one binary's selected benchmarks once (one invocation, or
-// more after a crash), appending the results to out.
+// runJob runs one binary's selected benchmarks once in round (numbered
+// from plan.FirstRound), in one invocation or more after a crash, appending
+// the results to out.
 func runJob(ctx context.Context, j *job, plan Plan, round int, st *laneState, inv *invoker, out *bytes.Buffer, fail func(Failure)) error {
 	if j.bin.Command != nil {
 		sc, err := inv.runCommand(ctx, j, plan, round, st.lane)
@@ -691,7 +692,7 @@ func runJob(ctx context.Context, j *job, plan Plan, round int, st *laneState, in
 		fail(Failure{Pkg: j.bin.Pkg, Name: trimName(sc.crashTop), Message: sc.crashMsg})
 		if plan.Progress != nil {
 			// Its later rounds on this side will not run.
-			plan.Progress.Shrink(plan.Count * (plan.Rounds - 1 - round))
+			plan.Progress.Shrink(plan.Count * (plan.FirstRound + plan.Rounds - 1 - round))
 		}
 		tops = tops[slices.Index(tops, sc.crashTop)+1:]
 	}
