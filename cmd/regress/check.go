@@ -83,15 +83,17 @@ least min_samples rounds exits with its verdict's code; with fewer, 2.
 
 Sequential sampling: with --max-rounds N (suite.max_rounds) above
 --count, the benchmarks whose gated comparisons cannot yet detect their
-threshold get more rounds after the --count ones, two at a time, both sides
-interleaved as before and each round a new process per side running only
-them, until they can, have N rounds, or the next round would not finish
-within --budget (suite.budget) of the start or before --deadline. Which
-benchmarks go on is decided by the spread of both sides' samples taken
-together, never by their deltas or p-values, so false alarms stay at
-alpha. The report says how many rounds each of them got and which still
-cannot detect their threshold; stopping at the budget is no error. Relative
-mode only: a stored baseline has the samples it has.
+threshold get more rounds after the --count ones, two at a time, both
+sides interleaved as before and each round a new process per side running
+only them, until they can, have N rounds, or the next round would not
+finish within --budget (suite.budget) of the start or before --deadline.
+Which benchmarks go on is decided by the spread of both sides' samples
+taken together, never by their deltas or p-values, so false alarms stay
+at alpha. Benchmarks with two modes on one side, where more rounds could
+tell a different mix from a change, get more rounds the same way. The
+report says how many rounds each of them got and which still cannot
+detect their threshold; stopping at the budget is no error. Relative mode
+only: a stored baseline has the samples it has.
 
 Exit codes: 0 pass; 1 a gated regression, or a gated benchmark removed,
 failed or over budget; 2 usage, configuration or build error (the
@@ -469,7 +471,7 @@ func (ck *checker) sequential(res *runner.Result) (sequential.Options, bool) {
 	if res == nil || ck.c.mode != "relative" {
 		return sequential.Options{}, false
 	}
-	opt := sequential.Options{Rounds: res.Rounds, MaxRounds: m.suite.MaxRounds, Budget: m.suite.Budget}
+	opt := sequential.Options{Rounds: res.Rounds, MaxRounds: m.suite.MaxRounds, Budget: m.suite.Budget, TwoMode: verdict.WantsMoreRounds}
 	if ck.c.maxRounds > 0 {
 		opt.MaxRounds = ck.c.maxRounds
 	}

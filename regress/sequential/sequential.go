@@ -9,8 +9,9 @@
 // that cannot yet detect its threshold (package power's figure, which the
 // report carries as Comparison.Detectable) run again, both sides
 // interleaved as before, until each can, has max_rounds rounds, or the time
-// budget is spent. Benchmarks whose samples fall in two modes (a predicate
-// the caller passes) may ask for more rounds the same way.
+// budget is spent. Benchmarks whose samples fall in two modes in a way more
+// rounds could settle (a predicate the caller passes, Options.TwoMode) get
+// more rounds the same way.
 //
 // Sampling until something is seen inflates false alarms when the decision
 // to go on looks at the effect: go on while p is "almost" significant, stop
@@ -102,9 +103,15 @@ type Options struct {
 	// round in each order of the sides.
 	Step int
 	// TwoMode, when set, reports comparisons whose samples fall in two
-	// modes: their benchmarks get more rounds too, within the same limits.
-	// It must not look at the comparison's delta or p-value (see the
-	// package comment).
+	// modes and that more rounds could settle: their benchmarks get more
+	// rounds too, within the same limits. regress check passes
+	// verdict.WantsMoreRounds, which asks for more when one side shows two
+	// modes and the other, in one of them, may only have drawn a different
+	// mix. That looks at the medians' difference, but only at a difference
+	// the verdict never calls a regression (a mix is not a speed); what can
+	// be a regression there, a mode's center moving, the mix does not move.
+	// A predicate must not look at what the verdict tests (see the package
+	// comment).
 	TwoMode func(c *report.Comparison) bool
 
 	// wants replaces Wanting, for the test of a rule that peeks.
