@@ -442,15 +442,6 @@ func (ck *checker) run(ctx context.Context, opt verdict.Options) (*report.Report
 	} else if r, err = sampler.Judge(); err != nil {
 		return nil, err
 	}
-	total := time.Since(ck.start)
-	own := total - ck.buildTime - res.InvocationTime
-	built, runs := "built", "test binary"
-	if m.command() {
-		built, runs = "checked out", "suite.command"
-	}
-	ck.info("%s in %.1fs; %d %s runs took %.1fs; regress itself %.1fs (%.1f%% of %.1fs)",
-		built, ck.buildTime.Seconds(), res.Invocations, runs, res.InvocationTime.Seconds(), own.Seconds(),
-		100*own.Seconds()/total.Seconds(), total.Seconds())
 	r.Costs = commandCosts(time.Since(ck.start), ck.buildTime, res)
 	ck.info("time: %s", render.CostsLine(r.Costs))
 	if res.Stopped != "" {

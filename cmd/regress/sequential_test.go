@@ -149,7 +149,7 @@ func TestCheckSequentialShards(t *testing.T) {
 func TestCheckSequentialFlags(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
 		{"--max-rounds -1", "--max-rounds -1: want at least 1"},
-		{"--budget soon", `invalid value "soon" for flag -budget`},
+		{"--budget soon", `--budget: invalid value "soon"`},
 		{"--budget -1m", "--budget -1m0s: want a positive duration"},
 	} {
 		res := invoke(t, t.TempDir(), "", append([]string{"check"}, strings.Fields(tc.args)...)...)
