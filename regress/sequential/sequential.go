@@ -128,6 +128,9 @@ func Extend(ctx context.Context, s Sampler, opt Options) (*report.Report, error)
 	if step <= 0 {
 		step = 2
 	}
+	if opt.StopReason == "" {
+		opt.StopReason = report.SeqBudget
+	}
 	wants := opt.wants
 	if wants == nil {
 		wants = Wanting
@@ -206,7 +209,8 @@ func Extend(ctx context.Context, s Sampler, opt Options) (*report.Report, error)
 
 // Wanting returns the benchmarks of r that want more rounds, in report
 // order: those with an Underpowered comparison, and those with a
-// comparison twoMode (when not nil) reports.
+// fail-gated comparison twoMode (when not nil) reports. Comparisons that
+// only warn never ask: the rounds go to what the gate decides.
 func Wanting(r *report.Report, twoMode func(*report.Comparison) bool) []Benchmark {
 	var out []Benchmark
 	seen := map[string]int{}
@@ -216,7 +220,7 @@ func Wanting(r *report.Report, twoMode func(*report.Comparison) bool) []Benchmar
 		switch {
 		case Underpowered(c):
 			reason = report.SeqUnderpowered
-		case twoMode != nil && twoMode(c):
+		case twoMode != nil && c.Gate == report.GateFail && twoMode(c):
 			reason = report.SeqTwoMode
 		default:
 			continue
