@@ -1,16 +1,17 @@
 #!/bin/sh
 # cpu-under-load.sh: does the README's main job hold on a busy 2-core runner?
 #
-# Runs `go run ./cmd/regress` (the merge base of main against HEAD, the CPU
-# class's suite of benchmarks.yaml) in a temporary clone of this repository's
-# HEAD, N times on an A/A branch (a comment changed in kernels/rmsnorm.go)
-# and N times on a branch whose CPU RMSNorm fused kernel reads half of each
-# row once more (about +20-30% of its time), each run with BUSY processes
-# spinning beside it (sh -c 'while :; do :; done'), and prints per run the
-# exit code, the wall time, the load average and the RMSNorm fused verdicts,
-# then the counts: the slowdown caught (exit 1 with an RMSNorm fused
-# regression) and the A/A passed (exit 0). With --idle K it first times K
-# A/A runs with nothing spinning beside them.
+# Runs `go run ./cmd/regress --wide` (the merge base of main against HEAD,
+# the CPU class's suite of benchmarks.yaml; --wide only keeps the names
+# whole) in a temporary clone of this repository's HEAD, N times on an A/A
+# branch (a comment changed in kernels/rmsnorm.go) and N times on a branch
+# whose CPU RMSNorm fused kernel reads half of each row once more (about
+# +20-30% of its time), each run with BUSY processes spinning beside it
+# (sh -c 'while :; do :; done'), and prints per run the exit code, the wall
+# time, the load average, the RMSNorm fused verdicts and any other gated
+# regression, then the counts: the slowdown caught (exit 1 with an RMSNorm
+# fused regression) and the A/A passed (exit 0). With --idle K it first
+# times K A/A runs with nothing spinning beside them.
 #
 # Usage: scripts/cpu-under-load.sh [-n N] [--idle K] [--busy B] [--keep]
 #   -n N      runs of each kind under load (default 10)
@@ -131,7 +132,7 @@ run() {
 	load0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
 	t0=$(date +%s)
 	set +e
-	go run ./cmd/regress --quiet >"$out.txt" 2>"$out.err"
+	go run ./cmd/regress --quiet --wide >"$out.txt" 2>"$out.err"
 	code=$?
 	set -e
 	t1=$(date +%s)
@@ -142,6 +143,8 @@ run() {
 			{ v = "unchanged"; if (/regression/) v = "regression"; else if (/improvement/) v = "improvement"; else if (/inconclusive/) v = "inconclusive" }
 			{ sub(/^RMSNorm\//, "", $1); sub(/\/rows=256\/cols=4096\/impl=fused$/, "", $1); printf "%s %s %s  ", $1, d, v }')
 	last=$(tail -n 1 "$out.txt")
+	others=$(awk '$2 == "baseline" { unit = $1 } / ✗ / && $1 !~ /^RMSNorm\// { printf "%s (%s) ", $1, unit }' "$out.txt")
+	[ -n "$others" ] && rmsv="$rmsv  other gated regressions: $others"
 	printf '%-5s %2d  exit %d  %4ds  load %s→%s  RMSNorm fused sec/op: %s\n        %s\n' "$kind" "$i" "$code" $((t1 - t0)) "$load0" "$load1" "$rmsv" "$last"
 	[ "$code" -le 1 ] || sed 's/^/        /' "$out.err" | tail -n 5
 }

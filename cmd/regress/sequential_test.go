@@ -94,7 +94,7 @@ func TestCheckSequential(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	if !strings.Contains(res.stdout, "rounds: 10 configured, up to 12; 1 benchmark got more: 0 can now detect the threshold, 1 still cannot (stopped at max_rounds)") ||
+	if !strings.Contains(res.stdout, "rounds: 10 configured, up to 12; 1 benchmark wanted more: 0 can now detect the threshold, 1 still cannot (stopped at max_rounds)") ||
 		!strings.Contains(res.stdout, "  Noisy  12 rounds  detects") {
 		t.Errorf("text lacks the sequential lines:\n%s", res.stdout)
 	}

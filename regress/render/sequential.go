@@ -10,7 +10,7 @@ import (
 
 // SequentialSummary is the one-line account of the rounds regress check
 // added beyond the configured ones: "rounds: 10 configured, up to 40 within
-// 4m; 3 benchmarks got more: 2 can now detect the threshold, 1 still cannot
+// 4m; 3 benchmarks wanted more: 2 can now detect the threshold, 1 still cannot
 // (stopped at the budget)"; "" without a Sequential section.
 func SequentialSummary(r *report.Report) string {
 	sq := r.Sequential
@@ -39,7 +39,7 @@ func SequentialSummary(r *report.Report) string {
 	if len(sq.Benchmarks) == 1 {
 		noun = "benchmark"
 	}
-	line += fmt.Sprintf("; %d %s got more: %d can now detect the threshold, %d still cannot", len(sq.Benchmarks), noun, len(sq.Benchmarks)-still, still)
+	line += fmt.Sprintf("; %d %s wanted more: %d can now detect the threshold, %d still cannot", len(sq.Benchmarks), noun, len(sq.Benchmarks)-still, still)
 	return line + " (" + sequentialStop(sq.Stopped) + ")"
 }
 
