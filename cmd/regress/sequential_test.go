@@ -11,28 +11,47 @@ import (
 )
 
 // noisySource is a benchmark package whose samples are made up rather than
-// timed: Quiet reports 1 ms ± 0.1% and Noisy 1 ms ± 30% (log-normal, a
-// fresh draw in every process), so that a check of identical code has one
-// benchmark that 10 rounds leave unable to detect 5% and one they do not,
-// whatever the machine is doing.
+// timed: Quiet reports 1 ms ± 0.1% and Noisy 1 ms ± 30% (log-normal), so
+// that a check of identical code has one benchmark that 10 rounds leave
+// unable to detect 5% and one they do not, whatever the machine is doing.
+// Each sample is drawn from a generator seeded by how many samples the
+// processes before it drew (counted in the file $NOISY_STATE), so a check
+// with a fixed --seed sees the same samples every time, and its A/A verdict
+// does not depend on luck.
 const noisySource = `package noisy
 
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 )
 
 func sample(b *testing.B, cv float64) {
 	for b.Loop() {
 	}
-	b.ReportMetric(1e6*math.Exp(cv*rand.NormFloat64()), "ns/op")
+	path := os.Getenv("NOISY_STATE")
+	data, _ := os.ReadFile(path)
+	n, _ := strconv.Atoi(string(data))
+	os.WriteFile(path, []byte(strconv.Itoa(n+1)), 0o644)
+	rng := rand.New(rand.NewPCG(uint64(n), 11))
+	b.ReportMetric(1e6*math.Exp(cv*rng.NormFloat64()), "ns/op")
 }
 
 func BenchmarkQuiet(b *testing.B) { sample(b, 0.001) }
 
 func BenchmarkNoisy(b *testing.B) { sample(b, 0.30) }
 `
+
+// invokeNoisy is invoke with the sample counter of noisySource reset.
+func invokeNoisy(t *testing.T, r *gitRepo, args ...string) result {
+	t.Helper()
+	state := filepath.Join(r.dir, "noisy-state")
+	os.Remove(state)
+	t.Setenv("NOISY_STATE", state)
+	return invoke(t, r.dir, "", args...)
+}
 
 func newNoisyRepo(t *testing.T) *gitRepo {
 	r := &gitRepo{t: t, dir: t.TempDir()}
@@ -57,7 +76,7 @@ func TestCheckSequential(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "results")
 	quick := []string{"check", "--config", "none", "--baseline", "main", "--current", "main", "--count", "10", "--benchtime", "1x", "--seed", "1", "--quiet"}
 
-	res := invoke(t, r.dir, "", append(quick, "--max-rounds", "14", "--results", results, "--format", "json")...)
+	res := invokeNoisy(t, r, append(quick, "--max-rounds", "14", "--results", results, "--format", "json")...)
 	if res.code != 0 {
 		t.Fatalf("exit %d, want 0\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -90,7 +109,7 @@ func TestCheckSequential(t *testing.T) {
 	}
 
 	// Text: the summary line and Noisy's row.
-	res = invoke(t, r.dir, "", append(quick, "--max-rounds", "12")...)
+	res = invokeNoisy(t, r, append(quick, "--max-rounds", "12")...)
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -100,7 +119,7 @@ func TestCheckSequential(t *testing.T) {
 	}
 
 	// A budget spent before the configured rounds end adds no round.
-	res = invoke(t, r.dir, "", append(quick, "--max-rounds", "14", "--budget", "1ms", "--format", "json")...)
+	res = invokeNoisy(t, r, append(quick, "--max-rounds", "14", "--budget", "1ms", "--format", "json")...)
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -109,7 +128,7 @@ func TestCheckSequential(t *testing.T) {
 	}
 
 	// Without --max-rounds (and no suite.max_rounds) nothing changes.
-	res = invoke(t, r.dir, "", append(quick, "--format", "json")...)
+	res = invokeNoisy(t, r, append(quick, "--format", "json")...)
 	if rep := decodeReport(t, res.stdout); res.code != 0 || rep.Sequential != nil {
 		t.Errorf("no max_rounds: exit %d, sequential %+v", res.code, rep.Sequential)
 	}
@@ -130,7 +149,7 @@ func TestCheckSequentialShards(t *testing.T) {
 	r.write(filepath.Join("baselines", runner.CPUClass()+".bench"), "BenchmarkQuiet 1 1 ns/op\nBenchmarkQuiet 1 1 ns/op\nBenchmarkQuiet 1 1 ns/op\nBenchmarkNoisy 1 1 ns/op\n")
 	got := map[string]int{}
 	for _, shard := range []string{"1/2", "2/2"} {
-		res := invoke(t, r.dir, "", "check", "--config", "none", "--baseline", "main", "--current", "main", "--count", "10", "--benchtime", "1x",
+		res := invokeNoisy(t, r, "check", "--config", "none", "--baseline", "main", "--current", "main", "--count", "10", "--benchtime", "1x",
 			"--seed", "1", "--quiet", "--shard", shard, "--max-rounds", "12", "--format", "json")
 		if res.code != 0 {
 			t.Fatalf("shard %s: exit %d\n%s\n%s", shard, res.code, res.stdout, res.stderr)
