@@ -44,7 +44,7 @@ no result file).
 `
 
 // historyFlags say where a history comes from; shared by history and
-// report --html.
+// report --out.
 type historyFlags struct {
 	class, since, ref, baselinesRef, dir string
 }

@@ -15,11 +15,13 @@ import (
 const reportSynopsis = "--out OUT.html [flags] [REPORT.json]"
 
 const reportHelp = `Renders one self-contained HTML page (inline SVG and CSS, no scripts, no
-requests; readable without JavaScript): a trend chart per benchmark from
-the history (as regress history builds it), with its steps marked and hover
-titles naming the commit and value of each point; the table of the
-comparison in REPORT.json (regress check/compare --format json) with
-verdict colours; and a pct-copy bar chart per kernel.
+requests; readable without JavaScript) that leads with what needs
+attention: the verdict of REPORT.json (regress check/compare --format json),
+then its regressed and improved comparisons, worst first, each benchmark's
+rows followed by its trend chart from the history (as regress history
+builds it: steps marked, hover titles naming the commit and value of each
+point), then everything else grouped by kernel family and folded, with a
+pct-copy bar chart per kernel.
 
 Without REPORT.json the page shows the history alone; with --no-history,
 the report alone. When REPORT.json is given and no history flag is, the
