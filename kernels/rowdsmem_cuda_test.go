@@ -9,11 +9,11 @@ import (
 	"github.com/kernelwatch/kernelwatch/harness"
 )
 
-// TestCUDARowDSMEM checks the pending row_dsmem kernels of every row family (rowdsmem.cuh) against the float64
+// TestCUDARowDSMEM checks the row_dsmem kernels of every row family (rowdsmem.cuh) against the float64
 // reference, outputs poisoned before each run (checkCase): the plan rowDSMEMPlan picks and clusters of 2, 4, 8
 // and 16 blocks of 128 and 1024 threads wherever a slice fits, on rows of 65536 and 262144 columns, odd widths
-// (single-element packs), and rows so short that some blocks of a cluster hold nothing. It runs whether or not
-// -kernels.pending is set: it is how row_dsmem stops being pending (rowDSMEMPending).
+// (single-element packs), and rows so short that some blocks of a cluster hold nothing, whether or not the families
+// choose row_dsmem for the case.
 func TestCUDARowDSMEM(t *testing.T) {
 	be := cudaBackend(t)
 	if be.CC() < 90 {

@@ -281,12 +281,27 @@ func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
 
 // The plan of a case, per family; the tests swap them.
 var (
-	rmsNormPlanFor      = withRowDSMEM(rmsNormChoosePlan)
-	layerNormPlanFor    = withRowDSMEM(layerNormChoosePlan)
-	softmaxPlanFor      = withRowDSMEM(softmaxChoosePlan)
-	crossEntropyPlanFor = withRowDSMEM(crossEntropyChoosePlan)
-	fp8QuantPlanFor     = withRowDSMEM(fp8QuantChoosePlan)
+	rmsNormPlanFor      = withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins)
+	layerNormPlanFor    = withRowDSMEM(layerNormChoosePlan, nil)
+	softmaxPlanFor      = withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins)
+	crossEntropyPlanFor = withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins)
+	fp8QuantPlanFor     = withRowDSMEM(fp8QuantChoosePlan, nil)
 )
+
+// Where row_dsmem beats the family's other plans on both an H100 and an H200 (TestCUDARowTune, pct of the suite's
+// copy, row_dsmem in blocks of 256 threads with slices of about 32 KiB, against the family's plan without it):
+//
+//   - RMSNorm: bf16 rows of 512 KiB (262144 columns: H100 83% against 82%, H200 76% against 68% for the team).
+//     At 65536 columns the GPUs disagree (H200: 83% against 80%; H100: 91% against 95% for one block holding the
+//     row), and fp32 rows keep the cluster holding them in registers (262144: H100 84% against 71%);
+//   - Softmax: rows of 256 KiB and more (fp32 65536: H100 97% against 93%, H200 89% against 82%; fp32 262144: 90%
+//     and 80% against 68% and 70% streaming; bf16 262144: 84% and 72% against 67% and 67%);
+//   - CrossEntropy: rows of 128 KiB and more (H100: fp32 65536 102% against 98%, 262144 90% against 73%, bf16
+//     65536 99% against 91%, 262144 94% against 83%; H200: 96%, 77%, 89%, 80% against 88%, 73%, 80%, 68%);
+//   - LayerNorm and FP8Quant: nowhere (their clusters holding the row, or streaming it twice, are 2–20% faster).
+func rmsNormDSMEMWins(c Case) bool      { return c.DType == BF16 && c.Cols*c.DType.Size() >= 512<<10 }
+func softmaxDSMEMWins(c Case) bool      { return c.Cols*c.DType.Size() >= 256<<10 }
+func crossEntropyDSMEMWins(c Case) bool { return c.Cols*c.DType.Size() >= 128<<10 }
 
 // ceilPow2 is the smallest power of two ≥ n (1 for n ≤ 1).
 func ceilPow2(n int) int {
@@ -300,31 +315,32 @@ func ceilPow2(n int) int {
 // The row_dsmem plan (sm_90): a thread-block cluster of 2–16 blocks per row, each block copying its slice of
 // the row into its shared memory (cp.async, no registers held), reducing it, the cluster's partial statistics
 // meeting through distributed shared memory, and each block mapping its slice from shared memory to the outputs
-// — each element read once from memory and written once, for rows of up to 16 slices (1.5 MiB). What it
-// replaces is every plan for rows no one block holds in registers (team, cluster, cstream, loop): those read a
-// row twice, or hold it in registers at one or two blocks a multiprocessor. Clusters of more than 8 blocks are
-// non-portable (the kernel's attribute is set at launch) and cluster launches take cuLaunchKernelEx
-// (harness/cuda_cluster.go, CUDALaunch.KernelCluster).
+// — each element read once from memory and written once, for rows of up to 16 slices (1.5 MiB). It competes
+// with every plan for rows no one block holds in registers (team, cluster, cstream, loop), which read a row
+// twice or hold it in registers at one or two blocks a multiprocessor; where it wins is the family's (the
+// *DSMEMWins functions above). Clusters of more than 8 blocks are non-portable (the kernel's attribute is set at
+// launch) and cluster launches take cuLaunchKernelEx (harness/cuda_cluster.go, CUDALaunch.KernelCluster).
 
-// rowDSMEMPending says why row_dsmem is not chosen by default: its kernels have not run on a GPU. Until they
-// pass TestCUDARowDSMEM there, the choosers pick it only when the run asks for pending code (-kernels.pending
-// sets rowDSMEMOn), so the benchmarks and the gate keep the verified plans; "" once verified.
-const rowDSMEMPending = "row_dsmem (cluster rows in distributed shared memory) has not yet passed its tests on a GPU"
+// rowDSMEMPending says why row_dsmem would not be chosen: "" since its kernels passed TestCUDARowDSMEM on an
+// H200 (461 plans and shapes, every family and dtype).
+const rowDSMEMPending = ""
 
-// rowDSMEMOn is whether the choosers may pick row_dsmem.
+// rowDSMEMOn is whether the choosers may pick row_dsmem (the tests turn it off to compare).
 var rowDSMEMOn = rowDSMEMPending == ""
 
-// Sizes of row_dsmem: a block's slice of the row is about rowDSMEMSlice bytes (three such blocks fit a
-// multiprocessor's 228 KiB, so one block's reduction overlaps the others' copies) and at most rowDSMEMMaxSlice.
+// Sizes of row_dsmem: a block's slice of the row is about rowDSMEMSlice bytes and at most rowDSMEMMaxSlice.
+// Measured on an H200 (TestCUDARowTune): 32 KiB slices in blocks of 256 threads (8 16-byte packs a thread) were
+// the fastest or within 3% of it at 65536 and 262144 columns in every family; 64 KiB slices and blocks of 1024
+// threads were up to 2× slower.
 const (
-	rowDSMEMSlice     = 64 << 10
+	rowDSMEMSlice     = 32 << 10
 	rowDSMEMMaxSlice  = 96 << 10
 	rowDSMEMMaxBlocks = 16
 )
 
 // rowDSMEMPlan is the row_dsmem plan of case c on compute capability cc: the fewest blocks (2–16, a power of
-// two) whose slices are at most rowDSMEMSlice bytes, in blocks of 128–1024 threads with about 8 accesses each;
-// ok is false where clusters are missing or the row is too long.
+// two) whose slices are at most rowDSMEMSlice bytes (more for rows past 16 such slices), in blocks of 128–256
+// threads with about 8 accesses each; ok is false where clusters are missing or the row is too long.
 func rowDSMEMPlan(c Case, cc int) (p rowPlan, ok bool) {
 	if cc < 90 {
 		return rowPlan{}, false
@@ -336,7 +352,7 @@ func rowDSMEMPlan(c Case, cc int) (p rowPlan, ok bool) {
 	if per*packBytes > rowDSMEMMaxSlice {
 		return rowPlan{}, false
 	}
-	t := min(max(ceilPow2(ceilDiv(per, 8)), 128), 1024)
+	t := min(max(ceilPow2(ceilDiv(per, 8)), 128), 256)
 	return rowPlan{kind: rowDSMEM, cluster: cs, vec: vec, threads: t}, true
 }
 
@@ -349,20 +365,15 @@ func rowDSMEMBytes(p rowPlan, c Case) int {
 	return ceilDiv(ceilDiv(c.Cols, e), p.cluster) * e * c.DType.Size()
 }
 
-// withRowDSMEM is chooser choose, but for rows no block holds in registers, where rowDSMEMOn allows it, the
-// row_dsmem plan.
-func withRowDSMEM(choose func(c Case, cc, sms int) rowPlan) func(c Case, cc, sms int) rowPlan {
+// withRowDSMEM is chooser choose, but where wins says row_dsmem is the family's fastest plan for the case (nil:
+// nowhere) and rowDSMEMOn allows it, the row_dsmem plan.
+func withRowDSMEM(choose func(c Case, cc, sms int) rowPlan, wins func(Case) bool) func(c Case, cc, sms int) rowPlan {
 	return func(c Case, cc, sms int) rowPlan {
-		p := choose(c, cc, sms)
-		if _, e, nv := rowAccess(c); c.Cols <= 1024*nv*e {
-			return p
-		}
-		switch p.kind {
-		case rowTeam, rowCluster, rowCStream, rowLoop:
-			if d, ok := rowDSMEMPlan(c, cc); ok && rowDSMEMOn {
+		if wins != nil && rowDSMEMOn && wins(c) {
+			if d, ok := rowDSMEMPlan(c, cc); ok {
 				return d
 			}
 		}
-		return p
+		return choose(c, cc, sms)
 	}
 }

@@ -52,8 +52,6 @@ func rowPlanChoices() string {
 // to change, with the GPU measurement that says why).
 func TestRowPlanChoices(t *testing.T) {
 	const golden = "testdata/rowplans.golden"
-	defer func(on bool) { rowDSMEMOn = on }(rowDSMEMOn)
-	rowDSMEMOn = false // the verified plans, as the benchmarks run them unless -kernels.pending
 	got := rowPlanChoices()
 	if *updateRowPlans {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -81,13 +79,15 @@ func TestRowPlanChoices(t *testing.T) {
 	}
 }
 
-// TestRowDSMEMChoice checks where row_dsmem is chosen: never while pending unless asked (-kernels.pending), never
-// before sm_90, and on sm_90 for every case of the CUDA grid and the correctness shapes whose rows no block holds
-// in registers, with a cluster of 2–16 blocks whose slices cover the row and fit the shared memory limit.
+// TestRowDSMEMChoice checks where row_dsmem is chosen: never when switched off, never before sm_90, and on sm_90
+// for exactly the cases of the CUDA grid and the correctness shapes where the family measured it fastest (its
+// *DSMEMWins), with a cluster of 2–16 blocks whose slices cover the row and fit the shared memory limit.
 func TestRowDSMEMChoice(t *testing.T) {
 	defer func(on bool) { rowDSMEMOn = on }(rowDSMEMOn)
 	plans := map[*Family]func(Case, int, int) rowPlan{RMSNormFamily: rmsNormPlanFor, LayerNormFamily: layerNormPlanFor,
 		SoftmaxFamily: softmaxPlanFor, CrossEntropyFamily: crossEntropyPlanFor, FP8QuantFamily: fp8QuantPlanFor}
+	wins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormDSMEMWins, SoftmaxFamily: softmaxDSMEMWins,
+		CrossEntropyFamily: crossEntropyDSMEMWins}
 	chosen := 0
 	for _, on := range []bool{false, true} {
 		rowDSMEMOn = on
@@ -98,9 +98,8 @@ func TestRowDSMEMChoice(t *testing.T) {
 				}
 				for _, cc := range []int{80, 90} {
 					p := plan(c, cc, 132)
-					_, e, nv := rowAccess(c)
-					wide := c.Cols > 1024*nv*e
-					if want := on && cc >= 90 && wide; (p.kind == rowDSMEM) != want {
+					w := wins[f]
+					if want := on && cc >= 90 && w != nil && w(c); (p.kind == rowDSMEM) != want {
 						t.Errorf("%s %s cc=%d dsmem on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
 						continue
 					}

@@ -405,7 +405,13 @@ struct XentDSMEM {
         return f;
     }
     template <class P>
-    __device__ __forceinline__ void put(const P& v, long long row, long long c, const Fin& f, const Ctx& k) const {
+    struct Col {};  // nothing per column
+    template <class P>
+    __device__ __forceinline__ Col<P> column(long long) const {
+        return Col<P>();
+    }
+    template <class P>
+    __device__ __forceinline__ void put(const P& v, long long row, long long c, const Col<P>&, const Fin& f, const Ctx& k) const {
         T* dr = dl + row * cols;
         P o = P();
         if (k.live) {

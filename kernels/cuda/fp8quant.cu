@@ -294,7 +294,13 @@ struct Fp8DSMEM {
         return f;
     }
     template <class P>
-    __device__ __forceinline__ void put(const P& v, long long row, long long c, const Fin& f, const Ctx&) const {
+    struct Col {};  // nothing per column
+    template <class P>
+    __device__ __forceinline__ Col<P> column(long long) const {
+        return Col<P>();
+    }
+    template <class P>
+    __device__ __forceinline__ void put(const P& v, long long row, long long c, const Col<P>&, const Fin& f, const Ctx&) const {
         Fp8Share<S, (P::E > 1), 1> sh;
         sh.v[0] = v;
         sh.store(q + row * cols + c, 1, 1, f.r);

@@ -1,0 +1,140 @@
+//go:build cuda
+
+package kernels
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
+)
+
+var rowTuneFlag = os.Getenv("KW_ROW_TUNE") // a regexp-free filter: families (comma-separated) TestCUDARowTune times
+
+// TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
+// rows, the plan the family picks, every plan its test enumerator lists with 16-byte accesses, and the row_dsmem
+// plans in blocks of 128–1024 threads, each as the benchmarks time it (the suite's cold-L2 policy, median of 15
+// launches) on the benchmarks' inputs, and prints each as µs, pct of the suite's copy (the benchmarks' pct-copy)
+// and pct of the copy at the same shape. KW_ROW_TUNE=RMSNorm,Softmax narrows the families.
+func TestCUDARowTune(t *testing.T) {
+	if !*tuneFlag {
+		t.Skip("needs -kernels.tune")
+	}
+	be := cudaBackend(t)
+	s := harness.NewSuite(be, nil)
+	suiteCopy, err := s.MeasureCopy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fmt.Printf("rowtune: %s (cc %d, %d SMs), suite copy %.1f GB/s\n", be.Device().Name, be.CC(), be.Device().Workers, suiteCopy)
+	on := rowDSMEMOn
+	defer func() { rowDSMEMOn = on }()
+	timeIt := func(l harness.Launch) (float64, error) {
+		if _, err := be.Time(l, 3, s.Policy.Timing); err != nil {
+			return 0, err
+		}
+		ns, err := be.Time(l, 15, s.Policy.Timing)
+		if err != nil {
+			return 0, err
+		}
+		return harness.Median(ns), nil
+	}
+	type fam struct {
+		f     *Family
+		plan  *func(Case, int, int) rowPlan
+		rows  *rowFamily
+		plans func(Case, int) []rowPlan
+	}
+	fams := []fam{
+		{RMSNormFamily, &rmsNormPlanFor, rmsNormRows, rmsNormPlans},
+		{LayerNormFamily, &layerNormPlanFor, layerNormRows, rowMapPlans},
+		{SoftmaxFamily, &softmaxPlanFor, softmaxRows, rowMapPlans},
+		{CrossEntropyFamily, &crossEntropyPlanFor, crossEntropyRows, rowPlans},
+		{FP8QuantFamily, &fp8QuantPlanFor, fp8QuantRows, rowPlans},
+	}
+	for _, fm := range fams {
+		if rowTuneFlag != "" && !strings.Contains(","+rowTuneFlag+",", ","+fm.f.Name+",") {
+			continue
+		}
+		def := *fm.plan
+		for _, dt := range StorageDTypes {
+			for _, sh := range harness.Grids["cuda"] {
+				if sh.Rows <= 64 {
+					continue
+				}
+				c := Case{DType: dt, Shape: sh}
+				if fm.f == FP8QuantFamily {
+					c.Variant = "row"
+				}
+				st, err := s.Buffers(fm.f, c, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dst, err := be.Alloc(dt, sh.Rows*sh.Cols)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cp, err := be.Prepare(CopyFamily, Fused, Case{DType: dt, Shape: sh}, st.In[:1], []harness.Buffer{dst})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cns, err := timeIt(cp)
+				cp.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				bytes := float64(fm.f.MinBytes(c))
+				rowDSMEMOn = false
+				chosen := def(c, be.CC(), be.Device().Workers)
+				rowDSMEMOn = true
+				withD := def(c, be.CC(), be.Device().Workers)
+				fmt.Printf("rowtune %-12s %s | copy %7.1f µs | default %v | with dsmem %v\n", fm.f.Name, fm.f.BenchName(c, Fused), cns/1e3, chosen, withD)
+				seen := map[rowPlan]bool{}
+				try := append([]rowPlan{chosen, withD}, fm.plans(c, be.CC())...)
+				for _, p := range rowDSMEMPlans(c) {
+					if sh.Cols < 16384 { // slices of a few KiB: 5–75% of the copy on an H200
+						break
+					}
+					for _, th := range []int{128, 256, 512, 1024} {
+						q := p
+						q.threads = th
+						try = append(try, q)
+					}
+				}
+				for _, p := range try {
+					if seen[p] || !p.vec && c.Cols%(16/dt.Size()) == 0 {
+						continue
+					}
+					seen[p] = true
+					if p.kind == rowDSMEM && rowDSMEMBytes(p, c) > rowDSMEMMaxSlice {
+						continue
+					}
+					*fm.plan = func(Case, int, int) rowPlan { return p }
+					l, err := be.Prepare(fm.f, Fused, c, st.In, st.Out)
+					tag := " "
+					if p == chosen {
+						tag = "*"
+					}
+					if err != nil {
+						fmt.Printf("rowtune   %s %-34s %-22v %v\n", tag, fm.rows.kernel(p, dt), p, err)
+						continue
+					}
+					ns, err := timeIt(l)
+					l.Release()
+					if err != nil {
+						fmt.Printf("rowtune   %s %-34s %-22v %v\n", tag, fm.rows.kernel(p, dt), p, err)
+						continue
+					}
+					fmt.Printf("rowtune   %s %-34s %-22v %9.1f µs %5.1f%% copy %5.1f%% same-shape\n", tag, fm.rows.kernel(p, dt), p,
+						ns/1e3, 100*bytes/ns/suiteCopy, 100*bytes/ns/(float64(CopyFamily.MinBytes(Case{DType: dt, Shape: sh}))/cns))
+				}
+				*fm.plan = def
+				be.Free(dst)
+				st.Release()
+			}
+		}
+	}
+}
