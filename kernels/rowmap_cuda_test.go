@@ -18,7 +18,8 @@ var sweepFlag = flag.Bool("kernels.sweep", false, "TestCUDASweep: time LayerNorm
 	"naive, the copy at the same shape, and the other LayerNorm/Softmax plans of wide rows) on the cuda grid")
 
 // rowMapPlans lists plans that can run case c on a GPU of compute capability cc: every kernel of the row
-// modules, in the smallest block size that covers a row and one size up (idle threads), clusters of 2–8
+// modules (teams of lanes: the smallest that holds the row), in the smallest block size that covers a row and
+// one size up (idle threads), clusters of 2–8
 // blocks of every size that covers the row, and the loop kernel.
 func rowMapPlans(c Case, cc int) []rowPlan {
 	var ps []rowPlan
@@ -37,6 +38,13 @@ func rowMapPlans(c Case, cc int) []rowPlan {
 					rows = 8 / nv
 				}
 				ps = append(ps, rowPlan{kind: rowWarp, rows: rows, vec: vec, nv: nv})
+			}
+		}
+		if vec {
+			for lanes := 2; lanes <= 16; lanes *= 2 {
+				if c.Cols <= lanes*8*e && (lanes == 2 || c.Cols > lanes/2*8*e) {
+					ps = append(ps, rowPlan{kind: rowLanes, lanes: lanes, vec: true, nv: 8})
+				}
 			}
 		}
 		nvs := []int{2, 4, 8}

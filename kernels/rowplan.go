@@ -189,10 +189,26 @@ func rowMapChoosePlan(rf *rowFamily, c Case, cc, sms int) rowPlan {
 	return rowPlan{kind: rowLoop, vec: vec, nv: 4, threads: 1024}
 }
 
-// layerNormChoosePlan is rowMapChoosePlan's, but for bf16 rows of 8–32 KiB held by a block (4096 < cols ≤
-// 16384): the loop kernel in 256-thread blocks, whose second read of the row comes from L2 (bf16 8192×16384
-// on an H200, timed side by side: 89% of the copy against 84% for the block holding the row).
+// rowMapShortBF16 is the plan of LayerNorm and Softmax for bf16 rows of at most 512 bytes (16-byte accesses): a
+// team of the fewest lanes that hold the row in 8 accesses each, rather than a warp for several rows, whose five
+// rounds of shuffles and per-row work a lane bound these kernels on an H200 (262144×256, TestCUDARowTune:
+// LayerNorm 68% → 87% of the copy, Softmax 79% → 91%; fp32 rows of 256 and bf16 rows of 1024 were within 2% either
+// way and keep the warp).
+func rowMapShortBF16(c Case) (rowPlan, bool) {
+	if c.DType != BF16 || c.Cols%8 != 0 || c.Cols*2 > 512 {
+		return rowPlan{}, false
+	}
+	return rowPlan{kind: rowLanes, lanes: max(ceilPow2(ceilDiv(c.Cols, 8*8)), 2), vec: true, nv: 8}, true
+}
+
+// layerNormChoosePlan is rowMapChoosePlan's, but for short bf16 rows the team of lanes (rowMapShortBF16), and for
+// bf16 rows of 8–32 KiB held by a block (4096 < cols ≤ 16384) the loop kernel in 256-thread blocks, whose second
+// read of the row comes from L2 (bf16 8192×16384 on an H200, timed side by side: 89% of the copy against 84% for
+// the block holding the row).
 func layerNormChoosePlan(c Case, cc, sms int) rowPlan {
+	if p, ok := rowMapShortBF16(c); ok {
+		return p
+	}
 	p := rowMapChoosePlan(layerNormRows, c, cc, sms)
 	if c.DType == BF16 && p.kind == rowBlock && p.nv == 8 && p.vec && c.Cols > 4096 && c.Cols <= 16384 {
 		return rowPlan{kind: rowLoop, vec: true, nv: 4, threads: 256}
@@ -200,12 +216,16 @@ func layerNormChoosePlan(c Case, cc, sms int) rowPlan {
 	return p
 }
 
-// softmaxChoosePlan is rowMapChoosePlan's, but where that takes a cluster of blocks of 512 threads or more
+// softmaxChoosePlan is rowMapChoosePlan's, but for short bf16 rows the team of lanes (rowMapShortBF16), and where
+// rowMapChoosePlan takes a cluster of blocks of 512 threads or more
 // (rows past 65536 fp32 or 131072 bf16 elements): a cluster of 8 blocks streaming their share twice (cstream),
 // 16 packs a thread. Holding the row, such blocks run one or two to a multiprocessor, and nothing overlaps
 // their two exponentials an element with memory traffic; streaming blocks are small (1024×262144 on an H200:
 // fp32 70% of the copy against 40% for the cluster of 8×1024; bf16 67% against 61–62%).
 func softmaxChoosePlan(c Case, cc, sms int) rowPlan {
+	if p, ok := rowMapShortBF16(c); ok {
+		return p
+	}
 	p := rowMapChoosePlan(softmaxRows, c, cc, sms)
 	if p.kind == rowCluster && p.threads >= 512 {
 		e := 16 / c.DType.Size()

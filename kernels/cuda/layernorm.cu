@@ -6,6 +6,7 @@
 // from registers and written once. fp32 arithmetic, fp32 or bf16 storage.
 //
 //   layernorm_warp_*:    one warp for R rows (rows of at most 32·NV·E elements)
+//   layernorm_team_*:    a team of L lanes per row (rows of at most L·NV·E elements)
 //   layernorm_block_*:   one block per row
 //   layernorm_loop_*:    one block per row of any width, reading it twice
 //   layernorm_cluster_*: sm_90 only (module layernorm_sm90): a thread-block cluster per row
@@ -111,7 +112,16 @@ struct LayerNormOp {
         LN_OP(S)                                                                                               \
         row_loop<LayerNormOp<S>, V, 4>(op, x, y, cols);                                                        \
     }
+#define LN_LANES(S, NAME, NV, L)                                                                               \
+    extern "C" __global__ void __launch_bounds__(256) layernorm_team_##NAME##_v##NV##l##L(LN_PARAMS(S)) {      \
+        LN_OP(S)                                                                                               \
+        row_lanes<LayerNormOp<S>, true, NV, L>(op, x, y, rows, cols);                                          \
+    }
 #define LN_DTYPE(S, NAME)                \
+    LN_LANES(S, NAME, 8, 2)              \
+    LN_LANES(S, NAME, 8, 4)              \
+    LN_LANES(S, NAME, 8, 8)              \
+    LN_LANES(S, NAME, 8, 16)             \
     LN_WARP(S, NAME, true, v, 1, 8)      \
     LN_WARP(S, NAME, true, v, 2, 4)      \
     LN_WARP(S, NAME, true, v, 4, 2)      \

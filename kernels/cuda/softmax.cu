@@ -8,6 +8,7 @@
 // streaming kernels (loop, cstream) compute each exponential twice in either dtype.
 //
 //   softmax_warp_*:    one warp for R rows (rows of at most 32·NV·E elements)
+//   softmax_team_*:    a team of L lanes per row (rows of at most L·NV·E elements)
 //   softmax_block_*:   one block per row
 //   softmax_loop_*:    one block per row of any width, reading it twice
 //   softmax_cluster_*: sm_90 only (module softmax_sm90): a thread-block cluster per row
@@ -130,7 +131,15 @@ struct SoftmaxOp {
     extern "C" __global__ void __launch_bounds__(1024) softmax_loop_##NAME##_##VN(SM_PARAMS(S)) {              \
         row_loop<SoftmaxOp<S>, V, 4>(SoftmaxOp<S>(), x, y, cols);                                              \
     }
+#define SM_LANES(S, NAME, NV, L)                                                                               \
+    extern "C" __global__ void __launch_bounds__(256) softmax_team_##NAME##_v##NV##l##L(SM_PARAMS(S)) {        \
+        row_lanes<SoftmaxOp<S>, true, NV, L>(SoftmaxOp<S>(), x, y, rows, cols);                                \
+    }
 #define SM_DTYPE(S, NAME)                \
+    SM_LANES(S, NAME, 8, 2)              \
+    SM_LANES(S, NAME, 8, 4)              \
+    SM_LANES(S, NAME, 8, 8)              \
+    SM_LANES(S, NAME, 8, 16)             \
     SM_WARP(S, NAME, true, v, 1, 8)      \
     SM_WARP(S, NAME, true, v, 2, 4)      \
     SM_WARP(S, NAME, true, v, 4, 2)      \
