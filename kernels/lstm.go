@@ -1,6 +1,9 @@
 package kernels
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // LSTMFamily is an LSTM layer's forward pass with resets, over x [batch, t, hidden] (input size = hidden), in
 // PyTorch's gate order (i, f, g, o):
@@ -40,6 +43,73 @@ var LSTMFamily = &Family{
 }
 
 func init() { registerCPU(LSTMFamily, lstmFused, lstmNaive) }
+
+// lstmPlan is how the fused LSTM runs on a GPU: with tc false, lstm.cu's persistent kernels (rnn.cuh: fp32
+// arithmetic on CUDA cores, the weights in registers, any storage); with tc true, for bf16 on sm_90, rnn_tc.cuh's
+// kernel on tensor cores, its batch tiles of 16·mt rows each taken by a cluster of `cluster` blocks that share h
+// through distributed shared memory.
+type lstmPlan struct {
+	tc          bool
+	cluster, mt int
+}
+
+func (p lstmPlan) String() string {
+	if !p.tc {
+		return "simt"
+	}
+	return fmt.Sprintf("tc_cl%d_mt%d", p.cluster, p.mt)
+}
+
+// lstmTCClusters are the cluster sizes lstm_tc is built for at each hidden size, the default first: the
+// clusters hold W_hh in registers, H/2 a thread for the H/8 warps of 4 gates × 8 units that cover the 4·H gate
+// rows (64 units a block: 8 warps of 256 threads; 32 for hidden 256 at 8 blocks).
+var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: {4, 8}}
+
+// lstmTCPending says why the tensor-core plan is not chosen by default: its kernels have not run on a GPU.
+// Until they pass TestCUDALSTMPlans there, the chooser picks them only when the run asks for pending code
+// (-kernels.pending sets lstmTCOn), so that the benchmarks and the gate keep the verified kernels; "" once
+// verified.
+const lstmTCPending = "lstm_tc (bf16 tensor cores, clusters) has not yet passed its tests on a GPU"
+
+// lstmTCOn is whether the chooser may pick the tensor-core plan.
+var lstmTCOn = lstmTCPending == ""
+
+// lstmChoosePlan is the plan of case c on compute capability cc: the tensor-core kernel for bf16 on sm_90 and
+// later where lstmTCOn allows it (fp32 keeps the SIMT kernels: its tolerance, 1e-5, is below what bf16 products
+// give), one m16 tile of batch rows a cluster, the default cluster size.
+func lstmChoosePlan(c Case, cc int) lstmPlan {
+	cls, ok := lstmTCClusters[c.Dims[2]]
+	if !lstmTCOn || !ok || c.DType != BF16 || cc < 90 {
+		return lstmPlan{}
+	}
+	return lstmPlan{tc: true, cluster: cls[0], mt: 1}
+}
+
+// rnnTCSmem is the dynamic shared memory of rnn_tc.cuh's kernel (RnnTC::SMEM, which the kernel checks) for
+// hidden h, clusters of cl blocks, 16·mt batch rows, and x (RNN_TC_X: x_t in the input ring) or fp32 or bf16 G
+// columns: two h buffers and RNN_TC_PD input stages of 16·mt rows, rows padded by 16 bytes (fp32 G: 32).
+func rnnTCSmem(h, cl, mt int, x bool, gBytes int) int {
+	const stages = 4 // RNN_TC_PD
+	rows, hp := 16*mt, 2*h+16
+	sp := hp
+	if !x {
+		sp = 4*(h/cl)*gBytes + 8*gBytes
+	}
+	return 2*rows*hp + stages*rows*sp
+}
+
+// lstmPlans are the plans built for case c: the SIMT kernels, and for bf16 every tensor-core shape.
+func lstmPlans(c Case) []lstmPlan {
+	ps := []lstmPlan{{}}
+	if c.DType == BF16 {
+		for _, cl := range lstmTCClusters[c.Dims[2]] {
+			for _, mt := range []int{1, 2} {
+				ps = append(ps, lstmPlan{tc: true, cluster: cl, mt: mt})
+			}
+		}
+	}
+	return ps
+}
 
 // lstmDims are a case's batch, time and hidden sizes.
 func lstmDims(c Case) (nb, nt, nh int) { return c.Dims[0], c.Dims[1], c.Dims[2] }

@@ -3,6 +3,7 @@
 package kernels
 
 //go:generate nvcc -ptx -arch=compute_75 -o cuda/ptx/lstm.ptx cuda/lstm.cu
+//go:generate nvcc -ptx -arch=compute_90 -o cuda/ptx/lstm_sm90.ptx cuda/lstm.cu
 
 import "fmt"
 
@@ -24,9 +25,16 @@ func lstmInputCUDA(l cudaLaunch) devTensor {
 	return g
 }
 
-// lstmFusedCUDA: for hidden ≤ 64 one launch (lstm_rnnx: the input projection inside the persistent kernel);
-// for 128 and 256 the projection's GEMM, then the persistent kernel over G (lstm_rnn).
+// lstmPlanFor picks the plan of a case on a GPU of compute capability cc; the tests swap it.
+var lstmPlanFor = lstmChoosePlan
+
+// lstmFusedCUDA runs the case's plan. SIMT: for hidden ≤ 64 one launch (lstm_rnnx: the input projection inside
+// the persistent kernel); for 128 and 256 the projection's GEMM, then the persistent kernel over G (lstm_rnn).
 func lstmFusedCUDA(l cudaLaunch) {
+	if p := lstmPlanFor(l.Case, l.CC()); p.tc {
+		lstmTCCUDA(l, p)
+		return
+	}
 	nb, nt, nh := lstmDims(l.Case)
 	sp, ok := lstmSplit[nh]
 	if !ok {
@@ -49,6 +57,31 @@ func lstmFusedCUDA(l cudaLaunch) {
 	hx := l.Alloc(4*2*int64(nb)*int64(nh), false)    // h by step parity
 	bar := l.Alloc(4*2*int64(ceilDiv(nb, bb)), true) // a barrier a batch tile
 	l.Kernel(name(bb), blocks(bb), threads, g.ptr, l.In[2], l.In[4], l.Out[0], hx, bar, nb, nt)
+}
+
+// lstmTCCUDA runs plan p (tc) from module lstm_sm90: for hidden ≤ 64 lstm_tc with the input projection inside
+// (x_t through its input ring, W_ih in registers next to W_hh), else the projection G = x·W_ihᵀ + bias as one
+// tensor-core GEMM (lstm_tc_proj_bf16, fp32 G) and lstm_tc over G. A tile of 16·mt batch rows a cluster.
+func lstmTCCUDA(l cudaLaunch, p lstmPlan) {
+	nb, nt, nh := lstmDims(l.Case)
+	if l.CC() < 90 || l.DType != BF16 {
+		l.Fail(fmt.Errorf("lstm: the tensor-core plan %v needs bf16 and compute capability 9.0 (clusters); this is %v "+
+			"on %d.%d: %w", p, l.DType, l.CC()/10, l.CC()%10, ErrNotImplemented))
+		return
+	}
+	mod := l.Module() + "_sm90"
+	name := fmt.Sprintf("lstm_tc_bf16_h%d_cl%d_mt%d", nh, p.cluster, p.mt)
+	grid, threads := ceilDiv(nb, 16*p.mt)*p.cluster, 4*nh/p.cluster
+	if nh <= 64 {
+		l.KernelCluster(mod, name, grid, threads, p.cluster, rnnTCSmem(nh, p.cluster, p.mt, true, 0),
+			l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
+		return
+	}
+	g := l.tmpF32(nb * nt * 4 * nh)
+	m, n := nb*nt, 4*nh
+	l.KernelIn(mod, "lstm_tc_proj_bf16", ceilDiv(m, 128)*ceilDiv(n, 128), 256, l.In[0], l.In[1], l.In[3], g.ptr, m, n, nh)
+	l.KernelCluster(mod, name, grid, threads, p.cluster, rnnTCSmem(nh, p.cluster, p.mt, false, 4),
+		g.ptr, 0, 0, l.In[2], l.In[4], l.Out[0], nb, nt)
 }
 
 // lstmNaiveCUDA is the CPU's eager cell loop (lstmNaive), op for op.

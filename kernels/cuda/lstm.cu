@@ -16,6 +16,8 @@
 //     writes y_t.
 #include "rnn.cuh"
 
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 900  // module lstm (compute_75); lstm_sm90 has only lstm_tc below
+
 struct LstmCell {
     float c = 0.0f;
     __device__ __forceinline__ float step(const float z[4], bool first) {
@@ -90,3 +92,49 @@ RNN_GEMM(lstm, BF16, bf16, BF16, bf16, 64)
 RNN_GEMM(lstm, BF16, bf16, BF16, bf16, 128)
 RNN_GEMM(lstm, F32, f32, BF16, bf16, 64)
 RNN_GEMM(lstm, F32, f32, BF16, bf16, 128)
+#endif  // module lstm
+
+// Module lstm_sm90 (compute_90): the fused form for bf16 on tensor cores (rnn_tc.cuh), after lstm_tc_proj_bf16,
+// the input projection G (fp32, bias included) for hidden 128 and 256; for hidden ≤ 64 the projection is inside.
+//   lstm_tc_bf16_h{H}_cl{CL}_mt{MT}: rnn_tc with 16·MT batch rows a cluster of CL blocks.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#include "rnn_tc.cuh"
+
+// LstmCellTC is LstmCell with tanh.approx gates (bf16 outputs only).
+struct LstmCellTC {
+    float c = 0.0f;
+    __device__ __forceinline__ float step(const float z[4], bool first) {
+        if (first) c = 0.0f;
+        c = tc_sigmoid(z[1]) * c + tc_sigmoid(z[0]) * tc_tanh(z[2]);
+        return tc_sigmoid(z[3]) * tc_tanh(c);
+    }
+};
+
+#define LSTM_TC(H, CL, MT, IN)                                                                                    \
+    extern "C" __global__ void __launch_bounds__(4 * H / CL, 1) lstm_tc_bf16_h##H##_cl##CL##_mt##MT(               \
+        const void* in, const unsigned short* w_ih, const float* bias, const unsigned short* w_hh,                \
+        const unsigned short* resets, unsigned short* y, long long nb, long long nt) {                            \
+        rnn_tc<LstmCellTC, H, CL, MT, IN>(in, w_ih, bias, w_hh, resets, y, nb, nt, 1);                            \
+    }
+
+LSTM_TC(16, 1, 1, RNN_TC_X)
+LSTM_TC(16, 1, 2, RNN_TC_X)
+LSTM_TC(32, 1, 1, RNN_TC_X)
+LSTM_TC(32, 1, 2, RNN_TC_X)
+LSTM_TC(64, 1, 1, RNN_TC_X)
+LSTM_TC(64, 1, 2, RNN_TC_X)
+LSTM_TC(64, 2, 1, RNN_TC_X)
+LSTM_TC(64, 2, 2, RNN_TC_X)
+LSTM_TC(128, 2, 1, RNN_TC_G32)
+LSTM_TC(128, 2, 2, RNN_TC_G32)
+LSTM_TC(256, 4, 1, RNN_TC_G32)
+LSTM_TC(256, 4, 2, RNN_TC_G32)
+LSTM_TC(256, 8, 1, RNN_TC_G32)
+LSTM_TC(256, 8, 2, RNN_TC_G32)
+
+extern "C" __global__ void __launch_bounds__(256) lstm_tc_proj_bf16(const unsigned short* x, const unsigned short* w_ih,
+                                                                   const float* bias, float* g, long long m,
+                                                                   long long n, long long k) {
+    rnn_tc_proj(x, w_ih, bias, g, m, n, k);
+}
+#endif

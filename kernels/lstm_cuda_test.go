@@ -1,0 +1,59 @@
+//go:build cuda
+
+package kernels
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
+)
+
+// lstmPlanTestCases are the LSTM's test grid and, for the tensor-core kernels' batch tiles of 16 and 32 rows,
+// batches of several tiles with tails, at every hidden size those are built for.
+func lstmPlanTestCases() []Case {
+	extra := LSTMFamily.CasesOn("test", nil)
+	for _, d := range [][]int{{37, 9, 16}, {37, 9, 32}, {37, 9, 64}, {33, 6, 128}, {20, 5, 256}, {48, 3, 256}} {
+		extra = append(extra, Case{DType: BF16, Dims: d})
+	}
+	return extra
+}
+
+// TestCUDALSTMPlans: the fused LSTM in every plan (the SIMT kernels, and for bf16 on sm_90 every tensor-core
+// shape, whether or not -kernels.pending lets the chooser pick them), against the float64 reference, with every
+// reset pattern of TestRecurrentResets.
+func TestCUDALSTMPlans(t *testing.T) {
+	be := cudaBackend(t)
+	use := swapLSTMPlan(t)
+	for _, c := range lstmPlanTestCases() {
+		for _, p := range lstmPlans(c) {
+			t.Run(fmt.Sprintf("%s/%v", LSTMFamily.BenchName(c, Fused), p), func(t *testing.T) {
+				if p.tc && be.CC() < 90 {
+					t.Skipf("plan %v needs compute capability 9.0, this GPU is %d.%d", p, be.CC()/10, be.CC()%10)
+				}
+				use(p)
+				gens := map[string]harness.Generator{"resets": seqResetPatterns(seqTimeDim[LSTMFamily.Name])}
+				if _, err := harness.CheckCase(be, LSTMFamily, c, Fused, harness.CaseSeed(t), gens); err != nil {
+					t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
+				}
+			})
+		}
+	}
+}
+
+// TestCUDALSTMTune (with -kernels.tune) times every plan at the cuda grid's cases, and the naive chain, cold, and
+// prints µs and the speedup over naive.
+func TestCUDALSTMTune(t *testing.T) {
+	plan := func(c Case) lstmPlan { return lstmChoosePlan(c, cudaBackend(t).CC()) }
+	def := lstmPlanFor
+	t.Cleanup(func() { lstmPlanFor = def })
+	lstmPlanFor = func(c Case, _ int) lstmPlan { return plan(c) }
+	tunePlans(t, LSTMFamily, lstmPlans, &plan)
+}
+
+// swapLSTMPlan returns a function that makes lstmPlanFor pick a given plan, restored when t ends.
+func swapLSTMPlan(t *testing.T) func(lstmPlan) {
+	def := lstmPlanFor
+	t.Cleanup(func() { lstmPlanFor = def })
+	return func(p lstmPlan) { lstmPlanFor = func(Case, int) lstmPlan { return p } }
+}

@@ -1,0 +1,46 @@
+package kernels
+
+import "testing"
+
+// TestLSTMChoosePlan: the tensor-core plan only for bf16 on sm_90 at the hidden sizes it is built for, and only
+// while lstmTCOn (-kernels.pending until it has passed on a GPU); every built shape fits a multiprocessor.
+func TestLSTMChoosePlan(t *testing.T) {
+	defer func(on bool) { lstmTCOn = on }(lstmTCOn)
+	bf := func(nb, nt, nh int) Case { return Case{DType: BF16, Dims: []int{nb, nt, nh}} }
+	fp := func(nb, nt, nh int) Case { return Case{DType: FP32, Dims: []int{nb, nt, nh}} }
+	for _, tc := range []struct {
+		on   bool
+		c    Case
+		cc   int
+		want lstmPlan
+	}{
+		{false, bf(256, 128, 256), 90, lstmPlan{}},
+		{true, bf(256, 128, 256), 90, lstmPlan{tc: true, cluster: 4, mt: 1}},
+		{true, bf(256, 1024, 64), 90, lstmPlan{tc: true, cluster: 1, mt: 1}},
+		{true, bf(1, 2048, 256), 90, lstmPlan{tc: true, cluster: 4, mt: 1}},
+		{true, bf(5, 7, 128), 90, lstmPlan{tc: true, cluster: 2, mt: 1}},
+		{true, bf(256, 128, 256), 80, lstmPlan{}}, // no clusters before sm_90
+		{true, fp(256, 128, 256), 90, lstmPlan{}}, // fp32's 1e-5 tolerance: SIMT
+		{true, bf(4, 4, 48), 90, lstmPlan{}},      // no kernel built
+	} {
+		lstmTCOn = tc.on
+		if got := lstmChoosePlan(tc.c, tc.cc); got != tc.want {
+			t.Errorf("on=%v %v %v cc %d: plan %v, want %v", tc.on, tc.c.DType, tc.c.Dims, tc.cc, got, tc.want)
+		}
+	}
+	const smemMax = 227 << 10 // a block's shared memory on sm_90
+	for nh, cls := range lstmTCClusters {
+		ps := lstmPlans(bf(1, 1, nh))
+		if len(ps) != 1+2*len(cls) || ps[0].tc {
+			t.Errorf("hidden %d: plans %v, want simt and 2 a cluster size", nh, ps)
+		}
+		for _, p := range ps[1:] {
+			if s := rnnTCSmem(nh, p.cluster, p.mt, nh <= 64, 4); s > smemMax {
+				t.Errorf("hidden %d plan %v: %d B of shared memory, more than %d", nh, p, s, smemMax)
+			}
+		}
+		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != 1 || ps[0].tc {
+			t.Errorf("fp32 hidden %d: plans %v, want simt only", nh, ps)
+		}
+	}
+}
