@@ -180,34 +180,38 @@ __device__ __forceinline__ void rnn_persistent(const typename SI::T* __restrict_
     const int cb = tid / U, cu = tid % U;
     const long long bb = b0 + cb, unit = s * U + cu;
     const bool live = cell && bb < nb;
-    float cbias[4], nin[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float cbias[4];
+    // The next step's inputs and reset flags stay in their storage type until they are used: a bf16 widened
+    // right after its load would make the thread wait for the load there, a memory latency every step.
+    typename SI::T nin[4] = {};
 #pragma unroll
     for (int g = 0; g < 4; g++) cbias[g] = live && bias != nullptr ? bias[head * 4 * H + g * H + unit] : 0.0f;
     // The input of step t: the given pre-activations (cell threads), or x_t (XIN: element tid of the tile's).
     const long long xb = b0 + tid / H;
     auto fetch = [&](long long t) {
         if (XIN) {
-            nin[0] = tid < BB * H && xb < nb ? SI::get(in[(xb * nt + t) * H + tid % H]) : 0.0f;
+            nin[0] = tid < BB * H && xb < nb ? in[(xb * nt + t) * H + tid % H] : typename SI::T(0);
         } else if (in != nullptr) {
 #pragma unroll
             for (int g = 0; g < 4; g++)
-                nin[g] = live ? SI::get(in[((bb * nt + t) * heads + head) * 4 * H + g * H + unit]) : 0.0f;
+                nin[g] = live ? in[((bb * nt + t) * heads + head) * 4 * H + g * H + unit] : typename SI::T(0);
         }
     };
     Cell st;
     for (int i = tid; i < BB * H; i += NT) hs[i / H][i % H] = 0.0f;
     if (tid < BB) sflag[0][tid] = b0 + tid < nb ? S::get(resets[(b0 + tid) * nt]) : 0.0f;
     fetch(0);
-    if (XIN && tid < BB * H) xs[0][tid / H][tid % H] = nin[0];
+    if (XIN && tid < BB * H) xs[0][tid / H][tid % H] = SI::get(nin[0]);
     __syncthreads();
     for (long long t = 0; t < nt; t++) {
         const int par = (int)(t & 1);
-        float cur[4], nflag = 0.0f;
+        float cur[4];
+        typename S::T nflag = 0;
 #pragma unroll
-        for (int g = 0; g < 4; g++) cur[g] = XIN ? 0.0f : nin[g];
+        for (int g = 0; g < 4; g++) cur[g] = XIN ? 0.0f : SI::get(nin[g]);
         if (t + 1 < nt) {
             fetch(t + 1);
-            if (tid < BB) nflag = b0 + tid < nb ? S::get(resets[(b0 + tid) * nt + t + 1]) : 0.0f;
+            if (tid < BB) nflag = b0 + tid < nb ? resets[(b0 + tid) * nt + t + 1] : typename S::T(0);
         }
         float acc[BB], accx[BB];
 #pragma unroll
@@ -255,8 +259,8 @@ __device__ __forceinline__ void rnn_persistent(const typename SI::T* __restrict_
                 hx[(par * nb + bb) * H + unit] = hv;
             }
         }
-        if (tid < BB && t + 1 < nt) sflag[par ^ 1][tid] = nflag;
-        if (XIN && tid < BB * H && t + 1 < nt) xs[XIN ? par ^ 1 : 0][tid / H][tid % H] = nin[0];
+        if (tid < BB && t + 1 < nt) sflag[par ^ 1][tid] = S::get(nflag);
+        if (XIN && tid < BB * H && t + 1 < nt) xs[XIN ? par ^ 1 : 0][tid / H][tid % H] = SI::get(nin[0]);
         if (SPLIT > 1) {
             rnn_group_barrier(bar + 2 * grp, SPLIT);
             for (int i = tid; i < BB * H; i += NT) {
