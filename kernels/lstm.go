@@ -65,37 +65,15 @@ func (p lstmPlan) String() string {
 // rows (64 units a block: 8 warps of 256 threads; 32 for hidden 256 at 8 blocks).
 var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: {4, 8}}
 
-// lstmTCPending says why the tensor-core plan is not chosen by default: its kernels have not run on a GPU.
-// Until they pass TestCUDALSTMPlans there, the chooser picks them only when the run asks for pending code
-// (-kernels.pending sets lstmTCOn), so that the benchmarks and the gate keep the verified kernels; "" once
-// verified.
-const lstmTCPending = "lstm_tc (bf16 tensor cores, clusters) has not yet passed its tests on a GPU"
-
-// lstmTCOn is whether the chooser may pick the tensor-core plan.
-var lstmTCOn = lstmTCPending == ""
-
 // lstmChoosePlan is the plan of case c on compute capability cc: the tensor-core kernel for bf16 on sm_90 and
-// later where lstmTCOn allows it (fp32 keeps the SIMT kernels: its tolerance, 1e-5, is below what bf16 products
+// later where rnnTCOn allows it (fp32 keeps the SIMT kernels: its tolerance, 1e-5, is below what bf16 products
 // give), one m16 tile of batch rows a cluster, the default cluster size.
 func lstmChoosePlan(c Case, cc int) lstmPlan {
 	cls, ok := lstmTCClusters[c.Dims[2]]
-	if !lstmTCOn || !ok || c.DType != BF16 || cc < 90 {
+	if !rnnTCOn || !ok || c.DType != BF16 || cc < 90 {
 		return lstmPlan{}
 	}
 	return lstmPlan{tc: true, cluster: cls[0], mt: 1}
-}
-
-// rnnTCSmem is the dynamic shared memory of rnn_tc.cuh's kernel (RnnTC::SMEM, which the kernel checks) for
-// hidden h, clusters of cl blocks, 16·mt batch rows, and x (RNN_TC_X: x_t in the input ring) or fp32 or bf16 G
-// columns: two h buffers and RNN_TC_PD input stages of 16·mt rows, rows padded by 16 bytes (fp32 G: 32).
-func rnnTCSmem(h, cl, mt int, x bool, gBytes int) int {
-	const stages = 4 // RNN_TC_PD
-	rows, hp := 16*mt, 2*h+16
-	sp := hp
-	if !x {
-		sp = 4*(h/cl)*gBytes + 8*gBytes
-	}
-	return 2*rows*hp + stages*rows*sp
 }
 
 // lstmPlans are the plans built for case c: the SIMT kernels, and for bf16 every tensor-core shape.

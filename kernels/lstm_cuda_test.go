@@ -51,6 +51,43 @@ func TestCUDALSTMTune(t *testing.T) {
 	tunePlans(t, LSTMFamily, lstmPlans, &plan)
 }
 
+// TestCUDASLSTMPlans: the fused sLSTM in every plan (the SIMT kernel, and for bf16 on sm_90 the tensor-core
+// kernel with one and two m16 tiles a block, whether or not -kernels.pending lets the chooser pick it), against
+// the float64 reference, with every reset pattern; the extra cases have batch tiles with tails.
+func TestCUDASLSTMPlans(t *testing.T) {
+	be := cudaBackend(t)
+	def := slstmPlanFor
+	t.Cleanup(func() { slstmPlanFor = def })
+	cases := SLSTMFamily.CasesOn("test", nil)
+	for _, d := range [][]int{{37, 2, 9, 16}, {37, 3, 7, 32}, {20, 2, 5, 64}} {
+		cases = append(cases, Case{DType: BF16, Dims: d})
+	}
+	for _, c := range cases {
+		for _, p := range slstmPlans(c) {
+			t.Run(fmt.Sprintf("%s/%v", SLSTMFamily.BenchName(c, Fused), p), func(t *testing.T) {
+				if p.tc && be.CC() < 90 {
+					t.Skipf("plan %v needs compute capability 9.0, this GPU is %d.%d", p, be.CC()/10, be.CC()%10)
+				}
+				slstmPlanFor = func(Case, int) slstmPlan { return p }
+				gens := map[string]harness.Generator{"resets": seqResetPatterns(seqTimeDim[SLSTMFamily.Name])}
+				if _, err := harness.CheckCase(be, SLSTMFamily, c, Fused, harness.CaseSeed(t), gens); err != nil {
+					t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
+				}
+			})
+		}
+	}
+}
+
+// TestCUDASLSTMTune (with -kernels.tune) times every sLSTM plan at the cuda grid's cases, and the naive chain,
+// cold, and prints µs and the speedup over naive.
+func TestCUDASLSTMTune(t *testing.T) {
+	plan := func(c Case) slstmPlan { return slstmChoosePlan(c, cudaBackend(t).CC()) }
+	def := slstmPlanFor
+	t.Cleanup(func() { slstmPlanFor = def })
+	slstmPlanFor = func(c Case, _ int) slstmPlan { return plan(c) }
+	tunePlans(t, SLSTMFamily, slstmPlans, &plan)
+}
+
 // swapLSTMPlan returns a function that makes lstmPlanFor pick a given plan, restored when t ends.
 func swapLSTMPlan(t *testing.T) func(lstmPlan) {
 	def := lstmPlanFor

@@ -3,9 +3,9 @@ package kernels
 import "testing"
 
 // TestLSTMChoosePlan: the tensor-core plan only for bf16 on sm_90 at the hidden sizes it is built for, and only
-// while lstmTCOn (-kernels.pending until it has passed on a GPU); every built shape fits a multiprocessor.
+// while rnnTCOn (-kernels.pending until it has passed on a GPU); every built shape fits a multiprocessor.
 func TestLSTMChoosePlan(t *testing.T) {
-	defer func(on bool) { lstmTCOn = on }(lstmTCOn)
+	defer func(on bool) { rnnTCOn = on }(rnnTCOn)
 	bf := func(nb, nt, nh int) Case { return Case{DType: BF16, Dims: []int{nb, nt, nh}} }
 	fp := func(nb, nt, nh int) Case { return Case{DType: FP32, Dims: []int{nb, nt, nh}} }
 	for _, tc := range []struct {
@@ -23,7 +23,7 @@ func TestLSTMChoosePlan(t *testing.T) {
 		{true, fp(256, 128, 256), 90, lstmPlan{}}, // fp32's 1e-5 tolerance: SIMT
 		{true, bf(4, 4, 48), 90, lstmPlan{}},      // no kernel built
 	} {
-		lstmTCOn = tc.on
+		rnnTCOn = tc.on
 		if got := lstmChoosePlan(tc.c, tc.cc); got != tc.want {
 			t.Errorf("on=%v %v %v cc %d: plan %v, want %v", tc.on, tc.c.DType, tc.c.Dims, tc.cc, got, tc.want)
 		}
@@ -41,6 +41,39 @@ func TestLSTMChoosePlan(t *testing.T) {
 		}
 		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != 1 || ps[0].tc {
 			t.Errorf("fp32 hidden %d: plans %v, want simt only", nh, ps)
+		}
+	}
+}
+
+// TestSLSTMChoosePlan: the tensor-core plan only for bf16 on sm_90 at the built head sizes, while rnnTCOn.
+func TestSLSTMChoosePlan(t *testing.T) {
+	defer func(on bool) { rnnTCOn = on }(rnnTCOn)
+	c := func(dt DType, dh int) Case { return Case{DType: dt, Dims: []int{256, 4, 1024, dh}} }
+	tc := slstmPlan{tc: true, mt: 1}
+	for _, x := range []struct {
+		on   bool
+		c    Case
+		cc   int
+		want slstmPlan
+	}{
+		{false, c(BF16, 32), 90, slstmPlan{}},
+		{true, c(BF16, 32), 90, tc},
+		{true, c(BF16, 64), 90, tc},
+		{true, c(BF16, 16), 100, tc},
+		{true, c(BF16, 32), 89, slstmPlan{}},
+		{true, c(FP32, 32), 90, slstmPlan{}},
+		{true, c(BF16, 128), 90, slstmPlan{}},
+	} {
+		rnnTCOn = x.on
+		if got := slstmChoosePlan(x.c, x.cc); got != x.want {
+			t.Errorf("on=%v %v %v cc %d: plan %v, want %v", x.on, x.c.DType, x.c.Dims, x.cc, got, x.want)
+		}
+	}
+	for dh := range slstmHeadSizes {
+		for _, mt := range []int{1, 2} {
+			if s := rnnTCSmem(dh, 1, mt, false, 2); s > 227<<10 {
+				t.Errorf("dh %d mt %d: %d B of shared memory", dh, mt, s)
+			}
 		}
 	}
 }

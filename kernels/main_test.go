@@ -8,10 +8,10 @@ import (
 )
 
 // TestMain opens the harness's backends and, for benchmarks, its suite (harness.Main). A run that asks for
-// pending GPU code (-kernels.pending) also lets the row families and the LSTM choose their pending plans
-// (rowplan.go, lstm.go).
+// pending GPU code (-kernels.pending) also lets the row families, the LSTM and the sLSTM choose their pending
+// plans (rowplan.go, recurrent.go).
 func TestMain(m *testing.M) {
 	rowDSMEMOn = rowDSMEMOn || harness.RunPending()
-	lstmTCOn = lstmTCOn || harness.RunPending()
+	rnnTCOn = rnnTCOn || harness.RunPending()
 	os.Exit(harness.Main(m))
 }

@@ -1,6 +1,9 @@
 package kernels
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // SLSTMFamily is the xLSTM paper's sLSTM cell (Beck et al. 2024, §2.2 and appendix) with resets: per head of
 // dh units, scalar memories with exponential input and sigmoid forget gates, a normalizer state and the
@@ -43,6 +46,43 @@ var SLSTMFamily = &Family{
 }
 
 func init() { registerCPU(SLSTMFamily, slstmFused, slstmNaive) }
+
+// slstmPlan is how the fused sLSTM runs on a GPU: with tc false, slstm.cu's persistent kernel (rnn.cuh: fp32
+// arithmetic on CUDA cores, R in registers, any storage); with tc true, for bf16 on sm_90, rnn_tc.cuh's kernel
+// on tensor cores, a block per (head, 16·mt batch rows).
+type slstmPlan struct {
+	tc bool
+	mt int
+}
+
+func (p slstmPlan) String() string {
+	if !p.tc {
+		return "simt"
+	}
+	return fmt.Sprintf("tc_mt%d", p.mt)
+}
+
+// slstmHeadSizes are the head sizes the CUDA kernels are built for.
+var slstmHeadSizes = map[int]bool{16: true, 32: true, 64: true}
+
+// slstmChoosePlan is the plan of case c on compute capability cc: the tensor-core kernel for bf16 on sm_90 and
+// later where rnnTCOn allows it (fp32 keeps the SIMT kernel: its 1e-5 tolerance is below what bf16 products
+// give), one m16 tile of batch rows a block.
+func slstmChoosePlan(c Case, cc int) slstmPlan {
+	if !rnnTCOn || c.DType != BF16 || cc < 90 || !slstmHeadSizes[c.Dims[3]] {
+		return slstmPlan{}
+	}
+	return slstmPlan{tc: true, mt: 1}
+}
+
+// slstmPlans are the plans built for case c: the SIMT kernel, and for bf16 the tensor-core kernel with one and
+// two m16 tiles a block.
+func slstmPlans(c Case) []slstmPlan {
+	if c.DType != BF16 {
+		return []slstmPlan{{}}
+	}
+	return []slstmPlan{{}, {tc: true, mt: 1}, {tc: true, mt: 2}}
+}
 
 // slstmDims are a case's batch, heads, time and head size.
 func slstmDims(c Case) (nb, nh, nt, dh int) { return c.Dims[0], c.Dims[1], c.Dims[2], c.Dims[3] }

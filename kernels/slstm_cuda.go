@@ -3,21 +3,44 @@
 package kernels
 
 //go:generate nvcc -ptx -arch=compute_75 -o cuda/ptx/slstm.ptx cuda/slstm.cu
+//go:generate nvcc -ptx -arch=compute_90 -o cuda/ptx/slstm_sm90.ptx cuda/slstm.cu
 
 import "fmt"
 
 func init() { registerCUDA(SLSTMFamily, "slstm", slstmFusedCUDA, slstmNaiveCUDA) }
 
+// slstmPlanFor picks the plan of a case on a GPU of compute capability cc; the tests swap it.
+var slstmPlanFor = slstmChoosePlan
+
+// slstmFusedCUDA runs the case's plan: the SIMT kernel (slstm_rnn), or the tensor-core one (slstmTCCUDA).
 func slstmFusedCUDA(l cudaLaunch) {
 	nb, nh, nt, dh := slstmDims(l.Case)
-	if dh != 16 && dh != 32 && dh != 64 {
+	if !slstmHeadSizes[dh] {
 		l.Fail(fmt.Errorf("slstm: no kernel for head size %d", dh))
+		return
+	}
+	if p := slstmPlanFor(l.Case, l.CC()); p.tc {
+		slstmTCCUDA(l, p)
 		return
 	}
 	name := func(bb int) string { return fmt.Sprintf("slstm_rnn_%s_dh%d_bb%d", seqDType(l.DType), dh, bb) }
 	blocks := func(bb int) int { return ceilDiv(nb, bb) * nh }
 	bb := rnnBatchFor(l, name, blocks, 4*dh, 4, false)
 	l.Kernel(name(bb), blocks(bb), 4*dh, l.In[0], l.In[1], l.In[2], l.In[3], l.Out[0], nb, nt, nh)
+}
+
+// slstmTCCUDA runs plan p (tc) from module slstm_sm90: slstm_tc, rnn_tc with the given Wx (bf16, through the
+// kernel's input ring) and the bias as the step's inputs, a block per (head, 16·mt batch rows).
+func slstmTCCUDA(l cudaLaunch, p slstmPlan) {
+	nb, nh, nt, dh := slstmDims(l.Case)
+	if l.CC() < 90 || l.DType != BF16 {
+		l.Fail(fmt.Errorf("slstm: the tensor-core plan %v needs bf16 and compute capability 9.0; this is %v on %d.%d: %w",
+			p, l.DType, l.CC()/10, l.CC()%10, ErrNotImplemented))
+		return
+	}
+	name := fmt.Sprintf("slstm_tc_bf16_dh%d_mt%d", dh, p.mt)
+	l.KernelCluster(l.Module()+"_sm90", name, ceilDiv(nb, 16*p.mt)*nh, 4*dh, 1, rnnTCSmem(dh, 1, p.mt, false, 2),
+		l.In[0], l.In[1], l.In[2], l.In[3], l.Out[0], nb, nt, nh)
 }
 
 // slstmNaiveCUDA is the CPU's loop (slstmNaive), op for op.

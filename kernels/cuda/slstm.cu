@@ -13,6 +13,8 @@
 //     the bias, with n = 0 marking a row's first step (the official implementation's rule, elementwise).
 #include "rnn.cuh"
 
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 900  // module slstm (compute_75); slstm_sm90 has only slstm_tc
+
 struct SlstmCell {
     float c = 0.0f, n = 0.0f, m = 0.0f;
     __device__ __forceinline__ float step(const float z[4], bool first) {
@@ -73,3 +75,42 @@ RNN_GEMM(slstm, F32, f32, F32, f32, 64)
 RNN_GEMM(slstm, F32, f32, F32, f32, 128)
 RNN_GEMM(slstm, F32, f32, BF16, bf16, 64)
 RNN_GEMM(slstm, F32, f32, BF16, bf16, 128)
+#endif  // module slstm
+
+// Module slstm_sm90 (compute_90): the fused form for bf16 on tensor cores (rnn_tc.cuh), Wx and the bias as the
+// step's inputs (RNN_TC_G16), a block per (head, 16·MT batch rows).
+//   slstm_tc_bf16_dh{DH}_mt{MT}
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#include "rnn_tc.cuh"
+
+// SlstmCellTC is SlstmCell with approximate exponentials, logarithm, tanh and division (bf16 outputs only).
+// n ≥ 1 after a row's first step (i' = 1 there, and n never shrinks while m does not grow past ĩ), so the fast
+// division is safe.
+struct SlstmCellTC {
+    float c = 0.0f, n = 0.0f, m = 0.0f;
+    __device__ __forceinline__ float step(const float z[4], bool first) {
+        if (first) c = n = m = 0.0f;
+        const float logfm = m + fminf(z[1], 0.0f) - __logf(1.0f + __expf(-fabsf(z[1])));
+        const float mn = first ? z[0] : fmaxf(z[0], logfm);
+        const float i = __expf(z[0] - mn), f = __expf(logfm - mn);
+        c = f * c + i * tc_tanh(z[2]);
+        n = f * n + i;
+        m = mn;
+        return __fdividef(tc_sigmoid(z[3]) * c, n);
+    }
+};
+
+#define SLSTM_TC(DH, MT)                                                                                          \
+    extern "C" __global__ void __launch_bounds__(4 * DH, 1) slstm_tc_bf16_dh##DH##_mt##MT(                         \
+        const void* wx, const unsigned short* r, const float* bias, const unsigned short* resets, unsigned short* h,\
+        long long nb, long long nt, long long heads) {                                                            \
+        rnn_tc<SlstmCellTC, DH, 1, MT, RNN_TC_G16>(wx, nullptr, bias, r, resets, h, nb, nt, heads);               \
+    }
+
+SLSTM_TC(16, 1)
+SLSTM_TC(16, 2)
+SLSTM_TC(32, 1)
+SLSTM_TC(32, 2)
+SLSTM_TC(64, 1)
+SLSTM_TC(64, 2)
+#endif
