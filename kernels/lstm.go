@@ -46,18 +46,48 @@ func init() { registerCPU(LSTMFamily, lstmFused, lstmNaive) }
 
 // lstmPlan is how the fused LSTM runs on a GPU: with tc false, lstm.cu's persistent kernels (rnn.cuh: fp32
 // arithmetic on CUDA cores, the weights in registers, any storage); with tc true, for bf16 on sm_90, rnn_tc.cuh's
-// kernel on tensor cores, its batch tiles of 16·mt rows each taken by a cluster of `cluster` blocks that share h
-// through distributed shared memory.
+// kernel on tensor cores, its batch tiles of 16·mt rows (r8: 8 rows in one m16 tile) each taken by a cluster of
+// `cluster` blocks that share h through distributed shared memory, over G = x·W_ihᵀ + bias from a tensor-core
+// GEMM first (proj; always above hidden 64) or projecting x inside.
 type lstmPlan struct {
 	tc          bool
 	cluster, mt int
+	r8, proj    bool
 }
 
 func (p lstmPlan) String() string {
 	if !p.tc {
 		return "simt"
 	}
-	return fmt.Sprintf("tc_cl%d_mt%d", p.cluster, p.mt)
+	s := fmt.Sprintf("tc_cl%d_mt%d", p.cluster, p.mt)
+	if p.r8 {
+		s = fmt.Sprintf("tc_cl%d_r8", p.cluster)
+	}
+	if p.proj {
+		s += "_proj"
+	}
+	return s
+}
+
+// kernel is the plan's lstm_tc kernel (lstm.cu) at hidden nh.
+func (p lstmPlan) kernel(nh int) string {
+	tile := fmt.Sprintf("mt%d", p.mt)
+	if p.r8 {
+		tile = "r8"
+	}
+	suffix := ""
+	if p.proj && nh <= 64 {
+		suffix = "_g"
+	}
+	return fmt.Sprintf("lstm_tc_bf16_h%d_cl%d_%s%s", nh, p.cluster, tile, suffix)
+}
+
+// rows is how many batch rows a cluster of the plan takes.
+func (p lstmPlan) rows() int {
+	if p.r8 {
+		return 8
+	}
+	return 16 * p.mt
 }
 
 // lstmTCClusters are the cluster sizes lstm_tc is built for at each hidden size, the default first: the
@@ -73,18 +103,28 @@ func lstmChoosePlan(c Case, cc int) lstmPlan {
 	if !rnnTCOn || !ok || c.DType != BF16 || cc < 90 {
 		return lstmPlan{}
 	}
-	return lstmPlan{tc: true, cluster: cls[0], mt: 1}
+	return lstmPlan{tc: true, cluster: cls[0], mt: 1, proj: c.Dims[2] > 64}
 }
 
-// lstmPlans are the plans built for case c: the SIMT kernels, and for bf16 every tensor-core shape.
+// lstmPlans are the plans built for case c: the SIMT kernels, and for bf16 every tensor-core shape: above
+// hidden 64 (always over G) one and two m16 tiles and 8-row tiles a cluster; at hidden 64 also over G (one m16
+// tile, 8-row tiles) in one block; below, the projection inside.
 func lstmPlans(c Case) []lstmPlan {
 	ps := []lstmPlan{{}}
-	if c.DType == BF16 {
-		for _, cl := range lstmTCClusters[c.Dims[2]] {
-			for _, mt := range []int{1, 2} {
-				ps = append(ps, lstmPlan{tc: true, cluster: cl, mt: mt})
-			}
+	if c.DType != BF16 {
+		return ps
+	}
+	nh := c.Dims[2]
+	for _, cl := range lstmTCClusters[nh] {
+		for _, mt := range []int{1, 2} {
+			ps = append(ps, lstmPlan{tc: true, cluster: cl, mt: mt, proj: nh > 64})
 		}
+		if nh > 64 {
+			ps = append(ps, lstmPlan{tc: true, cluster: cl, mt: 1, r8: true, proj: true})
+		}
+	}
+	if nh == 64 {
+		ps = append(ps, lstmPlan{tc: true, cluster: 1, mt: 1, proj: true}, lstmPlan{tc: true, cluster: 1, mt: 1, r8: true, proj: true})
 	}
 	return ps
 }

@@ -59,9 +59,9 @@ func lstmFusedCUDA(l cudaLaunch) {
 	l.Kernel(name(bb), blocks(bb), threads, g.ptr, l.In[2], l.In[4], l.Out[0], hx, bar, nb, nt)
 }
 
-// lstmTCCUDA runs plan p (tc) from module lstm_sm90: for hidden ≤ 64 lstm_tc with the input projection inside
-// (x_t through its input ring, W_ih in registers next to W_hh), else the projection G = x·W_ihᵀ + bias as one
-// tensor-core GEMM (lstm_tc_proj_bf16, fp32 G) and lstm_tc over G. A tile of 16·mt batch rows a cluster.
+// lstmTCCUDA runs plan p (tc) from module lstm_sm90: lstm_tc with the input projection inside (x_t through its
+// input ring, W_ih in registers next to W_hh; hidden ≤ 64), or the projection G = x·W_ihᵀ + bias as one
+// tensor-core GEMM (lstm_tc_proj_bf16, fp32 G) and lstm_tc over G (proj).
 func lstmTCCUDA(l cudaLaunch, p lstmPlan) {
 	nb, nt, nh := lstmDims(l.Case)
 	if l.CC() < 90 || l.DType != BF16 {
@@ -69,18 +69,21 @@ func lstmTCCUDA(l cudaLaunch, p lstmPlan) {
 			"on %d.%d: %w", p, l.DType, l.CC()/10, l.CC()%10, ErrNotImplemented))
 		return
 	}
+	if !p.proj && (nh > 64 || p.r8) {
+		l.Fail(fmt.Errorf("lstm: plan %v at hidden %d: only hidden ≤ 64 in whole m16 tiles projects x inside", p, nh))
+		return
+	}
 	mod := l.Module() + "_sm90"
-	name := fmt.Sprintf("lstm_tc_bf16_h%d_cl%d_mt%d", nh, p.cluster, p.mt)
-	grid, threads := ceilDiv(nb, 16*p.mt)*p.cluster, 4*nh/p.cluster
-	if nh <= 64 {
-		l.KernelCluster(mod, name, grid, threads, p.cluster, rnnTCSmem(nh, p.cluster, p.mt, true, 0),
+	grid, threads := ceilDiv(nb, p.rows())*p.cluster, 4*nh/p.cluster
+	if !p.proj {
+		l.KernelCluster(mod, p.kernel(nh), grid, threads, p.cluster, rnnTCSmem(nh, p.cluster, p.mt, false, true, 0),
 			l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
 		return
 	}
 	g := l.tmpF32(nb * nt * 4 * nh)
 	m, n := nb*nt, 4*nh
 	l.KernelIn(mod, "lstm_tc_proj_bf16", ceilDiv(m, 128)*ceilDiv(n, 128), 256, l.In[0], l.In[1], l.In[3], g.ptr, m, n, nh)
-	l.KernelCluster(mod, name, grid, threads, p.cluster, rnnTCSmem(nh, p.cluster, p.mt, false, 4),
+	l.KernelCluster(mod, p.kernel(nh), grid, threads, p.cluster, rnnTCSmem(nh, p.cluster, p.mt, p.r8, false, 4),
 		g.ptr, 0, 0, l.In[2], l.In[4], l.Out[0], nb, nt)
 }
 

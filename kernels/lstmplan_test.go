@@ -15,10 +15,10 @@ func TestLSTMChoosePlan(t *testing.T) {
 		want lstmPlan
 	}{
 		{false, bf(256, 128, 256), 90, lstmPlan{}},
-		{true, bf(256, 128, 256), 90, lstmPlan{tc: true, cluster: 4, mt: 1}},
+		{true, bf(256, 128, 256), 90, lstmPlan{tc: true, cluster: 4, mt: 1, proj: true}},
 		{true, bf(256, 1024, 64), 90, lstmPlan{tc: true, cluster: 1, mt: 1}},
-		{true, bf(1, 2048, 256), 90, lstmPlan{tc: true, cluster: 4, mt: 1}},
-		{true, bf(5, 7, 128), 90, lstmPlan{tc: true, cluster: 2, mt: 1}},
+		{true, bf(1, 2048, 256), 90, lstmPlan{tc: true, cluster: 4, mt: 1, proj: true}},
+		{true, bf(5, 7, 128), 90, lstmPlan{tc: true, cluster: 2, mt: 1, proj: true}},
 		{true, bf(256, 128, 256), 80, lstmPlan{}}, // no clusters before sm_90
 		{true, fp(256, 128, 256), 90, lstmPlan{}}, // fp32's 1e-5 tolerance: SIMT
 		{true, bf(4, 4, 48), 90, lstmPlan{}},      // no kernel built
@@ -31,11 +31,14 @@ func TestLSTMChoosePlan(t *testing.T) {
 	const smemMax = 227 << 10 // a block's shared memory on sm_90
 	for nh, cls := range lstmTCClusters {
 		ps := lstmPlans(bf(1, 1, nh))
-		if len(ps) != 1+2*len(cls) || ps[0].tc {
-			t.Errorf("hidden %d: plans %v, want simt and 2 a cluster size", nh, ps)
+		if len(ps) < 1+2*len(cls) || ps[0].tc {
+			t.Errorf("hidden %d: plans %v, want simt and at least 2 a cluster size", nh, ps)
 		}
 		for _, p := range ps[1:] {
-			if s := rnnTCSmem(nh, p.cluster, p.mt, nh <= 64, 4); s > smemMax {
+			if nh > 64 && !p.proj || p.r8 && (!p.proj || p.mt != 1) {
+				t.Errorf("hidden %d plan %v: no such kernel", nh, p)
+			}
+			if s := rnnTCSmem(nh, p.cluster, p.mt, p.r8, !p.proj, 4); s > smemMax {
 				t.Errorf("hidden %d plan %v: %d B of shared memory, more than %d", nh, p, s, smemMax)
 			}
 		}
@@ -71,7 +74,7 @@ func TestSLSTMChoosePlan(t *testing.T) {
 	}
 	for dh := range slstmHeadSizes {
 		for _, mt := range []int{1, 2} {
-			if s := rnnTCSmem(dh, 1, mt, false, 2); s > 227<<10 {
+			if s := rnnTCSmem(dh, 1, mt, false, false, 2); s > 227<<10 {
 				t.Errorf("dh %d mt %d: %d B of shared memory", dh, mt, s)
 			}
 		}

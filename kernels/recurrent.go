@@ -42,16 +42,20 @@ const rnnTCPending = "rnn_tc (bf16 tensor cores, clusters) has not yet passed it
 var rnnTCOn = rnnTCPending == ""
 
 // rnnTCSmem is the dynamic shared memory of rnn_tc.cuh's kernel (RnnTC::SMEM, which the kernel checks) for
-// hidden h, clusters of cl blocks, 16·mt batch rows, and x (RNN_TC_X: x_t in the input ring) or fp32 or bf16 G
-// columns: two h buffers and RNN_TC_PD input stages of 16·mt rows, rows padded by 16 bytes (fp32 G: 32).
-func rnnTCSmem(h, cl, mt int, x bool, gBytes int) int {
+// hidden h, clusters of cl blocks, mt m16 tiles of batch rows (r8: one, of which 8 rows are batch rows), and x
+// (RNN_TC_X: x_t in the input ring) or G columns of gBytes a value: two h buffers of 16·mt rows and RNN_TC_PD
+// input stages of a tile's rows, rows padded by 16 bytes (fp32 G: 32).
+func rnnTCSmem(h, cl, mt int, r8, x bool, gBytes int) int {
 	const stages = 4 // RNN_TC_PD
 	rows, hp := 16*mt, 2*h+16
-	sp := hp
+	srows, sp := rows, hp
+	if r8 {
+		srows = 8
+	}
 	if !x {
 		sp = 4*(h/cl)*gBytes + 8*gBytes
 	}
-	return 2*rows*hp + stages*rows*sp
+	return 2*rows*hp + stages*srows*sp
 }
 
 // seqNaiveMaxT is the longest sequence the benchmarks run a naive form at: one launch (or a few) per step costs

@@ -39,7 +39,7 @@ func slstmTCCUDA(l cudaLaunch, p slstmPlan) {
 		return
 	}
 	name := fmt.Sprintf("slstm_tc_bf16_dh%d_mt%d", dh, p.mt)
-	l.KernelCluster(l.Module()+"_sm90", name, ceilDiv(nb, 16*p.mt)*nh, 4*dh, 1, rnnTCSmem(dh, 1, p.mt, false, 2),
+	l.KernelCluster(l.Module()+"_sm90", name, ceilDiv(nb, 16*p.mt)*nh, 4*dh, 1, rnnTCSmem(dh, 1, p.mt, false, false, 2),
 		l.In[0], l.In[1], l.In[2], l.In[3], l.Out[0], nb, nt, nh)
 }
 

@@ -96,7 +96,8 @@ RNN_GEMM(lstm, F32, f32, BF16, bf16, 128)
 
 // Module lstm_sm90 (compute_90): the fused form for bf16 on tensor cores (rnn_tc.cuh), after lstm_tc_proj_bf16,
 // the input projection G (fp32, bias included) for hidden 128 and 256; for hidden ≤ 64 the projection is inside.
-//   lstm_tc_bf16_h{H}_cl{CL}_mt{MT}: rnn_tc with 16·MT batch rows a cluster of CL blocks.
+//   lstm_tc_bf16_h{H}_cl{CL}_{mt1,mt2,r8}[_g]: rnn_tc with 16, 32 or 8 batch rows a cluster of CL blocks; _g: the
+//     hidden-64 kernels over G.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include "rnn_tc.cuh"
 
@@ -110,27 +111,26 @@ struct LstmCellTC {
     }
 };
 
-#define LSTM_TC(H, CL, MT, IN)                                                                                    \
-    extern "C" __global__ void __launch_bounds__(4 * H / CL, 1) lstm_tc_bf16_h##H##_cl##CL##_mt##MT(               \
+#define LSTM_TC(H, CL, TILE, MT, R8, IN, SUFFIX)                                                            \
+    extern "C" __global__ void __launch_bounds__(4 * H / CL, 1) lstm_tc_bf16_h##H##_cl##CL##_##TILE##SUFFIX(       \
         const void* in, const unsigned short* w_ih, const float* bias, const unsigned short* w_hh,                \
         const unsigned short* resets, unsigned short* y, long long nb, long long nt) {                            \
-        rnn_tc<LstmCellTC, H, CL, MT, IN>(in, w_ih, bias, w_hh, resets, y, nb, nt, 1);                            \
+        rnn_tc<LstmCellTC, H, CL, MT, IN, R8>(in, w_ih, bias, w_hh, resets, y, nb, nt, 1);                        \
     }
+// x: the projection inside (hidden ≤ 64); _g: over G from lstm_tc_proj_bf16 (every r8 tile takes G).
+#define LSTM_TC_X(H, CL) LSTM_TC(H, CL, mt1, 1, false, RNN_TC_X, ) LSTM_TC(H, CL, mt2, 2, false, RNN_TC_X, )
+#define LSTM_TC_G(H, CL, SUFFIX)                                                                                  \
+    LSTM_TC(H, CL, mt1, 1, false, RNN_TC_G32, SUFFIX)                                                             \
+    LSTM_TC(H, CL, mt2, 2, false, RNN_TC_G32, SUFFIX) LSTM_TC(H, CL, r8, 1, true, RNN_TC_G32, SUFFIX)
 
-LSTM_TC(16, 1, 1, RNN_TC_X)
-LSTM_TC(16, 1, 2, RNN_TC_X)
-LSTM_TC(32, 1, 1, RNN_TC_X)
-LSTM_TC(32, 1, 2, RNN_TC_X)
-LSTM_TC(64, 1, 1, RNN_TC_X)
-LSTM_TC(64, 1, 2, RNN_TC_X)
-LSTM_TC(64, 2, 1, RNN_TC_X)
-LSTM_TC(64, 2, 2, RNN_TC_X)
-LSTM_TC(128, 2, 1, RNN_TC_G32)
-LSTM_TC(128, 2, 2, RNN_TC_G32)
-LSTM_TC(256, 4, 1, RNN_TC_G32)
-LSTM_TC(256, 4, 2, RNN_TC_G32)
-LSTM_TC(256, 8, 1, RNN_TC_G32)
-LSTM_TC(256, 8, 2, RNN_TC_G32)
+LSTM_TC_X(16, 1)
+LSTM_TC_X(32, 1)
+LSTM_TC_X(64, 1)
+LSTM_TC_X(64, 2)
+LSTM_TC_G(64, 1, _g)
+LSTM_TC_G(128, 2, )
+LSTM_TC_G(256, 4, )
+LSTM_TC_G(256, 8, )
 
 extern "C" __global__ void __launch_bounds__(256) lstm_tc_proj_bf16(const unsigned short* x, const unsigned short* w_ih,
                                                                    const float* bias, float* g, long long m,

@@ -27,7 +27,7 @@
 // step's A operand) and the gates use tanh.approx: bf16 storage only.
 //
 // Layouts: W, Wi [heads, 4H, H] (Wi: heads = 1); y [batch, t, heads, H] bf16; resets [batch, t] bf16.
-// grid = ⌈batch / 16·MT⌉ · heads · CL blocks of 4·U threads in clusters of CL; dynamic shared memory
+// grid = ⌈batch / SROWS⌉ · heads · CL blocks (SROWS: 16·MT, or 8: see RnnTC) of 4·U threads in clusters of CL; dynamic shared memory
 // RnnTC::SMEM (rnnTCSmem in lstm.go; the kernel traps on less).
 #pragma once
 #include "mma.cuh"
@@ -96,28 +96,35 @@ __device__ __forceinline__ void rnn_tc_wait() {
     }
 }
 
-// RnnTC is the shape of one instantiation: its shared memory (bytes): two h buffers of 16·MT rows of H bf16 and
-// PD input stages of 16·MT rows, rows padded by 16 bytes (32 for fp32 G) so that the ldmatrix and fragment
-// reads of eight rows fall in distinct banks.
-template <int H, int CL, int MT, int IN>
+// RnnTC is the shape of one instantiation: its batch tile, SROWS = 16·MT rows, or with R8 8 rows in one m16 tile
+// (the other 8 rows of the tile idle: half the cells a multiprocessor, for twice the blocks; G inputs only),
+// and its shared memory (bytes): two h buffers of 16·MT rows of H bf16 and PD input stages of SROWS rows, rows
+// padded by 16 bytes (32 for fp32 G) so that the ldmatrix and fragment reads of eight rows fall in distinct
+// banks.
+template <int H, int CL, int MT, int IN, bool R8>
 struct RnnTC {
-    static const int U = H / CL, NW = U / 8, THREADS = 32 * NW, KT = H / 16, ROWS = 16 * MT;
+    static const int U = H / CL, NW = U / 8, THREADS = 32 * NW, KT = H / 16, ROWS = 16 * MT, SROWS = R8 ? 8 : ROWS;
+    static const int NH = R8 ? 1 : 2;  // row halves (g, g + 8) of an m16 tile that are batch rows
     static const int HP = 2 * H + 16;  // h (and x) row pitch
     static const int GSEG = IN == RNN_TC_G32 ? 4 * U : 2 * U;  // bytes of one gate's U columns of G
     static const int SP = IN == RNN_TC_X ? HP : 4 * GSEG + (IN == RNN_TC_G32 ? 32 : 16);  // stage row pitch
     static const int CPR = IN == RNN_TC_X ? H / 8 : 4 * GSEG / 16;  // 16-byte chunks of a stage row
-    static const int HBYTES = 2 * ROWS * HP, SMEM = HBYTES + RNN_TC_PD * ROWS * SP;
+    static const int HBYTES = 2 * ROWS * HP, SMEM = HBYTES + RNN_TC_PD * SROWS * SP;
+    // Two accumulator sets (even and odd k16 steps) where the chain of dependent mma would be long.
+    static const int KSPLIT = KT >= 8 && MT == 1 ? 2 : 1;
+    static_assert(!R8 || (MT == 1 && IN != RNN_TC_X), "rnn_tc: 8-row tiles take G inputs, one m16 tile");
     static_assert(H % (8 * CL) == 0 && H % 16 == 0 && NW >= 1 && NW <= 32, "rnn_tc: bad shape");
     static_assert(IN != RNN_TC_X || CPR * 16 <= HP, "rnn_tc: x tile");
 };
 
-template <class Cell, int H, int CL, int MT, int IN>
+template <class Cell, int H, int CL, int MT, int IN, bool R8>
 __device__ __forceinline__ void rnn_tc(const void* __restrict__ in, const unsigned short* __restrict__ wi,
                                        const float* __restrict__ bias, const unsigned short* __restrict__ w,
                                        const unsigned short* __restrict__ resets, unsigned short* __restrict__ y,
                                        long long nb, long long nt, long long heads) {
-    typedef RnnTC<H, CL, MT, IN> L;
+    typedef RnnTC<H, CL, MT, IN, R8> L;
     constexpr int U = L::U, KT = L::KT, ROWS = L::ROWS, HP = L::HP, SP = L::SP, CPR = L::CPR, PD = RNN_TC_PD;
+    constexpr int SROWS = L::SROWS, NH = L::NH;
     constexpr int KX = IN == RNN_TC_X ? KT : 1;
     extern __shared__ __align__(128) unsigned char tc_smem[];
     {
@@ -127,7 +134,7 @@ __device__ __forceinline__ void rnn_tc(const void* __restrict__ in, const unsign
     }
     const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, g = lane >> 2, q = lane & 3;
     const unsigned rank = CL > 1 ? tc_cluster_rank() : 0;
-    const long long grp = blockIdx.x / CL, head = grp % heads, b0 = grp / heads * ROWS;
+    const long long grp = blockIdx.x / CL, head = grp % heads, b0 = grp / heads * SROWS;
     const int lu = wp * 8 + 2 * q;                     // this thread's first unit in the block (and lu + 1)
     const int unit = (int)rank * U + lu;               // … in the head
     const long long wrow = (head * 4 * H + rank * U + wp * 8 + g) * H + 2 * q;  // gate 0, k = 2q of B column g
@@ -160,8 +167,8 @@ __device__ __forceinline__ void rnn_tc(const void* __restrict__ in, const unsign
     // load(s) starts the copies of step s's inputs into stage s mod PD (one commit group, empty past the end).
     auto load = [&](long long s) {
         if (s < nt) {
-            const unsigned dst0 = stbase + (unsigned)(s % PD) * ROWS * SP;
-            for (int i = tid; i < ROWS * CPR; i += L::THREADS) {
+            const unsigned dst0 = stbase + (unsigned)(s % PD) * SROWS * SP;
+            for (int i = tid; i < SROWS * CPR; i += L::THREADS) {
                 const int r = i / CPR, cc = i % CPR;
                 const long long b = b0 + r;
                 const bool ok = b < nb;
@@ -189,15 +196,15 @@ __device__ __forceinline__ void rnn_tc(const void* __restrict__ in, const unsign
         return b < nb && s < nt && bf16_to_f32(resets[b * nt + s]) != 0.0f;
     };
 
-    for (int i = tid; i < ROWS * HP / 16; i += L::THREADS)
-        *reinterpret_cast<uint4*>(tc_smem + 16 * i) = make_uint4(0u, 0u, 0u, 0u);  // h_{−1} = 0
+    for (int i = tid; i < 2 * ROWS * HP / 16; i += L::THREADS)
+        *reinterpret_cast<uint4*>(tc_smem + 16 * i) = make_uint4(0u, 0u, 0u, 0u);  // h_{−1} = 0, idle rows 0
 #pragma unroll
     for (int s = 0; s < PD - 1; s++) load(s);
     bool f0[MT][2], f1[MT][2];
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int hh = 0; hh < 2; hh++) f0[mt][hh] = flag(mt, hh, 0), f1[mt][hh] = flag(mt, hh, 1);
+        for (int hh = 0; hh < NH; hh++) f0[mt][hh] = flag(mt, hh, 0), f1[mt][hh] = flag(mt, hh, 1);
     Cell cell[MT][2][2];
     cp_async_wait<PD - 2>();
     rnn_tc_arrive<CL>();
@@ -207,14 +214,14 @@ __device__ __forceinline__ void rnn_tc(const void* __restrict__ in, const unsign
     const unsigned lda = (lane & 15) * HP + (lane >> 4) * 16;
     for (long long t = 0; t < nt; t++) {
         load(t + PD - 1);
-        const unsigned hcur = sbase + (unsigned)(t & 1) * ROWS * HP, scur = (unsigned)(t % PD) * ROWS * SP;
-        float acc[MT][4][4], accx[MT][4][4];
+        const unsigned hcur = sbase + (unsigned)(t & 1) * ROWS * HP, scur = (unsigned)(t % PD) * SROWS * SP;
+        float acc[MT][4][4], accx[MT][4][4], acc2[MT][4][4];
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int j = 0; j < 4; j++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) acc[mt][j][e] = accx[mt][j][e] = 0.0f;
+                for (int e = 0; e < 4; e++) acc[mt][j][e] = accx[mt][j][e] = acc2[mt][j][e] = 0.0f;
         if (IN == RNN_TC_X) {  // x_t · Wiᵀ first: it does not wait for h
 #pragma unroll
             for (int kt = 0; kt < KX; kt++)
@@ -233,14 +240,28 @@ __device__ __forceinline__ void rnn_tc(const void* __restrict__ in, const unsign
                 unsigned a[4];
                 ldmatrix_x4(a, hcur + mt * 16 * HP + lda + kt * 32);
 #pragma unroll
-                for (int j = 0; j < 4; j++) mma_bf16(acc[mt][j], a, wh[kt][j][0], wh[kt][j][1]);
+                for (int j = 0; j < 4; j++) {
+                    if (L::KSPLIT == 2 && (kt & 1)) {
+                        mma_bf16(acc2[mt][j], a, wh[kt][j][0], wh[kt][j][1]);
+                    } else {
+                        mma_bf16(acc[mt][j], a, wh[kt][j][0], wh[kt][j][1]);
+                    }
+                }
             }
+        if (L::KSPLIT == 2) {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) acc[mt][j][e] += acc2[mt][j][e];
+        }
         const unsigned hnext = (unsigned)((t + 1) & 1) * ROWS * HP;
         unsigned yv[MT][2];
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-            for (int hh = 0; hh < 2; hh++) {
+            for (int hh = 0; hh < NH; hh++) {
                 const int row = 16 * mt + 8 * hh + g;
                 const bool first = t == 0 || f0[mt][hh];
                 const unsigned char* srow = tc_smem + L::HBYTES + scur + row * SP;
@@ -284,7 +305,7 @@ __device__ __forceinline__ void rnn_tc(const void* __restrict__ in, const unsign
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-            for (int hh = 0; hh < 2; hh++) {
+            for (int hh = 0; hh < NH; hh++) {
                 const long long b = b0 + 16 * mt + 8 * hh + g;
                 if (b < nb) *reinterpret_cast<unsigned*>(y + ((b * nt + t) * heads + head) * H + unit) = yv[mt][hh];
                 f0[mt][hh] = f1[mt][hh], f1[mt][hh] = flag(mt, hh, t + 2);

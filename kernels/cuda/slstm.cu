@@ -104,7 +104,7 @@ struct SlstmCellTC {
     extern "C" __global__ void __launch_bounds__(4 * DH, 1) slstm_tc_bf16_dh##DH##_mt##MT(                         \
         const void* wx, const unsigned short* r, const float* bias, const unsigned short* resets, unsigned short* h,\
         long long nb, long long nt, long long heads) {                                                            \
-        rnn_tc<SlstmCellTC, DH, 1, MT, RNN_TC_G16>(wx, nullptr, bias, r, resets, h, nb, nt, heads);               \
+        rnn_tc<SlstmCellTC, DH, 1, MT, RNN_TC_G16, false>(wx, nullptr, bias, r, resets, h, nb, nt, heads);               \
     }
 
 SLSTM_TC(16, 1)
