@@ -190,17 +190,18 @@ __device__ __forceinline__ void rnn_tc(const void* __restrict__ in, const unsign
         }
         cp_async_commit();
     };
-    // The reset flag of step s for row (mt, hh) of this thread: batch row b0 + 16·mt + 8·hh + g.
-    auto flag = [&](int mt, int hh, long long s) -> bool {
+    // The reset flag of step s for row (mt, hh) of this thread (batch row b0 + 16·mt + 8·hh + g), as stored: it
+    // is tested only where used, two steps on, so that the thread does not wait for the load where it is made.
+    auto flag = [&](int mt, int hh, long long s) -> unsigned short {
         const long long b = b0 + 16 * mt + 8 * hh + g;
-        return b < nb && s < nt && bf16_to_f32(resets[b * nt + s]) != 0.0f;
+        return b < nb && s < nt ? resets[b * nt + s] : (unsigned short)0;
     };
 
     for (int i = tid; i < 2 * ROWS * HP / 16; i += L::THREADS)
         *reinterpret_cast<uint4*>(tc_smem + 16 * i) = make_uint4(0u, 0u, 0u, 0u);  // h_{−1} = 0, idle rows 0
 #pragma unroll
     for (int s = 0; s < PD - 1; s++) load(s);
-    bool f0[MT][2], f1[MT][2];
+    unsigned short f0[MT][2], f1[MT][2];
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -263,7 +264,7 @@ __device__ __forceinline__ void rnn_tc(const void* __restrict__ in, const unsign
 #pragma unroll
             for (int hh = 0; hh < NH; hh++) {
                 const int row = 16 * mt + 8 * hh + g;
-                const bool first = t == 0 || f0[mt][hh];
+                const bool first = t == 0 || (f0[mt][hh] & 0x7fffu) != 0;  // a bf16 other than ±0
                 const unsigned char* srow = tc_smem + L::HBYTES + scur + row * SP;
                 float gin[4][2];
 #pragma unroll
