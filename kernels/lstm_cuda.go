@@ -25,13 +25,14 @@ func lstmInputCUDA(l cudaLaunch) devTensor {
 	return g
 }
 
-// lstmPlanFor picks the plan of a case on a GPU of compute capability cc; the tests swap it.
+// lstmPlanFor picks the plan of a case on a GPU of compute capability cc with sms multiprocessors; the tests
+// swap it.
 var lstmPlanFor = lstmChoosePlan
 
 // lstmFusedCUDA runs the case's plan. SIMT: for hidden ≤ 64 one launch (lstm_rnnx: the input projection inside
 // the persistent kernel); for 128 and 256 the projection's GEMM, then the persistent kernel over G (lstm_rnn).
 func lstmFusedCUDA(l cudaLaunch) {
-	if p := lstmPlanFor(l.Case, l.CC()); p.tc {
+	if p := lstmPlanFor(l.Case, l.CC(), l.SMs()); p.tc {
 		lstmTCCUDA(l, p)
 		return
 	}

@@ -44,15 +44,17 @@ func TestCUDALSTMPlans(t *testing.T) {
 // TestCUDALSTMTune (with -kernels.tune) times every plan at the cuda grid's cases, and the naive chain, cold, and
 // prints µs and the speedup over naive.
 func TestCUDALSTMTune(t *testing.T) {
-	plan := func(c Case) lstmPlan { return lstmChoosePlan(c, cudaBackend(t).CC()) }
+	be := cudaBackend(t)
+	sms := be.Device().Workers
+	plan := func(c Case) lstmPlan { return lstmChoosePlan(c, be.CC(), sms) }
 	def := lstmPlanFor
 	t.Cleanup(func() { lstmPlanFor = def })
-	lstmPlanFor = func(c Case, _ int) lstmPlan { return plan(c) }
+	lstmPlanFor = func(c Case, _, _ int) lstmPlan { return plan(c) }
 	tunePlans(t, LSTMFamily, lstmPlans, &plan)
 }
 
 // TestCUDASLSTMPlans: the fused sLSTM in every plan (the SIMT kernel, and for bf16 on sm_90 the tensor-core
-// kernel with one and two m16 tiles a block, whether or not -kernels.pending lets the chooser pick it), against
+// kernel with 8-, 16- and 32-row batch tiles, which the chooser never picks), against
 // the float64 reference, with every reset pattern; the extra cases have batch tiles with tails.
 func TestCUDASLSTMPlans(t *testing.T) {
 	be := cudaBackend(t)
@@ -92,5 +94,5 @@ func TestCUDASLSTMTune(t *testing.T) {
 func swapLSTMPlan(t *testing.T) func(lstmPlan) {
 	def := lstmPlanFor
 	t.Cleanup(func() { lstmPlanFor = def })
-	return func(p lstmPlan) { lstmPlanFor = func(Case, int) lstmPlan { return p } }
+	return func(p lstmPlan) { lstmPlanFor = func(Case, int, int) lstmPlan { return p } }
 }

@@ -16,15 +16,18 @@ func TestLSTMChoosePlan(t *testing.T) {
 	}{
 		{false, bf(256, 128, 256), 90, lstmPlan{}},
 		{true, bf(256, 128, 256), 90, lstmPlan{tc: true, cluster: 4, mt: 1, proj: true}},
-		{true, bf(256, 1024, 64), 90, lstmPlan{tc: true, cluster: 1, mt: 1}},
-		{true, bf(1, 2048, 256), 90, lstmPlan{tc: true, cluster: 4, mt: 1, proj: true}},
+		{true, bf(256, 1024, 64), 90, lstmPlan{tc: true, cluster: 1, mt: 1, r8: true, proj: true}},
+		{true, bf(1, 2048, 256), 90, lstmPlan{tc: true, cluster: 8, mt: 1, r8: true, proj: true}},
+		{true, bf(64, 128, 256), 90, lstmPlan{tc: true, cluster: 8, mt: 1, r8: true, proj: true}}, // 64 of 132
+		{true, bf(72, 128, 256), 90, lstmPlan{tc: true, cluster: 4, mt: 1, proj: true}},           // 72 > 66
 		{true, bf(5, 7, 128), 90, lstmPlan{tc: true, cluster: 2, mt: 1, proj: true}},
+		{true, bf(5, 7, 32), 90, lstmPlan{tc: true, cluster: 1, mt: 1}},
 		{true, bf(256, 128, 256), 80, lstmPlan{}}, // no clusters before sm_90
 		{true, fp(256, 128, 256), 90, lstmPlan{}}, // fp32's 1e-5 tolerance: SIMT
 		{true, bf(4, 4, 48), 90, lstmPlan{}},      // no kernel built
 	} {
 		rnnTCOn = tc.on
-		if got := lstmChoosePlan(tc.c, tc.cc); got != tc.want {
+		if got := lstmChoosePlan(tc.c, tc.cc, 132); got != tc.want {
 			t.Errorf("on=%v %v %v cc %d: plan %v, want %v", tc.on, tc.c.DType, tc.c.Dims, tc.cc, got, tc.want)
 		}
 	}
@@ -48,34 +51,23 @@ func TestLSTMChoosePlan(t *testing.T) {
 	}
 }
 
-// TestSLSTMChoosePlan: the tensor-core plan only for bf16 on sm_90 at the built head sizes, while rnnTCOn.
+// TestSLSTMChoosePlan: the SIMT kernel whatever the switch (the tensor-core one measured slower); every
+// tensor-core shape fits a multiprocessor.
 func TestSLSTMChoosePlan(t *testing.T) {
 	defer func(on bool) { rnnTCOn = on }(rnnTCOn)
-	c := func(dt DType, dh int) Case { return Case{DType: dt, Dims: []int{256, 4, 1024, dh}} }
-	tc := slstmPlan{tc: true, mt: 1}
-	for _, x := range []struct {
-		on   bool
-		c    Case
-		cc   int
-		want slstmPlan
-	}{
-		{false, c(BF16, 32), 90, slstmPlan{}},
-		{true, c(BF16, 32), 90, tc},
-		{true, c(BF16, 64), 90, tc},
-		{true, c(BF16, 16), 100, tc},
-		{true, c(BF16, 32), 89, slstmPlan{}},
-		{true, c(FP32, 32), 90, slstmPlan{}},
-		{true, c(BF16, 128), 90, slstmPlan{}},
-	} {
-		rnnTCOn = x.on
-		if got := slstmChoosePlan(x.c, x.cc); got != x.want {
-			t.Errorf("on=%v %v %v cc %d: plan %v, want %v", x.on, x.c.DType, x.c.Dims, x.cc, got, x.want)
+	for _, on := range []bool{false, true} {
+		rnnTCOn = on
+		for _, dt := range []DType{FP32, BF16} {
+			c := Case{DType: dt, Dims: []int{256, 4, 1024, 32}}
+			if got := slstmChoosePlan(c, 90); got.tc {
+				t.Errorf("on=%v %v: plan %v, want simt", on, dt, got)
+			}
 		}
 	}
 	for dh := range slstmHeadSizes {
-		for _, mt := range []int{1, 2} {
-			if s := rnnTCSmem(dh, 1, mt, false, false, 2); s > 227<<10 {
-				t.Errorf("dh %d mt %d: %d B of shared memory", dh, mt, s)
+		for _, p := range slstmPlans(Case{DType: BF16, Dims: []int{1, 1, 1, dh}})[1:] {
+			if s := rnnTCSmem(dh, 1, p.mt, p.r8, false, 2); s > 227<<10 {
+				t.Errorf("dh %d plan %v: %d B of shared memory", dh, p, s)
 			}
 		}
 	}

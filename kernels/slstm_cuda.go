@@ -38,8 +38,12 @@ func slstmTCCUDA(l cudaLaunch, p slstmPlan) {
 			p, l.DType, l.CC()/10, l.CC()%10, ErrNotImplemented))
 		return
 	}
-	name := fmt.Sprintf("slstm_tc_bf16_dh%d_mt%d", dh, p.mt)
-	l.KernelCluster(l.Module()+"_sm90", name, ceilDiv(nb, 16*p.mt)*nh, 4*dh, 1, rnnTCSmem(dh, 1, p.mt, false, false, 2),
+	tile, rows := fmt.Sprintf("mt%d", p.mt), 16*p.mt
+	if p.r8 {
+		tile, rows = "r8", 8
+	}
+	name := fmt.Sprintf("slstm_tc_bf16_dh%d_%s", dh, tile)
+	l.KernelCluster(l.Module()+"_sm90", name, ceilDiv(nb, rows)*nh, 4*dh, 1, rnnTCSmem(dh, 1, p.mt, p.r8, false, 2),
 		l.In[0], l.In[1], l.In[2], l.In[3], l.Out[0], nb, nt, nh)
 }
 

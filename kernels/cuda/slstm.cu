@@ -78,8 +78,8 @@ RNN_GEMM(slstm, F32, f32, BF16, bf16, 128)
 #endif  // module slstm
 
 // Module slstm_sm90 (compute_90): the fused form for bf16 on tensor cores (rnn_tc.cuh), Wx and the bias as the
-// step's inputs (RNN_TC_G16), a block per (head, 16·MT batch rows).
-//   slstm_tc_bf16_dh{DH}_mt{MT}
+// step's inputs (RNN_TC_G16), a block per (head, batch tile).
+//   slstm_tc_bf16_dh{DH}_{mt1,mt2,r8}: batch tiles of 16, 32 or 8 rows.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include "rnn_tc.cuh"
 
@@ -100,17 +100,15 @@ struct SlstmCellTC {
     }
 };
 
-#define SLSTM_TC(DH, MT)                                                                                          \
-    extern "C" __global__ void __launch_bounds__(4 * DH, 1) slstm_tc_bf16_dh##DH##_mt##MT(                         \
+#define SLSTM_TC(DH, TILE, MT, R8)                                                                                \
+    extern "C" __global__ void __launch_bounds__(4 * DH, 1) slstm_tc_bf16_dh##DH##_##TILE(                         \
         const void* wx, const unsigned short* r, const float* bias, const unsigned short* resets, unsigned short* h,\
         long long nb, long long nt, long long heads) {                                                            \
-        rnn_tc<SlstmCellTC, DH, 1, MT, RNN_TC_G16, false>(wx, nullptr, bias, r, resets, h, nb, nt, heads);               \
+        rnn_tc<SlstmCellTC, DH, 1, MT, RNN_TC_G16, R8>(wx, nullptr, bias, r, resets, h, nb, nt, heads);           \
     }
+#define SLSTM_TC_DH(DH) SLSTM_TC(DH, mt1, 1, false) SLSTM_TC(DH, mt2, 2, false) SLSTM_TC(DH, r8, 1, true)
 
-SLSTM_TC(16, 1)
-SLSTM_TC(16, 2)
-SLSTM_TC(32, 1)
-SLSTM_TC(32, 2)
-SLSTM_TC(64, 1)
-SLSTM_TC(64, 2)
+SLSTM_TC_DH(16)
+SLSTM_TC_DH(32)
+SLSTM_TC_DH(64)
 #endif
