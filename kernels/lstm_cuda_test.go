@@ -54,7 +54,7 @@ func TestCUDALSTMTune(t *testing.T) {
 }
 
 // TestCUDASLSTMPlans: the fused sLSTM in every plan (the SIMT kernel, and for bf16 on sm_90 the tensor-core
-// kernel with 8-, 16- and 32-row batch tiles, which the chooser never picks), against
+// kernel with 8-, 16- and 32-row batch tiles, whether or not -kernels.pending lets the chooser pick it), against
 // the float64 reference, with every reset pattern; the extra cases have batch tiles with tails.
 func TestCUDASLSTMPlans(t *testing.T) {
 	be := cudaBackend(t)

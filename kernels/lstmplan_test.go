@@ -51,17 +51,29 @@ func TestLSTMChoosePlan(t *testing.T) {
 	}
 }
 
-// TestSLSTMChoosePlan: the SIMT kernel whatever the switch (the tensor-core one measured slower); every
-// tensor-core shape fits a multiprocessor.
+// TestSLSTMChoosePlan: the tensor-core plan (8-row tiles) only for bf16 on sm_90 at the built head sizes, while
+// rnnTCOn; every tensor-core shape fits a multiprocessor.
 func TestSLSTMChoosePlan(t *testing.T) {
 	defer func(on bool) { rnnTCOn = on }(rnnTCOn)
-	for _, on := range []bool{false, true} {
-		rnnTCOn = on
-		for _, dt := range []DType{FP32, BF16} {
-			c := Case{DType: dt, Dims: []int{256, 4, 1024, 32}}
-			if got := slstmChoosePlan(c, 90); got.tc {
-				t.Errorf("on=%v %v: plan %v, want simt", on, dt, got)
-			}
+	c := func(dt DType, dh int) Case { return Case{DType: dt, Dims: []int{256, 4, 1024, dh}} }
+	tc := slstmPlan{tc: true, mt: 1, r8: true}
+	for _, x := range []struct {
+		on   bool
+		c    Case
+		cc   int
+		want slstmPlan
+	}{
+		{false, c(BF16, 32), 90, slstmPlan{}},
+		{true, c(BF16, 32), 90, tc},
+		{true, c(BF16, 64), 90, tc},
+		{true, c(BF16, 16), 100, tc},
+		{true, c(BF16, 32), 89, slstmPlan{}},
+		{true, c(FP32, 32), 90, slstmPlan{}},
+		{true, c(BF16, 128), 90, slstmPlan{}},
+	} {
+		rnnTCOn = x.on
+		if got := slstmChoosePlan(x.c, x.cc); got != x.want {
+			t.Errorf("on=%v %v %v cc %d: plan %v, want %v", x.on, x.c.DType, x.c.Dims, x.cc, got, x.want)
 		}
 	}
 	for dh := range slstmHeadSizes {

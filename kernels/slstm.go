@@ -69,11 +69,17 @@ func (p slstmPlan) String() string {
 // slstmHeadSizes are the head sizes the CUDA kernels are built for.
 var slstmHeadSizes = map[int]bool{16: true, 32: true, 64: true}
 
-// slstmChoosePlan is the plan of case c on compute capability cc: the SIMT kernel. The tensor-core kernel
-// (rnnTCOn, bf16, sm_90) was slower on an H200 in TestCUDASLSTMTune — (2, 4, 256, 64) 0.29 ms against 0.19, (256,
-// 4, 1024, 32) 0.89 against 0.88 — its per-step cost being the mma and cells of a whole m16 tile for the few
-// rows a head has; it stays a plan the tests and the tuning run, not a default.
-func slstmChoosePlan(c Case, cc int) slstmPlan { return slstmPlan{} }
+// slstmChoosePlan is the plan of case c on compute capability cc: the tensor-core kernel in 8-row batch tiles
+// for bf16 on sm_90 and later where rnnTCOn allows it, else the SIMT kernel (fp32's 1e-5 tolerance is below
+// what bf16 products give). On an H200 (TestCUDASLSTMTune) the 8-row tiles took (2, 4, 256, 64) to 0.165 ms and
+// (256, 4, 1024, 32) to 0.48 ms, against 0.186 and 0.876 for the SIMT kernel; 16-row tiles were slower than
+// SIMT (0.29, 0.88): a block's per-step cost is the mma of its m16 tile and the cells of its rows.
+func slstmChoosePlan(c Case, cc int) slstmPlan {
+	if !rnnTCOn || c.DType != BF16 || cc < 90 || !slstmHeadSizes[c.Dims[3]] {
+		return slstmPlan{}
+	}
+	return slstmPlan{tc: true, mt: 1, r8: true}
+}
 
 // slstmPlans are the plans built for case c: the SIMT kernel, and for bf16 the tensor-core kernel with 8-, 16-
 // and 32-row batch tiles.
