@@ -32,12 +32,10 @@ func seqResets(bt func(Case) int) Operand {
 	}}}
 }
 
-// rnnTCPending says why the LSTM's and sLSTM's tensor-core plans (cuda/rnn_tc.cuh: bf16 on sm_90) are not chosen
-// by default: they have passed TestCUDALSTMPlans and TestCUDASLSTMPlans only in the runs of their author's
-// branch. Until the integrated build passes them on an H100 and an H200, the choosers pick them only when the run
-// asks for pending code (-kernels.pending sets rnnTCOn), so that the benchmarks and the gate keep the verified
-// kernels; "" once verified.
-const rnnTCPending = "rnn_tc (bf16 tensor cores, clusters) has not yet passed its tests on a GPU in the integrated build"
+// rnnTCPending says why the LSTM's and sLSTM's tensor-core plans (cuda/rnn_tc.cuh: bf16 on sm_90) would not be
+// chosen: "" since the integrated build passed TestCUDALSTMPlans and TestCUDASLSTMPlans (every plan, every reset
+// pattern) on an H100 and an H200.
+const rnnTCPending = ""
 
 // rnnTCOn is whether the LSTM's and sLSTM's choosers may pick their tensor-core plans.
 var rnnTCOn = rnnTCPending == ""
