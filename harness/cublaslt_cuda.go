@@ -301,3 +301,9 @@ func (c *CUDA) PrepareVendorGEMM(gemms []vendorGEMM) (Launch, error) {
 	}
 	return l, nil
 }
+
+// VendorGEMMLaunch is PrepareVendorGEMM of one GEMM on the given buffers, y[m, n] = x[m, k] · w[n, k]ᵀ in bf16:
+// the vendor reference for a family's own tuning tests, timed by Time. VendorGEMM must have loaded the library.
+func (c *CUDA) VendorGEMMLaunch(m, n, k int, x, w, y Buffer) (Launch, error) {
+	return c.PrepareVendorGEMM([]vendorGEMM{{M: m, N: n, K: k, X: x, W: w, Y: y}})
+}

@@ -760,6 +760,9 @@ type cudaStep struct {
 	// cluster > 0: launched in clusters of that many blocks with smem bytes of dynamic shared memory a block
 	// (KernelCluster, cuda_cluster.go).
 	cluster, smem int
+	// maps set: the kernel's leading parameters are these tensor maps, by value (KernelTMA,
+	// tensormap_cuda.go), launched with smem bytes of dynamic shared memory, in clusters when cluster > 1.
+	maps []TensorMap
 	// host set: a library call instead of a kernel (cuBLASLt: cublaslt_cuda.go).
 	host func(cu.Stream) error
 }
@@ -978,6 +981,12 @@ func (l *CUDALaunch) enqueue(s cu.Stream) error {
 		if st.host != nil {
 			if err := st.host(s); err != nil {
 				return fmt.Errorf("kernels: cuda %s: %w", st.name, err)
+			}
+			continue
+		}
+		if st.maps != nil {
+			if err := st.launchMaps(s); err != nil {
+				return err
 			}
 			continue
 		}
