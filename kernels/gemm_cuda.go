@@ -86,9 +86,14 @@ func mmaCheckDims(m, n, k int) error {
 	return nil
 }
 
-// gemmFusedCUDA is gemm_bf16_<plan> (cuda/gemm.cu) in one launch.
+// gemmFusedCUDA is one launch: on compute capability 9.0, while the wgmma GEMM may be chosen (wgmmaGEMMOn),
+// the plan wsPlanFor picks of cuda/wsgemm_sm90a.cu; else gemm_bf16_<plan> (cuda/gemm.cu, mma.sync).
 func gemmFusedCUDA(l cudaLaunch) {
 	m, n, k := l.Dims[0], l.Dims[1], l.Dims[2]
+	if gemmUsesWGMMA(l.CC(), wgmmaGEMMOn) {
+		l.wsGEMM(wsPlanFor(m, n, l.SMs()), l.In[0], l.In[1], l.Out[0], m, n, k)
+		return
+	}
 	l.mmaLinear("gemm_bf16", l.In[0], l.In[1], nil, l.Out[0], m, n, k)
 }
 

@@ -1,36 +1,42 @@
-// wsgemm_sm90a.cu: a skeleton of a Hopper GEMM, y[M, N] = x[M, K] · w[N, K]ᵀ in bf16 with fp32 accumulation
-// (GEMMFamily's layout), warp-specialized: written offline, compiled and register-checked (ptxas -arch=sm_90a
-// -v) but not yet run on a GPU, and not wired to a launcher — the module has a name of its own so that the
-// GEMM family does not load it (cuda.go, Load).
+// wsgemm_sm90a.cu: the GEMM family's Hopper kernels, y[M, N] = x[M, K] · w[N, K]ᵀ in bf16 with fp32
+// accumulation (GEMMFamily's layout), on wgmma and the bulk tensor copy engine (TMA), warp-specialized and
+// persistent. Compiled by the Hopper toolchain (CUDA 12.4, scripts/nvcc-hopper) for compute_90a; the backend
+// loads the module only on compute capability exactly 9.0, and the GEMM family's launcher (gemm_cuda.go,
+// wgmmaGEMM) launches it there while the plan is chosen (gemmChoosePlan).
 //
-// One block computes a BM × BN = 128 × 128 tile with three warpgroups:
+// Kernel wsgemm_bf16_<BM>x<BN>_c<C><share>: a block of 384 threads computes BM × BN = 128 × BN output tiles
+// (BN: 256, 232, 192 or 128), one after another (a persistent grid of at most one block a multiprocessor):
 //   - warpgroup 0, the producer: one thread streams the k-tiles of x and w (BK = 64 bf16 = 128 bytes a row)
-//     into a STAGES-deep ring of shared memory with the bulk tensor copy engine (cp.async.bulk.tensor.2d,
-//     tensor maps by value as __grid_constant__ parameters, 128-byte swizzle, zero fill past M, N and K),
-//     each stage completing on its "full" mbarrier by transaction count; it waits on the stage's "empty"
-//     mbarrier before refilling it.
-//   - warpgroups 1 and 2, the consumers: rows 0–63 and 64–127 of the tile; each waits on a stage's full
-//     barrier, runs BK/16 wgmma.m64n128k16 on it from shared memory (descriptors with the same 128-byte
-//     swizzle), waits for them, and each of its warps arrives on the stage's empty barrier.
-// setmaxnreg moves registers from the producer (40) to the consumers (232), with __launch_bounds__(384, 1)
-// giving the cap it needs at entry. The epilogue stores the accumulators to y directly, masked at M and N.
+//     into a STAGES-deep ring of shared memory (as many stages as fit) with cp.async.bulk.tensor.2d (tensor
+//     maps by value as __grid_constant__ parameters, 128-byte swizzle, zero fill past M, N and K); each stage
+//     completes on its "full" mbarrier by transaction count. Before refilling a stage it waits on the stage's
+//     "empty" mbarrier. It runs ahead into the next tile while the consumers store this one.
+//   - warpgroups 1 and 2, the consumers: rows 0–63 and 64–127 of the tile, each m64 × BN of fp32 accumulators
+//     in registers (BN/2 a thread); for each stage they run BK/16 wgmma.m64nBNk16 from shared memory, commit,
+//     and release the previous stage once its group has completed (wgmma.wait_group 1), so the tensor cores
+//     always have the next group queued. The epilogue rounds to bf16 and stores from registers, 4-byte pairs,
+//     masked at M and N (and element by element where N is odd).
+// setmaxnreg moves registers from the producer (40) to the consumers (232); __launch_bounds__(384, 1) gives
+// the cap it needs at entry.
 //
-// Host side, still to write: tensor maps from cuTensorMapEncodeTiled (driver API of CUDA 12; the cgo build's
-// 11.8 cuda.h lacks it, so through the driver library's symbol at run time) for x (K × M, box 64 × 128) and w
-// (K × N, box 64 × 128), bf16, CU_TENSOR_MAP_SWIZZLE_128B; cuFuncSetAttribute for the dynamic shared memory
-// (STAGES · 32 KiB + barriers); grid ⌈M/128⌉ × ⌈N/128⌉ blocks of 384 threads. K must be a multiple of 8 (the
-// tensor map's 16-byte row stride).
+// Clusters (C = 2): a pair of blocks works on two neighbouring tiles that share one operand — "b": tiles
+// (m, n) and (m+1, n) share w's k-tile, "a": tiles (m, n) and (m, n+1) share x's. Each block loads half of
+// the shared operand and multicasts it to both (cp.async.bulk.tensor ….multicast::cluster), so the pair reads
+// it from L2 once. A stage is then refilled only when the consumers of both blocks have released it: each
+// consumer warpgroup arrives on the stage's empty barrier in both blocks (mapa, shared::cluster).
+//
+// Tile order: tile t of the persistent loop (t = block or cluster, + the grid's size each round) is taken in
+// groups of `group` tile rows (of pairs along M for share "b"), column by column within a group, so that the
+// tiles a wave runs at once read the same rows of x and columns of w from L2.
+//
+// Shared memory: STAGES × (BM + BN) × BK × 2 bytes of operands at a 1024-byte boundary (the swizzle's period),
+// + 1024 bytes of alignment slack; the barriers are static. The launcher's wsgemmSmem is the same sum.
 //
 // Self-contained (no common.cuh), as mma_sm90a.cu and for the same reason: its PTX is recorded against its
 // sources' hash (ptx/sm90a.sum).
 
 #define WS_BM 128
-#define WS_BN 128
 #define WS_BK 64
-#define WS_STAGES 4
-#define WS_TILE_BYTES (WS_BM * WS_BK * 2)              // one operand's k-tile: 16 KiB
-#define WS_STAGE_BYTES (2 * WS_TILE_BYTES)             // x and w: 32 KiB
-#define WS_SMEM_BYTES (WS_STAGES * WS_STAGE_BYTES + 1024)  // + the barriers, + alignment slack
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #include <cuda.h>  // CUtensorMap
@@ -43,20 +49,45 @@ __device__ __forceinline__ void ws_mbar_init(unsigned bar, unsigned count) {
 __device__ __forceinline__ void ws_mbar_expect_tx(unsigned bar, unsigned bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
+// ws_mbar_arrive_cluster arrives on the barrier at shared address bar of block `rank` of the cluster (this
+// block's own rank included).
+__device__ __forceinline__ void ws_mbar_arrive_cluster(unsigned bar, unsigned rank) {
+    asm volatile(
+        "{\n"
+        ".reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+        "}\n" ::"r"(bar),
+        "r"(rank)
+        : "memory");
+}
 __device__ __forceinline__ void ws_mbar_arrive(unsigned bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 // ws_mbar_wait spins until the barrier's phase of parity `parity` has completed.
 __device__ __forceinline__ void ws_mbar_wait(unsigned bar, unsigned parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred done;\n"
-        "WS_WAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WS_WAIT;\n"
-        "}\n" ::"r"(bar),
-        "r"(parity)
-        : "memory");
+    unsigned done;
+    do {
+        asm volatile(
+            "{\n"
+            ".reg .pred p;\n"
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n"
+            "}\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+    } while (!done);
+}
+
+// ws_cluster_sync: every thread of the cluster's blocks (barrier.cluster, release/acquire).
+__device__ __forceinline__ void ws_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ unsigned ws_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
 }
 
 // ws_tma_load copies the box at (c0, c1) (innermost first: k, then the row) of tensor map tm into shared dst,
@@ -68,117 +99,292 @@ __device__ __forceinline__ void ws_tma_load(unsigned dst, const CUtensorMap* tm,
         "l"(tm), "r"(c0), "r"(c1), "r"(bar)
         : "memory");
 }
+// ws_tma_multicast is ws_tma_load into the same shared offset of every block of the cluster in mask, each
+// completing on its own barrier at bar's offset.
+__device__ __forceinline__ void ws_tma_multicast(unsigned dst, const CUtensorMap* tm, int c0, int c1, unsigned bar,
+                                                 unsigned short mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+        "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+        "l"(tm), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+        : "memory");
+}
 
 // ws_desc is the wgmma descriptor of a K-major operand tile at shared address addr laid out by the copy
 // engine's 128-byte swizzle: rows of 128 bytes, 8-row core-matrix groups 1024 bytes apart (stride byte
 // offset), layout type 1 (128-byte swizzle) in bits 62–63; the leading byte offset is unused by this layout.
+// Stepping k by 16 within the 128-byte row adds 32 bytes to the address (the swizzle is applied to the
+// address bits the hardware computes, the tile being 1024-byte aligned).
 __device__ __forceinline__ unsigned long long ws_desc(unsigned addr) {
     return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) |
            (1ull << 62);
 }
 
-// ws_wgmma is d += A · Bᵀ for the warpgroup, m64n128k16: A 64 × 16 and B 128 × 16 (both K-major) from shared
-// memory, d this thread's 64 fp32 accumulators.
-__device__ __forceinline__ void ws_wgmma(float (&d)[64], unsigned long long da, unsigned long long db) {
+#define WS_D4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+
+// ws_mma is d += A · Bᵀ for the warpgroup, m64nNk16 with N = 2 · len(d): A 64 × 16 and B N × 16 (both K-major)
+// from shared memory, d this thread's fp32 accumulators. One overload per tile width.
+__device__ __forceinline__ void ws_mma(float (&d)[128], unsigned long long da, unsigned long long db) {
     asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "%64, %65, p, 1, 1, 0, 0;\n"
-        "}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        : WS_D4(0), WS_D4(4), WS_D4(8), WS_D4(12), WS_D4(16), WS_D4(20), WS_D4(24), WS_D4(28),
+          WS_D4(32), WS_D4(36), WS_D4(40), WS_D4(44), WS_D4(48), WS_D4(52), WS_D4(56), WS_D4(60),
+          WS_D4(64), WS_D4(68), WS_D4(72), WS_D4(76), WS_D4(80), WS_D4(84), WS_D4(88), WS_D4(92),
+          WS_D4(96), WS_D4(100), WS_D4(104), WS_D4(108), WS_D4(112), WS_D4(116), WS_D4(120), WS_D4(124)
+        : "l"(da), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void ws_mma(float (&d)[116], unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %118, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n232k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115"
+        "}, %116, %117, p, 1, 1, 0, 0;\n}\n"
+        : WS_D4(0), WS_D4(4), WS_D4(8), WS_D4(12), WS_D4(16), WS_D4(20), WS_D4(24), WS_D4(28),
+          WS_D4(32), WS_D4(36), WS_D4(40), WS_D4(44), WS_D4(48), WS_D4(52), WS_D4(56), WS_D4(60),
+          WS_D4(64), WS_D4(68), WS_D4(72), WS_D4(76), WS_D4(80), WS_D4(84), WS_D4(88), WS_D4(92),
+          WS_D4(96), WS_D4(100), WS_D4(104), WS_D4(108), WS_D4(112)
+        : "l"(da), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void ws_mma(float (&d)[96], unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+        "}, %96, %97, p, 1, 1, 0, 0;\n}\n"
+        : WS_D4(0), WS_D4(4), WS_D4(8), WS_D4(12), WS_D4(16), WS_D4(20), WS_D4(24), WS_D4(28),
+          WS_D4(32), WS_D4(36), WS_D4(40), WS_D4(44), WS_D4(48), WS_D4(52), WS_D4(56), WS_D4(60),
+          WS_D4(64), WS_D4(68), WS_D4(72), WS_D4(76), WS_D4(80), WS_D4(84), WS_D4(88), WS_D4(92)
+        : "l"(da), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void ws_mma(float (&d)[64], unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        : WS_D4(0), WS_D4(4), WS_D4(8), WS_D4(12), WS_D4(16), WS_D4(20), WS_D4(24), WS_D4(28),
+          WS_D4(32), WS_D4(36), WS_D4(40), WS_D4(44), WS_D4(48), WS_D4(52), WS_D4(56), WS_D4(60)
         : "l"(da), "l"(db), "r"(1));
 }
 
 // ws_fence_operands keeps the compiler from moving reads or writes of the accumulators across the point where
 // it stands (wgmma reads and writes them asynchronously, between wgmma.fence and wgmma.wait_group).
-__device__ __forceinline__ void ws_fence_operands(float (&d)[64]) {
+template <int R>
+__device__ __forceinline__ void ws_fence_operands(float (&d)[R]) {
 #pragma unroll
-    for (int e = 0; e < 64; e++) asm volatile("" : "+f"(d[e])::"memory");
+    for (int e = 0; e < R; e++) asm volatile("" : "+f"(d[e])::"memory");
 }
 
-// ws_bf16 rounds f to bf16, nearest even (NaN not special-cased: accumulators of finite inputs).
-__device__ __forceinline__ unsigned short ws_bf16(float f) {
-    const unsigned u = __float_as_uint(f);
-    return (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+// ws_pack is (lo, hi) rounded to bf16, nearest even, lo in the low half (cvt.rn.bf16x2.f32 takes hi first).
+__device__ __forceinline__ unsigned ws_pack(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
 }
 
-extern "C" __global__ void __launch_bounds__(384, 1)
-    wsgemm_bf16(const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,
-                unsigned short* __restrict__ y, long long M, long long N, long long K) {
+// WS_STAGES is how many stages of BN-wide tiles fit 227 KiB beside the alignment slack and the static kilobyte
+// (the barriers, padded by the dynamic array's 1024-byte alignment), at most 8.
+#define WS_STAGE_BYTES(BN) ((WS_BM + (BN)) * WS_BK * 2)
+#define WS_STAGES(BN) ((227 * 1024 - 2048) / WS_STAGE_BYTES(BN) < 8 ? (227 * 1024 - 2048) / WS_STAGE_BYTES(BN) : 8)
+
+// wsgemm is the kernel body: BN the tile width, C the cluster size (1 or 2), SHARE_B whether a pair shares w
+// (pair along M) rather than x (pair along N).
+template <int BN, int C, bool SHARE_B>
+__device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap* tmw, unsigned short* __restrict__ y,
+                                       long long M, long long N, long long K, long long group) {
+    constexpr int STAGES = WS_STAGES(BN);
+    constexpr int A_BYTES = WS_BM * WS_BK * 2;   // 16 KiB
+    constexpr int B_BYTES = BN * WS_BK * 2;      // BN · 128
+    constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    constexpr int R = BN / 2;                    // accumulators a consumer thread
+    // The shared operand's part that each block of a pair loads: a whole number of 8-row swizzle groups.
+    static_assert(C == 1 || (SHARE_B ? (BN / 2) % 8 == 0 : (WS_BM / 2) % 8 == 0), "split on a swizzle group");
+    static_assert(B_BYTES % 1024 == 0, "B tile on the swizzle period");
+
     extern __shared__ __align__(1024) unsigned char ws_smem_raw[];
-    // Stages at a 1024-byte boundary (the 128-byte swizzle's period), the barriers after them.
+    __shared__ __align__(8) unsigned long long ws_bars[2 * STAGES];
     unsigned char* smem = (unsigned char*)(((unsigned long long)ws_smem_raw + 1023) & ~1023ull);
-    unsigned long long* bars = (unsigned long long*)(smem + WS_STAGES * WS_STAGE_BYTES);
-    const unsigned sbase = ws_smem(smem), full = ws_smem(bars), empty = full + 8 * WS_STAGES;
+    const unsigned sbase = ws_smem(smem), full = ws_smem(ws_bars), empty = full + 8 * STAGES;
 
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-    const long long m0 = (long long)blockIdx.x * WS_BM, n0 = (long long)blockIdx.y * WS_BN;
+    const unsigned rank = C > 1 ? ws_cluster_rank() : 0;
+    const int tiles_m = (int)((M + WS_BM - 1) / WS_BM), tiles_n = (int)((N + BN - 1) / BN);
+    // The grid of work units: tiles, or pairs of tiles along M (share "b") or N (share "a").
+    const int units_m = (C > 1 && SHARE_B) ? (tiles_m + 1) / 2 : tiles_m;
+    const int units_n = (C > 1 && !SHARE_B) ? (tiles_n + 1) / 2 : tiles_n;
+    const int units = units_m * units_n;
+    const int first = blockIdx.x / C, stride = gridDim.x / C;
     const int ktiles = (int)((K + WS_BK - 1) / WS_BK);
+    const int grp = (int)group;
 
     if (threadIdx.x == 0) {
-        for (int s = 0; s < WS_STAGES; s++) {
-            ws_mbar_init(full + 8 * s, 1);   // the producer's arrive.expect_tx; the bytes complete it
-            ws_mbar_init(empty + 8 * s, 8);  // one arrive per consumer warp
+        for (int s = 0; s < STAGES; s++) {
+            ws_mbar_init(full + 8 * s, 1);       // the producer's arrive.expect_tx; the bytes complete it
+            ws_mbar_init(empty + 8 * s, 2 * C);  // one arrive per consumer warpgroup of the cluster
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    if (C > 1)
+        ws_cluster_sync();  // the peer's barriers are initialized before any multicast or remote arrive
+    else
+        __syncthreads();
+
+    // unit u → the tile's first row and column.
+    auto tile_of = [&](int u, long long& m0, long long& n0) {
+        const int per = grp * units_n, g = u / per, fm = g * grp, gm = min(units_m - fm, grp), r = u - g * per;
+        int tm = fm + r % gm, tn = r / gm;
+        if (C > 1) {
+            if (SHARE_B)
+                tm = 2 * tm + (int)rank;
+            else
+                tn = 2 * tn + (int)rank;
+        }
+        m0 = (long long)tm * WS_BM;
+        n0 = (long long)tn * BN;
+    };
 
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid == 0) {
-            for (int kt = 0; kt < ktiles; kt++) {
-                const int s = kt % WS_STAGES;
-                if (kt >= WS_STAGES) ws_mbar_wait(empty + 8 * s, ((kt / WS_STAGES) - 1) & 1);
-                const unsigned dst = sbase + s * WS_STAGE_BYTES;
-                ws_mbar_expect_tx(full + 8 * s, WS_STAGE_BYTES);
-                ws_tma_load(dst, &tmx, kt * WS_BK, (int)m0, full + 8 * s);
-                ws_tma_load(dst + WS_TILE_BYTES, &tmw, kt * WS_BK, (int)n0, full + 8 * s);
+            const unsigned short mask = (unsigned short)((1u << C) - 1);
+            int it = 0;
+            for (int u = first; u < units; u += stride) {
+                long long m0, n0;
+                tile_of(u, m0, n0);
+                for (int kt = 0; kt < ktiles; kt++, it++) {
+                    const int s = it % STAGES;
+                    ws_mbar_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1);
+                    const unsigned a = sbase + s * STAGE_BYTES, b = a + A_BYTES, bar = full + 8 * s;
+                    ws_mbar_expect_tx(bar, STAGE_BYTES);
+                    if (C == 1) {
+                        ws_tma_load(a, tmx, kt * WS_BK, (int)m0, bar);
+                        ws_tma_load(b, tmw, kt * WS_BK, (int)n0, bar);
+                    } else if (SHARE_B) {
+                        // This block's half of w's rows n0 … n0+BN (the pair's n0 is the same), to both blocks.
+                        ws_tma_load(a, tmx, kt * WS_BK, (int)m0, bar);
+                        ws_tma_multicast(b + rank * (B_BYTES / 2), tmw, kt * WS_BK, (int)n0 + (int)rank * (BN / 2), bar, mask);
+                    } else {
+                        ws_tma_multicast(a + rank * (A_BYTES / 2), tmx, kt * WS_BK, (int)m0 + (int)rank * (WS_BM / 2), bar, mask);
+                        ws_tma_load(b, tmw, kt * WS_BK, (int)n0, bar);
+                    }
+                }
             }
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
         const int half = wg - 1;  // rows 64·half … 64·half + 63 of the tile
-        float d[64];
+        const int warp = tid / 32, lane = tid % 32;
+        int it = 0;
+        for (int u = first; u < units; u += stride) {
+            long long m0, n0;
+            tile_of(u, m0, n0);
+            float d[R];
 #pragma unroll
-        for (int e = 0; e < 64; e++) d[e] = 0.0f;
-        for (int kt = 0; kt < ktiles; kt++) {
-            const int s = kt % WS_STAGES;
-            ws_mbar_wait(full + 8 * s, (kt / WS_STAGES) & 1);
-            const unsigned a = sbase + s * WS_STAGE_BYTES + half * 64 * 128, b = sbase + s * WS_STAGE_BYTES + WS_TILE_BYTES;
-            ws_fence_operands(d);
-            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+            for (int e = 0; e < R; e++) d[e] = 0.0f;
+            for (int kt = 0; kt < ktiles; kt++, it++) {
+                const int s = it % STAGES;
+                ws_mbar_wait(full + 8 * s, (it / STAGES) & 1);
+                const unsigned a = sbase + s * STAGE_BYTES + half * 64 * 128, b = sbase + s * STAGE_BYTES + A_BYTES;
+                ws_fence_operands(d);
+                asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-            for (int kk = 0; kk < WS_BK / 16; kk++) ws_wgmma(d, ws_desc(a + 32 * kk), ws_desc(b + 32 * kk));
-            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+                for (int kk = 0; kk < WS_BK / 16; kk++) ws_mma(d, ws_desc(a + 32 * kk), ws_desc(b + 32 * kk));
+                asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+                // The previous stage's group has completed: release that stage (in every block of the cluster).
+                asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+                ws_fence_operands(d);
+                if (kt > 0 && tid == 0) {
+                    const int ps = (it + STAGES - 1) % STAGES;
+                    if (C == 1)
+                        ws_mbar_arrive(empty + 8 * ps);
+                    else
+                        for (unsigned r = 0; r < C; r++) ws_mbar_arrive_cluster(empty + 8 * ps, r);
+                }
+            }
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             ws_fence_operands(d);
-            if (tid % 32 == 0) ws_mbar_arrive(empty + 8 * s);  // this warp has read the stage
-        }
-        // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane/4 (+8); register
-        // 4i + j is column 8i + 2·(lane%4) + (j & 1), row + 8 for j ≥ 2.
-        const int warp = tid / 32, lane = tid % 32;
-        const long long r0 = m0 + half * 64 + warp * 16 + lane / 4;
-#pragma unroll
-        for (int i = 0; i < WS_BN / 8; i++)
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const long long r = r0 + (j >> 1) * 8, c = n0 + 8 * i + 2 * (lane % 4) + (j & 1);
-                if (r < M && c < N) y[r * N + c] = ws_bf16(d[4 * i + j]);
+            if (ktiles > 0 && tid == 0) {
+                const int ps = (it + STAGES - 1) % STAGES;
+                if (C == 1)
+                    ws_mbar_arrive(empty + 8 * ps);
+                else
+                    for (unsigned r = 0; r < C; r++) ws_mbar_arrive_cluster(empty + 8 * ps, r);
             }
+            // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane/4 (+8); register
+            // 4i + j is column 8i + 2·(lane%4) + (j & 1), row + 8 for j ≥ 2.
+            const long long r0 = m0 + half * 64 + warp * 16 + lane / 4, c0 = n0 + 2 * (lane % 4);
+            if (m0 + WS_BM <= M && n0 + BN <= N && N % 2 == 0) {
+                unsigned short* p = y + r0 * N + c0;
+#pragma unroll
+                for (int i = 0; i < R / 4; i++) {
+                    *(unsigned*)(p + 8 * i) = ws_pack(d[4 * i], d[4 * i + 1]);
+                    *(unsigned*)(p + 8 * N + 8 * i) = ws_pack(d[4 * i + 2], d[4 * i + 3]);
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < R / 4; i++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const long long r = r0 + 8 * h, c = c0 + 8 * i;
+                        if (r >= M || c >= N) continue;
+                        const unsigned v = ws_pack(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
+                        if (c + 1 < N && N % 2 == 0) {
+                            *(unsigned*)(y + r * N + c) = v;
+                        } else {
+                            y[r * N + c] = (unsigned short)v;
+                            if (c + 1 < N) y[r * N + c + 1] = (unsigned short)(v >> 16);
+                        }
+                    }
+            }
+        }
+    }
+    if (C > 1) {
+        __syncwarp();       // the producer's leader rejoins its warp: barrier.cluster is .aligned
+        ws_cluster_sync();  // no block leaves while its peer may still multicast into it or arrive on it
     }
 }
+
+// The kernels: parameters x's and w's tensor maps (by value, 128 bytes each; x: K × M, box 64 × 128 — 64 × 64
+// when a pair shares x; w: K × N, box 64 × BN — 64 × BN/2 when a pair shares w), y, M, N, K and the raster
+// group (tile rows a group).
+#define WS_KERNEL(BN, C, SH, SHARE_B)                                                                            \
+    extern "C" __global__ void __launch_bounds__(384, 1) wsgemm_bf16_128x##BN##_c##C##SH(                      \
+        const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,                      \
+        unsigned short* __restrict__ y, long long M, long long N, long long K, long long group) {              \
+        wsgemm<BN, C, SHARE_B>(&tmx, &tmw, y, M, N, K, group);                                                  \
+    }
+
+WS_KERNEL(256, 1, , false)
+WS_KERNEL(256, 2, b, true)
+WS_KERNEL(256, 2, a, false)
+WS_KERNEL(232, 1, , false)
+WS_KERNEL(232, 2, a, false)
+WS_KERNEL(192, 1, , false)
+WS_KERNEL(192, 2, b, true)
+WS_KERNEL(128, 1, , false)
 #endif

@@ -1,0 +1,116 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+)
+
+// The GEMM family's Hopper plan: the warp-specialized wgmma + TMA kernels of cuda/wsgemm_sm90a.cu (sm_90a,
+// compute capability exactly 9.0). On an H100 or H200 the tensor cores reach their rate only through wgmma;
+// the mma.sync kernels of mma.cuh, which every other GPU runs, stay well below it. Which kernel a problem
+// gets is decided here, on the CPU, so that a test without a GPU can hold the choice to what the kernels'
+// timings showed.
+
+// wgmmaGEMMPending says why the wgmma GEMM is not chosen by default: it has not yet passed its tests on a
+// GPU. Until it passes TestCUDAWGMMAGEMM on an H100 or H200, the GEMM family's launcher chooses it only when
+// the run asks for pending code (-kernels.pending sets wgmmaGEMMOn), so the benchmarks and the gate keep the
+// verified mma.sync kernel; "" once verified.
+const wgmmaGEMMPending = "the wgmma GEMM (cuda/wsgemm_sm90a.cu) has not yet passed its tests on a GPU"
+
+// wgmmaGEMMOn is whether the GEMM family's launcher may choose the wgmma kernels.
+var wgmmaGEMMOn = wgmmaGEMMPending == ""
+
+// gemmUsesWGMMA reports whether a GEMM on a GPU of compute capability cc runs the wgmma kernels, with the
+// pending switch at on: wgmma and setmaxnreg are sm_90a instructions, not forward compatible, so exactly 9.0.
+func gemmUsesWGMMA(cc int, on bool) bool { return on && cc == 90 }
+
+// wsPlan is one kernel of cuda/wsgemm_sm90a.cu: 128 × bn output tiles, blocks in clusters of `cluster` (1 or
+// 2) whose pair shares w's k-tiles (share 'b': tiles side by side along M) or x's ('a': along N), and the
+// persistent loop's tiles taken in groups of `group` tile rows (pairs of rows for share 'b') for L2 reuse.
+type wsPlan struct {
+	bn, cluster int
+	share       byte // 'a' or 'b' in clusters of 2, 0 without
+	group       int
+}
+
+// Shape of the kernels (cuda/wsgemm_sm90a.cu: WS_BM, WS_BK, 384 threads: a producer and two consumer
+// warpgroups), and the shared memory a block may take on compute capability 9.0 (227 KiB).
+const (
+	wsBM, wsBK     = 128, 64
+	wsThreads      = 384
+	wsSmemLimit    = 227 << 10
+	wsSmemSlack    = 1024 // the stages' alignment to the swizzle's 1024-byte period
+	wsSmemStatic   = 1024 // the barriers, padded to the dynamic array's 1024-byte alignment (ptxas -v)
+	wsMaxStages    = 8
+	wsDefaultGroup = 8
+)
+
+// wsPlans lists every kernel the module holds (WS_KERNEL lines), with the default raster group.
+var wsPlans = []wsPlan{
+	{256, 1, 0, wsDefaultGroup}, {256, 2, 'b', wsDefaultGroup}, {256, 2, 'a', wsDefaultGroup},
+	{232, 1, 0, wsDefaultGroup}, {232, 2, 'a', wsDefaultGroup},
+	{192, 1, 0, wsDefaultGroup}, {192, 2, 'b', wsDefaultGroup},
+	{128, 1, 0, wsDefaultGroup},
+}
+
+// kernel is the plan's kernel name in the module.
+func (p wsPlan) kernel() string {
+	s := ""
+	if p.cluster > 1 {
+		s = string(p.share)
+	}
+	return fmt.Sprintf("wsgemm_bf16_%dx%d_c%d%s", wsBM, p.bn, p.cluster, s)
+}
+
+func (p wsPlan) String() string { return fmt.Sprintf("%s/g%d", p.kernel(), p.group) }
+
+// stages is the depth of the kernel's shared-memory ring: as many (BM + BN) × BK bf16 stages as fit the limit
+// beside the alignment slack and a static kilobyte (the barriers, as ptxas lays them out), at most
+// wsMaxStages (the .cu's WS_STAGES).
+func (p wsPlan) stages() int {
+	return min((wsSmemLimit-wsSmemSlack-wsSmemStatic)/p.stageBytes(), wsMaxStages)
+}
+
+func (p wsPlan) stageBytes() int { return (wsBM + p.bn) * wsBK * 2 }
+
+// smem is the dynamic shared memory a block takes.
+func (p wsPlan) smem() int { return p.stages()*p.stageBytes() + wsSmemSlack }
+
+// units is how many work units an m × n problem has: tiles, or pairs of tiles in clusters of 2.
+func (p wsPlan) units(m, n int) int {
+	um, un := ceilDiv(m, wsBM), ceilDiv(n, p.bn)
+	switch {
+	case p.cluster > 1 && p.share == 'b':
+		um = ceilDiv(um, 2)
+	case p.cluster > 1:
+		un = ceilDiv(un, 2)
+	}
+	return um * un
+}
+
+// wsPlanFor picks the plan of an m × n GEMM on a GPU of sms multiprocessors; the tests swap it.
+var wsPlanFor = wsChoosePlan
+
+// wsWidths are the tile widths the chooser considers, each with the cluster arrangement it runs in:
+// pairs sharing w where half of a w tile is a whole number of swizzle groups (bn/2 a multiple of 8), else
+// pairs sharing x.
+var wsWidths = []wsPlan{{256, 2, 'b', wsDefaultGroup}, {232, 2, 'a', wsDefaultGroup}, {192, 2, 'b', wsDefaultGroup}, {128, 1, 0, wsDefaultGroup}}
+
+// wsChoosePlan takes the tile width whose last wave wastes least: a persistent block computes its tiles one
+// after another, so an m × n GEMM takes ⌈tiles / blocks⌉ tile times, each proportional to the tile's width;
+// of equal costs the wider tile (fewer tiles, less of w and x read again). A problem with fewer work units
+// than half the multiprocessors runs without clusters: a pair would leave its partner's multiprocessor idle
+// for nothing.
+func wsChoosePlan(m, n, sms int) wsPlan {
+	best, bestCost := wsPlan{}, math.MaxInt
+	for _, p := range wsWidths {
+		blocks := max(sms/p.cluster, 1)
+		if cost := ceilDiv(p.units(m, n), blocks) * p.bn; cost < bestCost {
+			best, bestCost = p, cost
+		}
+	}
+	if best.cluster > 1 && best.units(m, n) < sms/2 {
+		best.cluster, best.share = 1, 0
+	}
+	return best
+}

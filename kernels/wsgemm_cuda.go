@@ -1,0 +1,57 @@
+//go:build cuda
+
+package kernels
+
+// cuda/ptx/wsgemm_sm90a.ptx comes from the Hopper toolchain: its go:generate line is in sm90a_generate.go.
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kernelwatch/kernelwatch/harness"
+)
+
+// wsModule is the wgmma GEMM's module. Its name is not the GEMM family's ("gemm"), so the family's Load does
+// not load it with the mma.sync kernels: the launcher's first use loads it (in Prepare, outside any timing),
+// on compute capability 9.0 only.
+const wsModule = "wsgemm_sm90a"
+
+// wsGEMM records one launch of plan p's kernel (cuda/wsgemm_sm90a.cu): y[m, n] = x[m, k] · w[n, k]ᵀ. The
+// tensor maps read x and w in k-tiles of 64 (128 bytes, the 128-byte swizzle's row), boxes of 128 rows of x
+// and bn rows of w — half of the shared operand's box where a cluster pair splits its load — and read zeros
+// past M, N and K. The grid is persistent: as many blocks (clusters) as the GPU holds at once, at most one
+// per work unit.
+func (l cudaLaunch) wsGEMM(p wsPlan, x, w, y *harness.DeviceBuffer, m, n, k int) {
+	if l.Err() != nil {
+		return
+	}
+	name := p.kernel()
+	if !gemmUsesWGMMA(l.CC(), true) {
+		l.Fail(fmt.Errorf("%s: wgmma needs compute capability 9.0 (sm_90a), this GPU is %d.%d: %w",
+			name, l.CC()/10, l.CC()%10, ErrNotImplemented))
+		return
+	}
+	if err := mmaCheckDims(m, n, k); err != nil {
+		l.Fail(fmt.Errorf("%s: %w", name, err))
+		return
+	}
+	if m > math.MaxInt32-2*wsBM || n > math.MaxInt32-2*p.bn {
+		l.Fail(fmt.Errorf("%s: %d × %d outputs: tensor-map coordinates are 32-bit", name, m, n))
+		return
+	}
+	boxX, boxW := wsBM, p.bn
+	switch {
+	case p.cluster > 1 && p.share == 'b':
+		boxW /= 2
+	case p.cluster > 1:
+		boxX /= 2
+	}
+	tmx := l.TensorMap(harness.TensorMap2D{Ptr: x, Rows: m, Cols: k, RowBytes: 2 * int64(k), BoxRows: boxX, BoxCols: wsBK, Swizzle128: true})
+	tmw := l.TensorMap(harness.TensorMap2D{Ptr: w, Rows: n, Cols: k, RowBytes: 2 * int64(k), BoxRows: boxW, BoxCols: wsBK, Swizzle128: true})
+	resident := l.ResidentTMA(wsModule, name, wsThreads, p.cluster, p.smem())
+	if l.Err() != nil {
+		return
+	}
+	grid := min(p.units(m, n), resident/p.cluster) * p.cluster
+	l.KernelTMA(wsModule, name, grid, wsThreads, p.cluster, p.smem(), []harness.TensorMap{tmx, tmw}, y, m, n, k, p.group)
+}

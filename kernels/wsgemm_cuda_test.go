@@ -1,0 +1,240 @@
+//go:build cuda
+
+package kernels
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
+)
+
+var wsPlansFlag = flag.String("kernels.wsplans", "", "TestCUDAWGMMAGEMM, TestCUDAGEMMTune: only these wgmma GEMM kernels "+
+	"(comma-separated names, such as wsgemm_bf16_128x256_c2b, or their plan strings with /g<group>)")
+
+// wsTestPlans is wsPlans, narrowed by -kernels.wsplans.
+func wsTestPlans(t *testing.T) []wsPlan {
+	if *wsPlansFlag == "" {
+		return wsPlans
+	}
+	var ps []wsPlan
+	for _, name := range strings.Split(*wsPlansFlag, ",") {
+		found := false
+		for _, p := range wsPlans {
+			for _, g := range []int{p.group, 4, 16, 32} {
+				q := p
+				q.group = g
+				if name == q.kernel() && g == p.group || name == q.String() {
+					ps, found = append(ps, q), true
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("-kernels.wsplans: no kernel %q (have %v)", name, wsPlans)
+		}
+	}
+	return ps
+}
+
+// hopper skips a test of the wgmma GEMM on any GPU but compute capability 9.0.
+func hopper(t *testing.T, be *harness.CUDA) {
+	t.Helper()
+	if !gemmUsesWGMMA(be.CC(), true) {
+		t.Skipf("the wgmma GEMM needs compute capability 9.0 (sm_90a); this GPU is %d.%d", be.CC()/10, be.CC()%10)
+	}
+}
+
+// TestCUDAWGMMAGEMM checks every kernel of the wgmma GEMM (wsPlans) and the plan wsChoosePlan picks against the
+// float64 reference, outputs poisoned before each run (CheckCase), on the GEMM family's test shapes (M, N not
+// multiples of any tile, K of 8 but not 64, one row) and on shapes with partial tiles over many k-tiles,
+// an odd number of tile rows and columns (a cluster pair's second tile past the edge), and more tiles than
+// the persistent grid has blocks. For the ragged shapes it also checks that nothing is written past y, and
+// for each plan that the launch runs the wgmma kernel, not the mma.sync one. It runs whether or not
+// -kernels.pending is set: it is how the wgmma GEMM stops being pending (wgmmaGEMMPending).
+func TestCUDAWGMMAGEMM(t *testing.T) {
+	be := cudaBackend(t)
+	hopper(t, be)
+	defOn, defPlan := wgmmaGEMMOn, wsPlanFor
+	t.Cleanup(func() { wgmmaGEMMOn, wsPlanFor = defOn, defPlan })
+	wgmmaGEMMOn = true
+	cases := append(GEMMFamily.CasesOn("test", nil),
+		Case{DType: BF16, Dims: []int{517, 389, 1032}}, Case{DType: BF16, Dims: []int{128, 256, 32}},
+		Case{DType: BF16, Dims: []int{300, 1000, 200}}, Case{DType: BF16, Dims: []int{1200, 1040, 72}})
+	type plan struct {
+		name string
+		pick func(m, n, sms int) wsPlan
+	}
+	plans := []plan{{"default", wsChoosePlan}}
+	for _, p := range wsTestPlans(t) {
+		plans = append(plans, plan{p.String(), func(int, int, int) wsPlan { return p }})
+	}
+	for _, p := range plans {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/%s", p.name, GEMMFamily.BenchName(c, Fused)), func(t *testing.T) {
+				wsPlanFor = p.pick
+				want := p.pick(c.Dims[0], c.Dims[1], be.Device().Workers).kernel()
+				if _, err := harness.CheckCase(be, GEMMFamily, c, Fused, harness.CaseSeed(t), nil); err != nil {
+					t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
+				}
+				wsCheckBounds(t, be, c, want)
+			})
+		}
+	}
+}
+
+// wsCheckBounds runs case c's fused GEMM with y the first M·N elements of a buffer 4096 elements longer, all
+// poisoned, and fails when the launch's kernel is not want or when an element past y changed.
+func wsCheckBounds(t *testing.T, be *harness.CUDA, c Case, want string) {
+	t.Helper()
+	m, n, k := c.Dims[0], c.Dims[1], c.Dims[2]
+	const pad = 4096
+	var bufs []harness.Buffer
+	defer func() {
+		for _, b := range bufs {
+			be.Free(b)
+		}
+	}()
+	alloc := func(n int) *harness.DeviceBuffer {
+		b, err := be.Alloc(BF16, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs = append(bufs, b)
+		return b.(*harness.DeviceBuffer)
+	}
+	x, w, yAll := alloc(m*k), alloc(n*k), alloc(m*n+pad)
+	ones := func(n int) []float32 {
+		h := make([]float32, n)
+		for i := range h {
+			h[i] = 1
+		}
+		return h
+	}
+	for _, b := range []*harness.DeviceBuffer{x, w} {
+		if err := be.Upload(b, ones(b.Len())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := be.Poison(yAll); err != nil {
+		t.Fatal(err)
+	}
+	l, err := be.Prepare(GEMMFamily, Fused, c, []harness.Buffer{x, w}, []harness.Buffer{yAll.View(0, m*n)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	ks, err := l.(*harness.CUDALaunch).Kernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != 1 || ks[0].Name != want {
+		t.Fatalf("launches %v, want one %s", ks, want)
+	}
+	if ks[0].LocalBytes != 0 {
+		t.Errorf("%s: %d B of local memory a thread (spills)", want, ks[0].LocalBytes)
+	}
+	if err := l.Run(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, m*n+pad)
+	if err := be.Download(yAll, got); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if i < m*n && v != float32(harness.F32FromBF16(harness.BF16FromF32(float32(k)))) {
+			t.Fatalf("y[%d] = %v with all-ones inputs, want %d", i, v, k)
+		}
+		if i >= m*n && !math.IsNaN(float64(v)) {
+			t.Fatalf("%s wrote y[%d] = %v, past the %d × %d output", want, i, v, m, n)
+		}
+	}
+}
+
+// TestCUDAGEMMTune (with -kernels.tune) times, on each GEMM shape of the cuda grid, the verified mma.sync
+// kernel, every wgmma kernel (wsPlans, and the default tiles with other raster groups) and cuBLASLt on the
+// same buffers, under the suite's GPU policy (cold L2), and prints TFLOP/s and each one's share of cuBLASLt's
+// rate. The default plan (wsChoosePlan) is marked.
+func TestCUDAGEMMTune(t *testing.T) {
+	if !*tuneFlag {
+		t.Skip("needs -kernels.tune")
+	}
+	be := cudaBackend(t)
+	defOn, defPlan := wgmmaGEMMOn, wsPlanFor
+	t.Cleanup(func() { wgmmaGEMMOn, wsPlanFor = defOn, defPlan })
+	s := harness.NewSuite(be, nil)
+	lib, vendorErr := be.VendorGEMM()
+	fmt.Printf("device: %s (cc %d.%d, %d SMs); cublaslt: %s%v\n", be.Device().Name, be.CC()/10, be.CC()%10,
+		be.Device().Workers, lib, vendorErr)
+	timeIt := func(l harness.Launch) float64 {
+		if _, err := be.Time(l, 3, s.Policy.Timing); err != nil {
+			t.Fatal(err)
+		}
+		ns, err := be.Time(l, 25, s.Policy.Timing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return harness.Median(ns)
+	}
+	for _, c := range GEMMFamily.CasesOn("cuda", nil) {
+		m, n, k := c.Dims[0], c.Dims[1], c.Dims[2]
+		st, err := s.Buffers(GEMMFamily, c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tf := func(ns float64) float64 { return GEMMFamily.Flops(c) / ns / 1e3 }
+		lines := []string{GEMMFamily.BenchName(c, Fused)}
+		var ref float64
+		if vendorErr == nil {
+			l, err := be.VendorGEMMLaunch(m, n, k, st.In[0], st.In[1], st.Out[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref = tf(timeIt(l))
+			l.Release()
+			lines = append(lines, fmt.Sprintf("    %-34s %6.1f TFLOP/s", "cuBLASLt", ref))
+		}
+		row := func(name string, on bool, p wsPlan) {
+			wgmmaGEMMOn = on
+			wsPlanFor = func(int, int, int) wsPlan { return p }
+			l, err := be.Prepare(GEMMFamily, Fused, c, st.In, st.Out)
+			if err != nil {
+				lines = append(lines, fmt.Sprintf("    %-34s %v", name, err))
+				return
+			}
+			r := tf(timeIt(l))
+			l.Release()
+			line := fmt.Sprintf("    %-34s %6.1f TFLOP/s", name, r)
+			if ref > 0 {
+				line += fmt.Sprintf("  %5.1f%% cuBLASLt", 100*r/ref)
+			}
+			if on && p == wsChoosePlan(m, n, be.Device().Workers) {
+				line += "  <- default"
+			}
+			lines = append(lines, line)
+		}
+		row("mma.sync (gemm_bf16, verified)", false, wsPlan{})
+		if gemmUsesWGMMA(be.CC(), true) {
+			plans := wsTestPlans(t)
+			if *wsPlansFlag == "" {
+				def := wsChoosePlan(m, n, be.Device().Workers)
+				for _, g := range []int{4, 16, 32} {
+					q := def
+					q.group = g
+					plans = append(plans, q)
+				}
+				if !slices.Contains(plans, def) {
+					plans = append(plans, def)
+				}
+			}
+			for _, p := range plans {
+				row(p.String(), true, p)
+			}
+		}
+		st.Release()
+		fmt.Println(strings.Join(lines, "\n"))
+	}
+}
