@@ -157,7 +157,7 @@ func wsCheckBounds(t *testing.T, be *harness.CUDA, c Case, want string) {
 // TestCUDAGEMMTune (with -kernels.tune) times, on each GEMM shape of the cuda grid, the verified mma.sync
 // kernel, every wgmma kernel (wsPlans, and the default tiles with other raster groups) and cuBLASLt on the
 // same buffers, under the suite's GPU policy (cold L2), and prints TFLOP/s and each one's share of cuBLASLt's
-// rate. The default plan (wsChoosePlan) is marked.
+// rate, with the kernel's grid and registers a thread. The default plan (wsChoosePlan) is marked.
 func TestCUDAGEMMTune(t *testing.T) {
 	if !*tuneFlag {
 		t.Skip("needs -kernels.tune")
@@ -205,9 +205,13 @@ func TestCUDAGEMMTune(t *testing.T) {
 				lines = append(lines, fmt.Sprintf("    %-34s %v", name, err))
 				return
 			}
+			ks, err := l.(*harness.CUDALaunch).Kernels()
+			if err != nil {
+				t.Fatal(err)
+			}
 			r := tf(timeIt(l))
 			l.Release()
-			line := fmt.Sprintf("    %-34s %6.1f TFLOP/s", name, r)
+			line := fmt.Sprintf("    %-34s %6.1f TFLOP/s  grid %4d, %3d registers", name, r, ks[0].Grid, ks[0].Registers)
 			if ref > 0 {
 				line += fmt.Sprintf("  %5.1f%% cuBLASLt", 100*r/ref)
 			}
