@@ -91,16 +91,18 @@ func (p wsPlan) units(m, n int) int {
 // wsPlanFor picks the plan of an m × n GEMM on a GPU of sms multiprocessors; the tests swap it.
 var wsPlanFor = wsChoosePlan
 
-// wsWidths are the tile widths the chooser considers, each with the cluster arrangement it runs in:
-// pairs sharing w where half of a w tile is a whole number of swizzle groups (bn/2 a multiple of 8), else
-// pairs sharing x.
-var wsWidths = []wsPlan{{256, 2, 'b', wsDefaultGroup}, {232, 2, 'a', wsDefaultGroup}, {192, 2, 'b', wsDefaultGroup}, {128, 1, 0, wsDefaultGroup}}
+// wsWidths are the tile widths the chooser considers, each without clusters: on an H200 the cluster pairs
+// (each block loading half of the shared operand and multicasting it) ran no faster than single blocks on
+// any of the cuda grid's shapes (705 against 706 TFLOP/s at 4096³, 655 against 653 at 2048 × 11008 × 4096,
+// 698 against 703 at 2048 × 4096 × 11008): these kernels are not short of L2 bandwidth, and a cluster only
+// adds co-scheduling constraints. The cluster kernels stay in the module for TestCUDAGEMMTune.
+var wsWidths = []wsPlan{{256, 1, 0, wsDefaultGroup}, {232, 1, 0, wsDefaultGroup}, {192, 1, 0, wsDefaultGroup}, {128, 1, 0, wsDefaultGroup}}
 
 // wsChoosePlan takes the tile width whose last wave wastes least: a persistent block computes its tiles one
 // after another, so an m × n GEMM takes ⌈tiles / blocks⌉ tile times, each proportional to the tile's width;
-// of equal costs the wider tile (fewer tiles, less of w and x read again). A problem with fewer work units
-// than half the multiprocessors runs without clusters: a pair would leave its partner's multiprocessor idle
-// for nothing.
+// of equal costs the wider tile (fewer tiles, less of w and x read again). 11008 columns, for one, make 43
+// tiles of 256 (5.2 waves of 132 blocks at 2048 rows: the sixth mostly idle) or 48 of 232 (5.8 waves): 95%
+// of cuBLASLt's rate against 88% on an H200.
 func wsChoosePlan(m, n, sms int) wsPlan {
 	best, bestCost := wsPlan{}, math.MaxInt
 	for _, p := range wsWidths {
@@ -108,9 +110,6 @@ func wsChoosePlan(m, n, sms int) wsPlan {
 		if cost := ceilDiv(p.units(m, n), blocks) * p.bn; cost < bestCost {
 			best, bestCost = p, cost
 		}
-	}
-	if best.cluster > 1 && best.units(m, n) < sms/2 {
-		best.cluster, best.share = 1, 0
 	}
 	return best
 }

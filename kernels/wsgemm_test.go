@@ -23,20 +23,22 @@ func TestGEMMUsesWGMMA(t *testing.T) {
 }
 
 // TestWSChoosePlan checks the wgmma GEMM's plan on 132 multiprocessors (H100 SXM, H200): the widest tiles where
-// the last wave is full anyway, 232 columns where 11008 columns of 256 leave most of a seventh wave idle
-// (48 tiles of 232 fill six waves of 66 pairs), the small tiles without clusters for problems that fill less
-// than half the GPU.
+// the last wave is full anyway, 232 columns where 11008 columns of 256 leave most of a sixth wave idle (48
+// tiles of 232 fill six waves of 132 blocks), the narrow tiles for problems that fill less than one wave, and
+// never a cluster (they ran no faster on an H200).
 func TestWSChoosePlan(t *testing.T) {
 	for _, tc := range []struct {
 		m, n, sms int
 		want      wsPlan
 	}{
-		{4096, 4096, 132, wsPlan{256, 2, 'b', wsDefaultGroup}},
-		{2048, 4096, 132, wsPlan{256, 2, 'b', wsDefaultGroup}},
-		{2048, 11008, 132, wsPlan{232, 2, 'a', wsDefaultGroup}},
+		{4096, 4096, 132, wsPlan{256, 1, 0, wsDefaultGroup}},
+		{2048, 4096, 132, wsPlan{256, 1, 0, wsDefaultGroup}},
+		{2048, 11008, 132, wsPlan{232, 1, 0, wsDefaultGroup}},
 		{1, 8, 132, wsPlan{128, 1, 0, wsDefaultGroup}},
 		{130, 200, 132, wsPlan{128, 1, 0, wsDefaultGroup}},
 		{512, 1024, 132, wsPlan{128, 1, 0, wsDefaultGroup}},
+		// H100 PCIe: 512 tiles of 256 are 4.5 waves of 114 blocks (5 × 256), 1024 of 128 are 8.98 (9 × 128).
+		{4096, 4096, 114, wsPlan{128, 1, 0, wsDefaultGroup}},
 	} {
 		if got := wsChoosePlan(tc.m, tc.n, tc.sms); got != tc.want {
 			t.Errorf("wsChoosePlan(%d, %d, %d) = %v, want %v", tc.m, tc.n, tc.sms, got, tc.want)
