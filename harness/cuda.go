@@ -22,7 +22,8 @@ package harness
 // A family's CUDA code is a .cu file compiled to PTX and a Go file with the cuda build tag:
 //
 //  1. cuda/<family>.cu: extern "C" kernels. Declare every kernel parameter as a pointer, long long or double:
-//     each is passed as 8 bytes. The harness's cuda/common.cuh has bf16 conversions that match BF16FromF32
+//     each is passed as 8 bytes — but for leading CUtensorMap parameters, which CUDALaunch.KernelTMA passes
+//     by value (tensormap_cuda.go). The harness's cuda/common.cuh has bf16 conversions that match BF16FromF32
 //     bit for bit and the DType codes (KW_FP32 …).
 //
 //  2. <family>_cuda.go:

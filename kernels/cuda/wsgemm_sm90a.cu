@@ -2,7 +2,8 @@
 // accumulation (GEMMFamily's layout), on wgmma and the bulk tensor copy engine (TMA), warp-specialized and
 // persistent. Compiled by the Hopper toolchain (CUDA 12.4, scripts/nvcc-hopper) for compute_90a; the backend
 // loads the module only on compute capability exactly 9.0, and the GEMM family's launcher (gemm_cuda.go,
-// wgmmaGEMM) launches it there while the plan is chosen (gemmChoosePlan).
+// gemmFusedCUDA → wsgemm_cuda.go, wsGEMM) launches it there while the pending switch allows (wsgemm.go:
+// gemmUsesWGMMA; the kernel is wsChoosePlan's).
 //
 // Kernel wsgemm_bf16_<BM>x<BN>_c<C><share>: a block of 384 threads computes BM × BN = 128 × BN output tiles
 // (BN: 256, 232, 192 or 128), one after another (a persistent grid of at most one block a multiprocessor):
