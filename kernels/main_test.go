@@ -13,5 +13,6 @@ import (
 func TestMain(m *testing.M) {
 	rowDSMEMOn = rowDSMEMOn || harness.RunPending()
 	rnnTCOn = rnnTCOn || harness.RunPending()
+	rnnUnitsOn = rnnUnitsOn || harness.RunPending()
 	os.Exit(harness.Main(m))
 }
