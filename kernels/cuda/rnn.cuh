@@ -359,7 +359,7 @@ __device__ __forceinline__ void rnn_units(const typename SI::T* __restrict__ in,
     };
     auto sync = [] {
         if (NT <= 32) {
-            __syncwarp();
+            __syncwarp(NT == 32 ? 0xffffffffu : (1u << (NT & 31)) - 1u);  // a block of 16 threads: half a warp
         } else {
             __syncthreads();
         }
