@@ -51,19 +51,19 @@ func init() { registerCPU(LSTMFamily, lstmFused, lstmNaive) }
 // GEMM first (proj; always above hidden 64) or projecting x inside.
 //
 // With units true (fp32, hidden ≤ 64), the SIMT kernel is rnn.cuh's rnn_units (a thread per unit and 1/lanes of
-// its four gate rows, lstmUnitLanes), fast: with the gate functions on the special-function unit, bb batch rows
+// its four gate rows, lstmUnitLanes, or lanes), fast: with the gate functions on the special-function unit, bb batch rows
 // a block (0: the fewest that keep the grid resident).
 type lstmPlan struct {
 	tc          bool
 	cluster, mt int
 	r8, proj    bool
 	units, fast bool
-	bb          int
+	lanes, bb   int
 }
 
 func (p lstmPlan) String() string {
 	if p.units {
-		return rnnUnitsPlanName(p.fast, p.bb)
+		return rnnUnitsPlanName(p.fast, p.lanes, p.bb)
 	}
 	if !p.tc {
 		return "simt"
@@ -136,18 +136,13 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 // hidden 64 (always over G) one and two m16 tiles and 8-row tiles a cluster; at hidden 64 also over G (one m16
 // tile, 8-row tiles) in one block; below, the projection inside.
 //
-// For fp32 up to hidden 64: the unit kernels, accurate and fast, at every rnnUnitBatches.
+// For fp32 up to hidden 64: the unit kernels (rnnUnitsPlans).
 func lstmPlans(c Case) []lstmPlan {
 	ps := []lstmPlan{{}}
 	if c.DType != BF16 {
-		if lstmUnitLanes[c.Dims[2]] > 0 {
-			for _, fast := range []bool{false, true} {
-				for _, bb := range rnnUnitBatches {
-					ps = append(ps, lstmPlan{units: true, fast: fast, bb: bb})
-				}
-			}
-		}
-		return ps
+		return append(ps, rnnUnitsPlans(c.Dims[2], lstmUnitLanes, lstmUnitLanesAlt, func(fast bool, lanes, bb int) lstmPlan {
+			return lstmPlan{units: true, fast: fast, lanes: lanes, bb: bb}
+		})...)
 	}
 	nh := c.Dims[2]
 	for _, cl := range lstmTCClusters[nh] {

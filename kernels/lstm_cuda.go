@@ -40,12 +40,15 @@ func lstmFusedCUDA(l cudaLaunch) {
 	nb, nt, nh := lstmDims(l.Case)
 	if p.units {
 		ks := lstmUnitLanes[nh]
+		if p.lanes > 0 {
+			ks = p.lanes
+		}
 		if l.DType != FP32 || ks == 0 {
 			l.Fail(fmt.Errorf("lstm: the unit plan %v is built for fp32 at hidden 16, 32, 64; this is %v at %d: %w",
 				p, l.DType, nh, ErrNotImplemented))
 			return
 		}
-		name := func(bb int) string { return rnnUnitsName("lstm", "h", nh, p.fast, bb) }
+		name := func(bb int) string { return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb) }
 		blocks := func(bb int) int { return ceilDiv(nb, bb) }
 		bb := p.bb
 		if bb == 0 {

@@ -1,6 +1,10 @@
 package kernels
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 // TestLSTMChoosePlan: the tensor-core plan only for bf16 on sm_90 at the hidden sizes it is built for, and only
 // while rnnTCOn (-kernels.pending until it has passed on a GPU); every built shape fits a multiprocessor.
@@ -48,7 +52,7 @@ func TestLSTMChoosePlan(t *testing.T) {
 		}
 		want := 1
 		if lstmUnitLanes[nh] > 0 {
-			want += 2 * len(rnnUnitBatches)
+			want += 3 * len(rnnUnitBatches)
 		}
 		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != want || ps[0] != (lstmPlan{}) || want > 1 && !ps[1].units {
 			t.Errorf("fp32 hidden %d: plans %v, want simt and %d unit plans", nh, ps, want-1)
@@ -89,18 +93,18 @@ func TestRNNUnitsChoosePlan(t *testing.T) {
 		module, key string
 		n           int
 		fast        bool
-		bb          int
+		lanes, bb   int
 		want        string
 	}{
-		{"lstm", "h", 64, true, 2, "lstm_unitsf_f32_h64_bb2"},
-		{"slstm", "dh", 32, false, 1, "slstm_units_f32_dh32_bb1"},
+		{"lstm", "h", 64, true, 8, 2, "lstm_unitsf_f32_h64_l8_bb2"},
+		{"slstm", "dh", 32, false, 1, 1, "slstm_units_f32_dh32_l1_bb1"},
 	} {
-		if got := rnnUnitsName(x.module, x.key, x.n, x.fast, x.bb); got != x.want {
+		if got := rnnUnitsName(x.module, x.key, x.n, x.fast, x.lanes, x.bb); got != x.want {
 			t.Errorf("rnnUnitsName%v = %q, want %q", x, got, x.want)
 		}
 	}
-	if s := (lstmPlan{units: true, fast: true, bb: 2}).String(); s != "unitsf_bb2" {
-		t.Errorf("plan name %q, want unitsf_bb2", s)
+	if s := (lstmPlan{units: true, fast: true, lanes: 8, bb: 2}).String(); s != "unitsf_l8_bb2" {
+		t.Errorf("plan name %q, want unitsf_l8_bb2", s)
 	}
 	if s := (slstmPlan{units: true}).String(); s != "units" {
 		t.Errorf("plan name %q, want units", s)
@@ -138,6 +142,44 @@ func TestSLSTMChoosePlan(t *testing.T) {
 			if s := rnnTCSmem(dh, 1, p.mt, p.r8, false, 2); s > 227<<10 {
 				t.Errorf("dh %d plan %v: %d B of shared memory", dh, p, s)
 			}
+		}
+	}
+}
+
+// TestRNNUnitsKernels: every unit plan of both families, at every size and with each batch-row count the launch
+// may pick, names a kernel of its module's PTX (the launchers' names are built from the plan).
+func TestRNNUnitsKernels(t *testing.T) {
+	entries := func(module string) string {
+		b, err := os.ReadFile("cuda/ptx/" + module + ".ptx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	check := func(module, key string, n int, lanes map[int]int, fast bool, pl, bb int) {
+		ks := lanes[n]
+		if pl > 0 {
+			ks = pl
+		}
+		bbs := []int{bb}
+		if bb == 0 {
+			bbs = rnnUnitBatches[1:]
+		}
+		for _, b := range bbs {
+			name := rnnUnitsName(module, key, n, fast, ks, b)
+			if !strings.Contains(entries(module), ".entry "+name+"(") {
+				t.Errorf("%s has no kernel %s", module, name)
+			}
+		}
+	}
+	for nh := range lstmUnitLanes {
+		for _, p := range lstmPlans(Case{DType: FP32, Dims: []int{1, 1, nh}})[1:] {
+			check("lstm", "h", nh, lstmUnitLanes, p.fast, p.lanes, p.bb)
+		}
+	}
+	for dh := range slstmUnitLanes {
+		for _, p := range slstmPlans(Case{DType: FP32, Dims: []int{1, 1, 1, dh}})[1:] {
+			check("slstm", "dh", dh, slstmUnitLanes, p.fast, p.lanes, p.bb)
 		}
 	}
 }

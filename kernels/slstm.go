@@ -52,20 +52,20 @@ func init() { registerCPU(SLSTMFamily, slstmFused, slstmNaive) }
 // on tensor cores, a block per (head, 16·mt batch rows; r8: 8 rows).
 //
 // With units true (fp32), the SIMT kernel is rnn.cuh's rnn_units (a thread per unit and 1/lanes of its four gate
-// rows, slstmUnitLanes), fast: with the gate functions on the special-function unit, bb batch rows a block (0:
+// rows, slstmUnitLanes, or lanes), fast: with the gate functions on the special-function unit, bb batch rows a block (0:
 // the fewest that keep the grid resident).
 type slstmPlan struct {
 	tc          bool
 	mt          int
 	r8          bool
 	units, fast bool
-	bb          int
+	lanes, bb   int
 }
 
 func (p slstmPlan) String() string {
 	switch {
 	case p.units:
-		return rnnUnitsPlanName(p.fast, p.bb)
+		return rnnUnitsPlanName(p.fast, p.lanes, p.bb)
 	case !p.tc:
 		return "simt"
 	case p.r8:
@@ -97,18 +97,13 @@ func slstmChoosePlan(c Case, cc int) slstmPlan {
 // slstmPlans are the plans built for case c: the SIMT kernel, and for bf16 the tensor-core kernel with 8-, 16-
 // and 32-row batch tiles.
 //
-// For fp32: the unit kernels, accurate and fast, at every rnnUnitBatches.
+// For fp32: the unit kernels (rnnUnitsPlans).
 func slstmPlans(c Case) []slstmPlan {
 	if c.DType != BF16 {
-		ps := []slstmPlan{{}}
-		if slstmUnitLanes[c.Dims[3]] > 0 {
-			for _, fast := range []bool{false, true} {
-				for _, bb := range rnnUnitBatches {
-					ps = append(ps, slstmPlan{units: true, fast: fast, bb: bb})
-				}
-			}
-		}
-		return ps
+		return append([]slstmPlan{{}}, rnnUnitsPlans(c.Dims[3], slstmUnitLanes, slstmUnitLanesAlt,
+			func(fast bool, lanes, bb int) slstmPlan {
+				return slstmPlan{units: true, fast: fast, lanes: lanes, bb: bb}
+			})...)
 	}
 	return []slstmPlan{{}, {tc: true, mt: 1}, {tc: true, mt: 2}, {tc: true, mt: 1, r8: true}}
 }

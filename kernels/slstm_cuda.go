@@ -26,12 +26,15 @@ func slstmFusedCUDA(l cudaLaunch) {
 	}
 	if p.units {
 		ks := slstmUnitLanes[dh]
+		if p.lanes > 0 {
+			ks = p.lanes
+		}
 		if l.DType != FP32 || ks == 0 {
 			l.Fail(fmt.Errorf("slstm: the unit plan %v is built for fp32 at head sizes 16, 32, 64; this is %v at %d: %w",
 				p, l.DType, dh, ErrNotImplemented))
 			return
 		}
-		name := func(bb int) string { return rnnUnitsName("slstm", "dh", dh, p.fast, bb) }
+		name := func(bb int) string { return rnnUnitsName("slstm", "dh", dh, p.fast, ks, bb) }
 		blocks := func(bb int) int { return ceilDiv(nb, bb) * nh }
 		bb := p.bb
 		if bb == 0 {

@@ -44,20 +44,18 @@ struct LstmCellF {
     }
 };
 
-// lstm_units{,f}_*_h{H}_bb{BB}: rnn.cuh's rnn_units with the input projection inside (a thread per unit and
-// 1/KS of its four gate rows of W_ih and W_hh), with the accurate cell or LstmCellF.
-#define LSTM_UNITS(S, NAME, H, KS, BB)                                                                            \
-    extern "C" __global__ void __launch_bounds__(H * KS) lstm_units_##NAME##_h##H##_bb##BB(                       \
-        const S::T* x, const S::T* w_ih, const float* bias, const S::T* w_hh, const S::T* resets, S::T* y,        \
+// lstm_units{,f}_f32_h{H}_l{KS}_bb{BB}: rnn.cuh's rnn_units with the input projection inside (a thread per
+// unit and 1/KS of its four gate rows of W_ih and W_hh), with the accurate cell or LstmCellF (f).
+#define LSTM_UNITS(CELL, F, H, KS, BB)                                                                            \
+    extern "C" __global__ void __launch_bounds__(H * KS) lstm_units##F##_f32_h##H##_l##KS##_bb##BB(               \
+        const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
         long long nb, long long nt) {                                                                             \
-        rnn_units<LstmCell, S, S, H, KS, BB, true>(x, w_ih, bias, w_hh, resets, y, nb, nt, 1);                    \
-    }                                                                                                             \
-    extern "C" __global__ void __launch_bounds__(H * KS) lstm_unitsf_##NAME##_h##H##_bb##BB(                      \
-        const S::T* x, const S::T* w_ih, const float* bias, const S::T* w_hh, const S::T* resets, S::T* y,        \
-        long long nb, long long nt) {                                                                             \
-        rnn_units<LstmCellF, S, S, H, KS, BB, true>(x, w_ih, bias, w_hh, resets, y, nb, nt, 1);                   \
+        rnn_units<CELL, F32, F32, H, KS, BB, true>(x, w_ih, bias, w_hh, resets, y, nb, nt, 1);                    \
     }
-#define LSTM_UNITS_H(H, KS) LSTM_UNITS(F32, f32, H, KS, 1) LSTM_UNITS(F32, f32, H, KS, 2) LSTM_UNITS(F32, f32, H, KS, 4)
+#define LSTM_UNITS_BB(CELL, F, H, KS) LSTM_UNITS(CELL, F, H, KS, 1) LSTM_UNITS(CELL, F, H, KS, 2) LSTM_UNITS(CELL, F, H, KS, 4)
+// The default lanes (lstmUnitLanes) with both cells, twice as many (lstmUnitLanesAlt) with the fast one.
+#define LSTM_UNITS_H(H, KS, KS2)                                                                                  \
+    LSTM_UNITS_BB(LstmCell, , H, KS) LSTM_UNITS_BB(LstmCellF, f, H, KS) LSTM_UNITS_BB(LstmCellF, f, H, KS2)
 
 // lstm_rnnx: the input projection inside the persistent kernel, W_ih in registers next to W_hh.
 #define LSTM_RNNX(S, NAME, H, BB)                                                                                 \
@@ -111,9 +109,9 @@ struct LstmCellF {
 
 LSTM_DTYPE(F32, f32)
 LSTM_DTYPE(BF16, bf16)
-LSTM_UNITS_H(16, 1)
-LSTM_UNITS_H(32, 2)
-LSTM_UNITS_H(64, 4)
+LSTM_UNITS_H(16, 1, 2)
+LSTM_UNITS_H(32, 2, 4)
+LSTM_UNITS_H(64, 4, 8)
 RNN_GEMM(lstm, F32, f32, F32, f32, 64)
 RNN_GEMM(lstm, F32, f32, F32, f32, 128)
 RNN_GEMM(lstm, BF16, bf16, BF16, bf16, 64)

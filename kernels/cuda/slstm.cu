@@ -45,20 +45,19 @@ struct SlstmCellF {
     }
 };
 
-// slstm_units{,f}_*_dh{DH}_bb{BB}: rnn.cuh's rnn_units (a thread per unit and 1/KS of its four gate rows), with
-// the accurate cell or SlstmCellF.
-#define SLSTM_UNITS(S, NAME, DH, KS, BB)                                                                          \
-    extern "C" __global__ void __launch_bounds__(DH * KS) slstm_units_##NAME##_dh##DH##_bb##BB(                   \
-        const S::T* wx, const S::T* r, const float* bias, const S::T* resets, S::T* h, long long nb, long long nt, \
-        long long heads) {                                                                                        \
-        rnn_units<SlstmCell, S, S, DH, KS, BB, false>(wx, nullptr, bias, r, resets, h, nb, nt, heads);             \
-    }                                                                                                             \
-    extern "C" __global__ void __launch_bounds__(DH * KS) slstm_unitsf_##NAME##_dh##DH##_bb##BB(                  \
-        const S::T* wx, const S::T* r, const float* bias, const S::T* resets, S::T* h, long long nb, long long nt, \
-        long long heads) {                                                                                        \
-        rnn_units<SlstmCellF, S, S, DH, KS, BB, false>(wx, nullptr, bias, r, resets, h, nb, nt, heads);            \
+// slstm_units{,f}_f32_dh{DH}_l{KS}_bb{BB}: rnn.cuh's rnn_units (a thread per unit and 1/KS of its four gate
+// rows), with the accurate cell or SlstmCellF (f).
+#define SLSTM_UNITS(CELL, F, DH, KS, BB)                                                                          \
+    extern "C" __global__ void __launch_bounds__(DH * KS) slstm_units##F##_f32_dh##DH##_l##KS##_bb##BB(           \
+        const float* wx, const float* r, const float* bias, const float* resets, float* h, long long nb,          \
+        long long nt, long long heads) {                                                                          \
+        rnn_units<CELL, F32, F32, DH, KS, BB, false>(wx, nullptr, bias, r, resets, h, nb, nt, heads);             \
     }
-#define SLSTM_UNITS_DH(DH, KS) SLSTM_UNITS(F32, f32, DH, KS, 1) SLSTM_UNITS(F32, f32, DH, KS, 2) SLSTM_UNITS(F32, f32, DH, KS, 4)
+#define SLSTM_UNITS_BB(CELL, F, DH, KS)                                                                           \
+    SLSTM_UNITS(CELL, F, DH, KS, 1) SLSTM_UNITS(CELL, F, DH, KS, 2) SLSTM_UNITS(CELL, F, DH, KS, 4)
+// The default lanes (slstmUnitLanes) with both cells, twice as many (slstmUnitLanesAlt) with the fast one.
+#define SLSTM_UNITS_DH(DH, KS, KS2)                                                                               \
+    SLSTM_UNITS_BB(SlstmCell, , DH, KS) SLSTM_UNITS_BB(SlstmCellF, f, DH, KS) SLSTM_UNITS_BB(SlstmCellF, f, DH, KS2)
 
 #define SLSTM_RNN(S, NAME, DH, BB)                                                                               \
     extern "C" __global__ void __launch_bounds__(4 * DH) slstm_rnn_##NAME##_dh##DH##_bb##BB( \
@@ -102,9 +101,9 @@ struct SlstmCellF {
 
 SLSTM_DTYPE(F32, f32)
 SLSTM_DTYPE(BF16, bf16)
-SLSTM_UNITS_DH(16, 1)
-SLSTM_UNITS_DH(32, 1)
-SLSTM_UNITS_DH(64, 2)
+SLSTM_UNITS_DH(16, 1, 2)
+SLSTM_UNITS_DH(32, 1, 2)
+SLSTM_UNITS_DH(64, 2, 4)
 RNN_GEMM(slstm, F32, f32, F32, f32, 64)
 RNN_GEMM(slstm, F32, f32, F32, f32, 128)
 RNN_GEMM(slstm, F32, f32, BF16, bf16, 64)
