@@ -48,7 +48,16 @@ func lstmFusedCUDA(l cudaLaunch) {
 				p, l.DType, nh, ErrNotImplemented))
 			return
 		}
-		name := func(bb int) string { return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb) }
+		if p.xa && (!p.fast || ks != lstmUnitLanes[nh]) {
+			l.Fail(fmt.Errorf("lstm: no kernel for plan %v (x ahead: fast gate functions, default lanes only)", p))
+			return
+		}
+		name := func(bb int) string {
+			if p.xa {
+				return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb) + "_xa"
+			}
+			return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb)
+		}
 		blocks := func(bb int) int { return ceilDiv(nb, bb) }
 		bb := p.bb
 		if bb == 0 {

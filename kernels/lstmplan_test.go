@@ -52,7 +52,7 @@ func TestLSTMChoosePlan(t *testing.T) {
 		}
 		want := 1
 		if lstmUnitLanes[nh] > 0 {
-			want += 3 * len(rnnUnitBatches)
+			want += 4 * len(rnnUnitBatches)
 		}
 		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != want || ps[0] != (lstmPlan{}) || want > 1 && !ps[1].units {
 			t.Errorf("fp32 hidden %d: plans %v, want simt and %d unit plans", nh, ps, want-1)
@@ -60,8 +60,9 @@ func TestLSTMChoosePlan(t *testing.T) {
 	}
 }
 
-// TestRNNUnitsChoosePlan: the fp32 unit kernel with fast gate functions (the launch picking its batch rows) for
-// the LSTM up to hidden 64 and the sLSTM, only while rnnUnitsOn; every plan names a kernel the modules build.
+// TestRNNUnitsChoosePlan: the fp32 unit kernel for the LSTM up to hidden 64 and the sLSTM, only while
+// rnnUnitsOn, the launch picking its batch rows, with the fast gate functions for the LSTM and at sLSTM head
+// size 64; the plans' kernel names.
 func TestRNNUnitsChoosePlan(t *testing.T) {
 	defer func(on bool) { rnnUnitsOn = on }(rnnUnitsOn)
 	for _, on := range []bool{false, true} {
@@ -78,7 +79,7 @@ func TestRNNUnitsChoosePlan(t *testing.T) {
 		for _, dh := range []int{16, 32, 64, 128} {
 			want := slstmPlan{}
 			if on && dh <= 64 {
-				want = slstmPlan{units: true, fast: true}
+				want = slstmPlan{units: true, fast: dh == 64}
 			}
 			if got := slstmChoosePlan(Case{DType: FP32, Dims: []int{256, 4, 1024, dh}}, 75); got != want {
 				t.Errorf("on=%v sLSTM fp32 dh %d: plan %v, want %v", on, dh, got, want)
@@ -156,7 +157,7 @@ func TestRNNUnitsKernels(t *testing.T) {
 		}
 		return string(b)
 	}
-	check := func(module, key string, n int, lanes map[int]int, fast bool, pl, bb int) {
+	check := func(module, key string, n int, lanes map[int]int, fast bool, pl, bb int, suffix string) {
 		ks := lanes[n]
 		if pl > 0 {
 			ks = pl
@@ -166,7 +167,7 @@ func TestRNNUnitsKernels(t *testing.T) {
 			bbs = rnnUnitBatches[1:]
 		}
 		for _, b := range bbs {
-			name := rnnUnitsName(module, key, n, fast, ks, b)
+			name := rnnUnitsName(module, key, n, fast, ks, b) + suffix
 			if !strings.Contains(entries(module), ".entry "+name+"(") {
 				t.Errorf("%s has no kernel %s", module, name)
 			}
@@ -174,12 +175,16 @@ func TestRNNUnitsKernels(t *testing.T) {
 	}
 	for nh := range lstmUnitLanes {
 		for _, p := range lstmPlans(Case{DType: FP32, Dims: []int{1, 1, nh}})[1:] {
-			check("lstm", "h", nh, lstmUnitLanes, p.fast, p.lanes, p.bb)
+			suffix := ""
+			if p.xa {
+				suffix = "_xa"
+			}
+			check("lstm", "h", nh, lstmUnitLanes, p.fast, p.lanes, p.bb, suffix)
 		}
 	}
 	for dh := range slstmUnitLanes {
 		for _, p := range slstmPlans(Case{DType: FP32, Dims: []int{1, 1, 1, dh}})[1:] {
-			check("slstm", "dh", dh, slstmUnitLanes, p.fast, p.lanes, p.bb)
+			check("slstm", "dh", dh, slstmUnitLanes, p.fast, p.lanes, p.bb, "")
 		}
 	}
 }

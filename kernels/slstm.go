@@ -83,10 +83,13 @@ var slstmHeadSizes = map[int]bool{16: true, 32: true, 64: true}
 // (256, 4, 1024, 32) to 0.48 ms, against 0.186 and 0.876 for the SIMT kernel; 16-row tiles were slower than
 // SIMT (0.29, 0.88): a block's per-step cost is the mma of its m16 tile and the cells of its rows.
 //
-// fp32 takes the unit kernel with the fast gate functions where rnnUnitsOn allows it.
+// fp32 takes the unit kernel where rnnUnitsOn allows it, with the batch rows a block left to the launch (one
+// at both cuda shapes), and the fast gate functions at head size 64 only: on an H100 (TestCUDASLSTMTune)
+// (2, 4, 256, 64) took 0.131 ms with them and 0.173 ms without (SIMT 0.184), but (256, 4, 1024, 32) 0.691 ms
+// with them and 0.639 ms without (SIMT 0.815).
 func slstmChoosePlan(c Case, cc int) slstmPlan {
-	if c.DType == FP32 && rnnUnitsOn && slstmUnitLanes[c.Dims[3]] > 0 {
-		return slstmPlan{units: true, fast: true}
+	if dh := c.Dims[3]; c.DType == FP32 && rnnUnitsOn && slstmUnitLanes[dh] > 0 {
+		return slstmPlan{units: true, fast: dh >= 64}
 	}
 	if !rnnTCOn || c.DType != BF16 || cc < 90 || !slstmHeadSizes[c.Dims[3]] {
 		return slstmPlan{}

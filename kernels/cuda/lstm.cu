@@ -52,10 +52,19 @@ struct LstmCellF {
         long long nb, long long nt) {                                                                             \
         rnn_units<CELL, F32, F32, H, KS, BB, true>(x, w_ih, bias, w_hh, resets, y, nb, nt, 1);                    \
     }
+// _xa: x a step ahead of h (rnn_units' XA).
+#define LSTM_UNITS_XA(H, KS, BB)                                                                                  \
+    extern "C" __global__ void __launch_bounds__(H * KS) lstm_unitsf_f32_h##H##_l##KS##_bb##BB##_xa(              \
+        const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
+        long long nb, long long nt) {                                                                             \
+        rnn_units<LstmCellF, F32, F32, H, KS, BB, true, true>(x, w_ih, bias, w_hh, resets, y, nb, nt, 1);         \
+    }
 #define LSTM_UNITS_BB(CELL, F, H, KS) LSTM_UNITS(CELL, F, H, KS, 1) LSTM_UNITS(CELL, F, H, KS, 2) LSTM_UNITS(CELL, F, H, KS, 4)
-// The default lanes (lstmUnitLanes) with both cells, twice as many (lstmUnitLanesAlt) with the fast one.
+// The default lanes (lstmUnitLanes) with both cells and with the fast one and x ahead (_xa), twice as many
+// (lstmUnitLanesAlt) with the fast one.
 #define LSTM_UNITS_H(H, KS, KS2)                                                                                  \
-    LSTM_UNITS_BB(LstmCell, , H, KS) LSTM_UNITS_BB(LstmCellF, f, H, KS) LSTM_UNITS_BB(LstmCellF, f, H, KS2)
+    LSTM_UNITS_BB(LstmCell, , H, KS) LSTM_UNITS_BB(LstmCellF, f, H, KS) LSTM_UNITS_BB(LstmCellF, f, H, KS2)       \
+    LSTM_UNITS_XA(H, KS, 1) LSTM_UNITS_XA(H, KS, 2) LSTM_UNITS_XA(H, KS, 4)
 
 // lstm_rnnx: the input projection inside the persistent kernel, W_ih in registers next to W_hh.
 #define LSTM_RNNX(S, NAME, H, BB)                                                                                 \

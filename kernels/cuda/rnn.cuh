@@ -302,19 +302,22 @@ __device__ __forceinline__ float rnn_logsigmoid(float x) {
 // through shared memory and one barrier a step (h double-buffered by step parity; __syncwarp when the block is
 // one warp). Lane q runs the cell of batch rows q mod BB, q mod BB + KS, … (lanes past BB repeat rows, with the
 // same operations on the same values, and do not write), whose state stays in its registers. The given inputs
-// of a step and the reset flags are prefetched a step ahead and kept as stored until used. grid =
-// ⌈batch/BB⌉ · heads.
-template <class Cell, class S, class SI, int H, int KS, int BB, bool XIN>
+// of a step and the reset flags are prefetched a step ahead and kept as stored until used. With XA (XIN only),
+// x runs a step ahead of h: x_{t+1}·Wiᵀ is computed in step t, after W h_{t−1} and before the shuffles and the
+// cell, which do not wait for it (three x buffers, x_{t+2} loaded during step t). grid = ⌈batch/BB⌉ · heads.
+template <class Cell, class S, class SI, int H, int KS, int BB, bool XIN, bool XA = false>
 __device__ __forceinline__ void rnn_units(const typename SI::T* __restrict__ in, const typename S::T* __restrict__ wi,
                                           const float* __restrict__ bias, const typename S::T* __restrict__ w,
                                           const typename S::T* __restrict__ resets, typename S::T* __restrict__ y,
                                           long long nb, long long nt, long long heads) {
     constexpr int NT = H * KS, NW = H / (4 * KS), CR = BB > KS ? BB / KS : 1, XE = (BB * H + NT - 1) / NT;
     constexpr int P = BB == 1 && !XIN ? 2 : 1;  // partial sums a gate: independent FMA chains with one row
+    constexpr bool AHEAD = XIN && XA;
+    constexpr int XB = XIN ? (AHEAD ? 3 : 2) : 1;  // x buffers
     static_assert(H % (4 * KS) == 0 && (KS & (KS - 1)) == 0 && KS <= 32 && (BB % KS == 0 || KS % BB == 0),
                   "rnn_units: bad shape");
     __shared__ __align__(16) float hs[2][BB][H];
-    __shared__ __align__(16) float xs[XIN ? 2 : 1][XIN ? BB : 1][XIN ? H : 4];
+    __shared__ __align__(16) float xs[XB][XIN ? BB : 1][XIN ? H : 4];
     const int tid = threadIdx.x, u = tid / KS, q = tid % KS;
     const long long head = blockIdx.x % heads, b0 = blockIdx.x / heads * BB;
     float4 wv[4][NW], wiv[XIN ? 4 : 1][XIN ? NW : 1];
@@ -338,15 +341,41 @@ __device__ __forceinline__ void rnn_units(const typename SI::T* __restrict__ in,
     typename SI::T nin[CR][4] = {};
     typename SI::T nx[XE] = {};
     typename S::T nflag[BB] = {};
-    auto fetch = [&](long long t) {
-        if (XIN) {
+    auto fetchx = [&](long long t) {  // x_t into nx (t < nt)
 #pragma unroll
-            for (int e = 0; e < XE; e++) {
-                const int i = tid + NT * e;
-                const long long b = b0 + i / H;
-                nx[e] = i < BB * H && b < nb ? in[(b * nt + t) * H + i % H] : typename SI::T(0);
+        for (int e = 0; e < XE; e++) {
+            const int i = tid + NT * e;
+            const long long b = b0 + i / H;
+            nx[e] = i < BB * H && b < nb ? in[(b * nt + t) * H + i % H] : typename SI::T(0);
+        }
+    };
+    auto storex = [&](int buf) {
+#pragma unroll
+        for (int e = 0; e < XE; e++)
+            if (tid + NT * e < BB * H) xs[buf][(tid + NT * e) / H][(tid + NT * e) % H] = SI::get(nx[e]);
+    };
+    // x·Wiᵀ of this thread's parts from buffer buf.
+    auto xproj = [&](int buf, float (&ax)[BB][4]) {
+#pragma unroll
+        for (int b = 0; b < BB; b++)
+#pragma unroll
+            for (int g = 0; g < 4; g++) ax[b][g] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < NW; j++)
+#pragma unroll
+            for (int b = 0; b < BB; b++) {
+                const float4 x4 = *reinterpret_cast<const float4*>(&xs[buf][XIN ? b : 0][4 * (q + KS * j)]);
+#pragma unroll
+                for (int g = 0; g < 4; g++) {
+                    const float4 v = wiv[XIN ? g : 0][XIN ? j : 0];
+                    ax[b][g] = fmaf(v.x, x4.x, fmaf(v.y, x4.y, fmaf(v.z, x4.z, fmaf(v.w, x4.w, ax[b][g]))));
+                }
             }
-        } else if (in != nullptr) {
+    };
+    auto fetch = [&](long long t) {
+        if (XIN && !AHEAD) {
+            fetchx(t);
+        } else if (!XIN && in != nullptr) {
 #pragma unroll
             for (int cr = 0; cr < CR; cr++)
 #pragma unroll
@@ -368,11 +397,16 @@ __device__ __forceinline__ void rnn_units(const typename SI::T* __restrict__ in,
     for (int i = tid; i < BB * H; i += NT) hs[0][i / H][i % H] = 0.0f;
     fetch(0);
     if (XIN) {
-#pragma unroll
-        for (int e = 0; e < XE; e++)
-            if (tid + NT * e < BB * H) xs[0][(tid + NT * e) / H][(tid + NT * e) % H] = SI::get(nx[e]);
+        if (AHEAD) fetchx(0);
+        storex(0);
+        if (AHEAD && nt > 1) {
+            fetchx(1);
+            storex(1);
+        }
     }
     sync();
+    float accx[BB][4];
+    if (AHEAD) xproj(0, accx);
     for (long long t = 0; t < nt; t++) {
         const int par = (int)(t & 1);
         float cur[CR][4];
@@ -384,12 +418,13 @@ __device__ __forceinline__ void rnn_units(const typename SI::T* __restrict__ in,
 #pragma unroll
         for (int b = 0; b < BB; b++) first[b] = t == 0 || S::get(nflag[b]) != 0.0f;
         if (t + 1 < nt) fetch(t + 1);
-        float acc[BB][4][P], accx[BB][4];
+        if (AHEAD && t + 2 < nt) fetchx(t + 2);
+        float acc[BB][4][P];
 #pragma unroll
         for (int b = 0; b < BB; b++)
 #pragma unroll
             for (int g = 0; g < 4; g++) {
-                accx[b][g] = 0.0f;
+                if (!AHEAD) accx[b][g] = 0.0f;
 #pragma unroll
                 for (int p = 0; p < P; p++) acc[b][g][p] = 0.0f;
             }
@@ -408,7 +443,7 @@ __device__ __forceinline__ void rnn_units(const typename SI::T* __restrict__ in,
                                             fmaf(wv[g][j].z, h4.z, fmaf(wv[g][j].w, h4.w, acc[b][g][0]))));
                     }
                 }
-                if (XIN) {
+                if (XIN && !AHEAD) {
                     const float4 x4 = *reinterpret_cast<const float4*>(&xs[XIN ? par : 0][XIN ? b : 0][4 * (q + KS * j)]);
 #pragma unroll
                     for (int g = 0; g < 4; g++) {
@@ -417,6 +452,8 @@ __device__ __forceinline__ void rnn_units(const typename SI::T* __restrict__ in,
                     }
                 }
             }
+        float accn[BB][4];  // AHEAD: x_{t+1}·Wiᵀ, independent of this step's cells
+        if (AHEAD && t + 1 < nt) xproj((int)((t + 1) % 3), accn);
         // The recurrent part of a row's pre-activations is dropped at its first step (h_{t−1} = 0), before the
         // lanes add their parts.
         float pre[BB][4];
@@ -453,10 +490,13 @@ __device__ __forceinline__ void rnn_units(const typename SI::T* __restrict__ in,
                 if (b0 + b < nb) y[(((b0 + b) * nt + t) * heads + head) * H + u] = S::put(hv);
             }
         }
-        if (XIN && t + 1 < nt) {
+        if (XIN && !AHEAD && t + 1 < nt) storex(par ^ 1);
+        if (AHEAD) {
+            if (t + 2 < nt) storex((int)((t + 2) % 3));
 #pragma unroll
-            for (int e = 0; e < XE; e++)
-                if (tid + NT * e < BB * H) xs[XIN ? par ^ 1 : 0][(tid + NT * e) / H][(tid + NT * e) % H] = SI::get(nx[e]);
+            for (int b = 0; b < BB; b++)
+#pragma unroll
+                for (int g = 0; g < 4; g++) accx[b][g] = accn[b][g];
         }
         sync();
     }
