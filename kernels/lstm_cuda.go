@@ -32,11 +32,40 @@ var lstmPlanFor = lstmChoosePlan
 // lstmFusedCUDA runs the case's plan. SIMT: for hidden ≤ 64 one launch (lstm_rnnx: the input projection inside
 // the persistent kernel); for 128 and 256 the projection's GEMM, then the persistent kernel over G (lstm_rnn).
 func lstmFusedCUDA(l cudaLaunch) {
-	if p := lstmPlanFor(l.Case, l.CC(), l.SMs()); p.tc {
+	p := lstmPlanFor(l.Case, l.CC(), l.SMs())
+	if p.tc {
 		lstmTCCUDA(l, p)
 		return
 	}
 	nb, nt, nh := lstmDims(l.Case)
+	if p.units {
+		ks := lstmUnitLanes[nh]
+		if p.lanes > 0 {
+			ks = p.lanes
+		}
+		if l.DType != FP32 || ks == 0 {
+			l.Fail(fmt.Errorf("lstm: the unit plan %v is built for fp32 at hidden 16, 32, 64; this is %v at %d: %w",
+				p, l.DType, nh, ErrNotImplemented))
+			return
+		}
+		if p.xa && (!p.fast || ks != lstmUnitLanes[nh]) {
+			l.Fail(fmt.Errorf("lstm: no kernel for plan %v (x ahead: fast gate functions, default lanes only)", p))
+			return
+		}
+		name := func(bb int) string {
+			if p.xa {
+				return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb) + "_xa"
+			}
+			return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb)
+		}
+		blocks := func(bb int) int { return ceilDiv(nb, bb) }
+		bb := p.bb
+		if bb == 0 {
+			bb = rnnBatchFor(l, name, blocks, nh*ks, 4, false)
+		}
+		l.Kernel(name(bb), blocks(bb), nh*ks, l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
+		return
+	}
 	sp, ok := lstmSplit[nh]
 	if !ok {
 		l.Fail(fmt.Errorf("lstm: no kernel for hidden %d", nh))

@@ -16,6 +16,11 @@ func lstmPlanTestCases() []Case {
 	for _, d := range [][]int{{37, 9, 16}, {37, 9, 32}, {37, 9, 64}, {33, 6, 128}, {20, 5, 256}, {48, 3, 256}} {
 		extra = append(extra, Case{DType: BF16, Dims: d})
 	}
+	// The unit kernels' blocks of 1, 2 and 4 rows with tails, and a run of steps long enough for the fast gate
+	// functions' errors to build up.
+	for _, d := range [][]int{{37, 9, 16}, {37, 9, 32}, {37, 9, 64}, {7, 300, 64}} {
+		extra = append(extra, Case{DType: FP32, Dims: d})
+	}
 	return extra
 }
 
@@ -62,8 +67,9 @@ func TestCUDASLSTMPlans(t *testing.T) {
 	t.Cleanup(func() { slstmPlanFor = def })
 	cases := SLSTMFamily.CasesOn("test", nil)
 	for _, d := range [][]int{{37, 2, 9, 16}, {37, 3, 7, 32}, {20, 2, 5, 64}} {
-		cases = append(cases, Case{DType: BF16, Dims: d})
+		cases = append(cases, Case{DType: BF16, Dims: d}, Case{DType: FP32, Dims: d})
 	}
+	cases = append(cases, Case{DType: FP32, Dims: []int{7, 2, 300, 32}}, Case{DType: FP32, Dims: []int{3, 2, 300, 64}})
 	for _, c := range cases {
 		for _, p := range slstmPlans(c) {
 			t.Run(fmt.Sprintf("%s/%v", SLSTMFamily.BenchName(c, Fused), p), func(t *testing.T) {

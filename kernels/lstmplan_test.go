@@ -1,11 +1,16 @@
 package kernels
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 // TestLSTMChoosePlan: the tensor-core plan only for bf16 on sm_90 at the hidden sizes it is built for, and only
 // while rnnTCOn (-kernels.pending until it has passed on a GPU); every built shape fits a multiprocessor.
 func TestLSTMChoosePlan(t *testing.T) {
-	defer func(on bool) { rnnTCOn = on }(rnnTCOn)
+	defer func(on, units bool) { rnnTCOn, rnnUnitsOn = on, units }(rnnTCOn, rnnUnitsOn)
+	rnnUnitsOn = false
 	bf := func(nb, nt, nh int) Case { return Case{DType: BF16, Dims: []int{nb, nt, nh}} }
 	fp := func(nb, nt, nh int) Case { return Case{DType: FP32, Dims: []int{nb, nt, nh}} }
 	for _, tc := range []struct {
@@ -45,16 +50,73 @@ func TestLSTMChoosePlan(t *testing.T) {
 				t.Errorf("hidden %d plan %v: %d B of shared memory, more than %d", nh, p, s, smemMax)
 			}
 		}
-		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != 1 || ps[0].tc {
-			t.Errorf("fp32 hidden %d: plans %v, want simt only", nh, ps)
+		want := 1
+		if lstmUnitLanes[nh] > 0 {
+			want += 4 * len(rnnUnitBatches)
 		}
+		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != want || ps[0] != (lstmPlan{}) || want > 1 && !ps[1].units {
+			t.Errorf("fp32 hidden %d: plans %v, want simt and %d unit plans", nh, ps, want-1)
+		}
+	}
+}
+
+// TestRNNUnitsChoosePlan: the fp32 unit kernel for the LSTM up to hidden 64 and the sLSTM, only while
+// rnnUnitsOn, the launch picking its batch rows, with the fast gate functions for the LSTM and at sLSTM head
+// size 64; the plans' kernel names.
+func TestRNNUnitsChoosePlan(t *testing.T) {
+	defer func(on bool) { rnnUnitsOn = on }(rnnUnitsOn)
+	for _, on := range []bool{false, true} {
+		rnnUnitsOn = on
+		for _, nh := range []int{16, 32, 64, 128, 256} {
+			want := lstmPlan{}
+			if on && nh <= 64 {
+				want = lstmPlan{units: true, fast: true}
+			}
+			if got := lstmChoosePlan(Case{DType: FP32, Dims: []int{256, 1024, nh}}, 90, 132); got != want {
+				t.Errorf("on=%v LSTM fp32 hidden %d: plan %v, want %v", on, nh, got, want)
+			}
+		}
+		for _, dh := range []int{16, 32, 64, 128} {
+			want := slstmPlan{}
+			if on && dh <= 64 {
+				want = slstmPlan{units: true, fast: dh == 64}
+			}
+			if got := slstmChoosePlan(Case{DType: FP32, Dims: []int{256, 4, 1024, dh}}, 75); got != want {
+				t.Errorf("on=%v sLSTM fp32 dh %d: plan %v, want %v", on, dh, got, want)
+			}
+		}
+	}
+	rnnUnitsOn = true
+	if p := lstmChoosePlan(Case{DType: BF16, Dims: []int{256, 1024, 64}}, 75, 132); p.units {
+		t.Errorf("LSTM bf16: unit plan %v, built for fp32 only", p)
+	}
+	for _, x := range []struct {
+		module, key string
+		n           int
+		fast        bool
+		lanes, bb   int
+		want        string
+	}{
+		{"lstm", "h", 64, true, 8, 2, "lstm_unitsf_f32_h64_l8_bb2"},
+		{"slstm", "dh", 32, false, 1, 1, "slstm_units_f32_dh32_l1_bb1"},
+	} {
+		if got := rnnUnitsName(x.module, x.key, x.n, x.fast, x.lanes, x.bb); got != x.want {
+			t.Errorf("rnnUnitsName%v = %q, want %q", x, got, x.want)
+		}
+	}
+	if s := (lstmPlan{units: true, fast: true, lanes: 8, bb: 2}).String(); s != "unitsf_l8_bb2" {
+		t.Errorf("plan name %q, want unitsf_l8_bb2", s)
+	}
+	if s := (slstmPlan{units: true}).String(); s != "units" {
+		t.Errorf("plan name %q, want units", s)
 	}
 }
 
 // TestSLSTMChoosePlan: the tensor-core plan (8-row tiles) only for bf16 on sm_90 at the built head sizes, while
 // rnnTCOn; every tensor-core shape fits a multiprocessor.
 func TestSLSTMChoosePlan(t *testing.T) {
-	defer func(on bool) { rnnTCOn = on }(rnnTCOn)
+	defer func(on, units bool) { rnnTCOn, rnnUnitsOn = on, units }(rnnTCOn, rnnUnitsOn)
+	rnnUnitsOn = false
 	c := func(dt DType, dh int) Case { return Case{DType: dt, Dims: []int{256, 4, 1024, dh}} }
 	tc := slstmPlan{tc: true, mt: 1, r8: true}
 	for _, x := range []struct {
@@ -81,6 +143,48 @@ func TestSLSTMChoosePlan(t *testing.T) {
 			if s := rnnTCSmem(dh, 1, p.mt, p.r8, false, 2); s > 227<<10 {
 				t.Errorf("dh %d plan %v: %d B of shared memory", dh, p, s)
 			}
+		}
+	}
+}
+
+// TestRNNUnitsKernels: every unit plan of both families, at every size and with each batch-row count the launch
+// may pick, names a kernel of its module's PTX (the launchers' names are built from the plan).
+func TestRNNUnitsKernels(t *testing.T) {
+	entries := func(module string) string {
+		b, err := os.ReadFile("cuda/ptx/" + module + ".ptx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	check := func(module, key string, n int, lanes map[int]int, fast bool, pl, bb int, suffix string) {
+		ks := lanes[n]
+		if pl > 0 {
+			ks = pl
+		}
+		bbs := []int{bb}
+		if bb == 0 {
+			bbs = rnnUnitBatches[1:]
+		}
+		for _, b := range bbs {
+			name := rnnUnitsName(module, key, n, fast, ks, b) + suffix
+			if !strings.Contains(entries(module), ".entry "+name+"(") {
+				t.Errorf("%s has no kernel %s", module, name)
+			}
+		}
+	}
+	for nh := range lstmUnitLanes {
+		for _, p := range lstmPlans(Case{DType: FP32, Dims: []int{1, 1, nh}})[1:] {
+			suffix := ""
+			if p.xa {
+				suffix = "_xa"
+			}
+			check("lstm", "h", nh, lstmUnitLanes, p.fast, p.lanes, p.bb, suffix)
+		}
+	}
+	for dh := range slstmUnitLanes {
+		for _, p := range slstmPlans(Case{DType: FP32, Dims: []int{1, 1, 1, dh}})[1:] {
+			check("slstm", "dh", dh, slstmUnitLanes, p.fast, p.lanes, p.bb, "")
 		}
 	}
 }

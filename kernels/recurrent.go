@@ -40,6 +40,74 @@ const rnnTCPending = ""
 // rnnTCOn is whether the LSTM's and sLSTM's choosers may pick their tensor-core plans.
 var rnnTCOn = rnnTCPending == ""
 
+// rnnUnitsPending says why the LSTM's and sLSTM's fp32 unit plans (rnn.cuh's rnn_units: a thread per unit and
+// part of its four gate rows, one barrier a step, optionally the fp32 gate functions on the special-function
+// unit) are not chosen by default: written without a GPU, they have not yet passed TestCUDALSTMPlans and
+// TestCUDASLSTMPlans. -kernels.pending sets rnnUnitsOn; "" once verified.
+const rnnUnitsPending = "rnn_units (fp32, a thread per unit) has not yet passed its tests on a GPU"
+
+// rnnUnitsOn is whether the LSTM's and sLSTM's choosers may pick their unit plans.
+var rnnUnitsOn = rnnUnitsPending == ""
+
+// rnnUnitLanes are the threads a unit of rnn_units (lstm.cu, slstm.cu) at each hidden or head size by default:
+// each holds 1/lanes of the unit's four gate rows (of W_hh and, for the LSTM, W_ih) in registers, 128 floats a
+// thread at 32 and 64 for the sLSTM and at 64 for the LSTM. The kernels are also built with twice as many
+// (rnnUnitLanesAlt; fast gate functions only): half the serial FMAs a step for one more round of shuffles.
+var (
+	lstmUnitLanes     = map[int]int{16: 1, 32: 2, 64: 4}
+	lstmUnitLanesAlt  = map[int]int{16: 2, 32: 4, 64: 8}
+	slstmUnitLanes    = map[int]int{16: 1, 32: 1, 64: 2}
+	slstmUnitLanesAlt = map[int]int{16: 2, 32: 2, 64: 4}
+)
+
+// rnnUnitBatches are the batch rows a block rnn_units is built for; 0 in a plan: the fewest that keep the grid
+// resident (rnnBatchFor).
+var rnnUnitBatches = []int{0, 1, 2, 4}
+
+// rnnUnitsName is the rnn_units kernel of a module (lstm or slstm) at size key (h or dh) n, with the fast gate
+// functions or not, lanes threads a unit, for bb batch rows a block.
+func rnnUnitsName(module, key string, n int, fast bool, lanes, bb int) string {
+	f := ""
+	if fast {
+		f = "f"
+	}
+	return fmt.Sprintf("%s_units%s_f32_%s%d_l%d_bb%d", module, f, key, n, lanes, bb)
+}
+
+// rnnUnitsPlans lists the unit plans a hidden or head size n has in lanes (default) and alt (twice as many; fast
+// only): for each, the batch rows a block of rnnUnitBatches. mk makes a family's plan.
+func rnnUnitsPlans[P any](n int, lanes, alt map[int]int, mk func(fast bool, lanes, bb int) P) []P {
+	var ps []P
+	if lanes[n] == 0 {
+		return nil
+	}
+	for _, v := range []struct {
+		fast  bool
+		lanes int
+	}{{false, 0}, {true, 0}, {true, alt[n]}} {
+		for _, bb := range rnnUnitBatches {
+			ps = append(ps, mk(v.fast, v.lanes, bb))
+		}
+	}
+	return ps
+}
+
+// rnnUnitsPlanName is how a unit plan prints: units (accurate gate functions) or unitsf (fast), then _l and its
+// lanes a unit and _bb and its batch rows a block where not the defaults.
+func rnnUnitsPlanName(fast bool, lanes, bb int) string {
+	s := "units"
+	if fast {
+		s += "f"
+	}
+	if lanes > 0 {
+		s += fmt.Sprintf("_l%d", lanes)
+	}
+	if bb > 0 {
+		s += fmt.Sprintf("_bb%d", bb)
+	}
+	return s
+}
+
 // rnnTCSmem is the dynamic shared memory of rnn_tc.cuh's kernel (RnnTC::SMEM, which the kernel checks) for
 // hidden h, clusters of cl blocks, mt m16 tiles of batch rows (r8: one, of which 8 rows are batch rows), and x
 // (RNN_TC_X: x_t in the input ring) or G columns of gBytes a value: two h buffers of 16·mt rows and RNN_TC_PD

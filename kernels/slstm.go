@@ -50,14 +50,22 @@ func init() { registerCPU(SLSTMFamily, slstmFused, slstmNaive) }
 // slstmPlan is how the fused sLSTM runs on a GPU: with tc false, slstm.cu's persistent kernel (rnn.cuh: fp32
 // arithmetic on CUDA cores, R in registers, any storage); with tc true, for bf16 on sm_90, rnn_tc.cuh's kernel
 // on tensor cores, a block per (head, 16·mt batch rows; r8: 8 rows).
+//
+// With units true (fp32), the SIMT kernel is rnn.cuh's rnn_units (a thread per unit and 1/lanes of its four gate
+// rows, slstmUnitLanes, or lanes), fast: with the gate functions on the special-function unit, bb batch rows a block (0:
+// the fewest that keep the grid resident).
 type slstmPlan struct {
-	tc bool
-	mt int
-	r8 bool
+	tc          bool
+	mt          int
+	r8          bool
+	units, fast bool
+	lanes, bb   int
 }
 
 func (p slstmPlan) String() string {
 	switch {
+	case p.units:
+		return rnnUnitsPlanName(p.fast, p.lanes, p.bb)
 	case !p.tc:
 		return "simt"
 	case p.r8:
@@ -74,7 +82,15 @@ var slstmHeadSizes = map[int]bool{16: true, 32: true, 64: true}
 // what bf16 products give). On an H200 (TestCUDASLSTMTune) the 8-row tiles took (2, 4, 256, 64) to 0.165 ms and
 // (256, 4, 1024, 32) to 0.48 ms, against 0.186 and 0.876 for the SIMT kernel; 16-row tiles were slower than
 // SIMT (0.29, 0.88): a block's per-step cost is the mma of its m16 tile and the cells of its rows.
+//
+// fp32 takes the unit kernel where rnnUnitsOn allows it, with the batch rows a block left to the launch (one
+// at both cuda shapes), and the fast gate functions at head size 64 only: on an H100 (TestCUDASLSTMTune)
+// (2, 4, 256, 64) took 0.131 ms with them and 0.173 ms without (SIMT 0.184), but (256, 4, 1024, 32) 0.691 ms
+// with them and 0.639 ms without (SIMT 0.815).
 func slstmChoosePlan(c Case, cc int) slstmPlan {
+	if dh := c.Dims[3]; c.DType == FP32 && rnnUnitsOn && slstmUnitLanes[dh] > 0 {
+		return slstmPlan{units: true, fast: dh >= 64}
+	}
 	if !rnnTCOn || c.DType != BF16 || cc < 90 || !slstmHeadSizes[c.Dims[3]] {
 		return slstmPlan{}
 	}
@@ -83,9 +99,14 @@ func slstmChoosePlan(c Case, cc int) slstmPlan {
 
 // slstmPlans are the plans built for case c: the SIMT kernel, and for bf16 the tensor-core kernel with 8-, 16-
 // and 32-row batch tiles.
+//
+// For fp32: the unit kernels (rnnUnitsPlans).
 func slstmPlans(c Case) []slstmPlan {
 	if c.DType != BF16 {
-		return []slstmPlan{{}}
+		return append([]slstmPlan{{}}, rnnUnitsPlans(c.Dims[3], slstmUnitLanes, slstmUnitLanesAlt,
+			func(fast bool, lanes, bb int) slstmPlan {
+				return slstmPlan{units: true, fast: fast, lanes: lanes, bb: bb}
+			})...)
 	}
 	return []slstmPlan{{}, {tc: true, mt: 1}, {tc: true, mt: 2}, {tc: true, mt: 1, r8: true}}
 }

@@ -19,8 +19,28 @@ func slstmFusedCUDA(l cudaLaunch) {
 		l.Fail(fmt.Errorf("slstm: no kernel for head size %d", dh))
 		return
 	}
-	if p := slstmPlanFor(l.Case, l.CC()); p.tc {
+	p := slstmPlanFor(l.Case, l.CC())
+	if p.tc {
 		slstmTCCUDA(l, p)
+		return
+	}
+	if p.units {
+		ks := slstmUnitLanes[dh]
+		if p.lanes > 0 {
+			ks = p.lanes
+		}
+		if l.DType != FP32 || ks == 0 {
+			l.Fail(fmt.Errorf("slstm: the unit plan %v is built for fp32 at head sizes 16, 32, 64; this is %v at %d: %w",
+				p, l.DType, dh, ErrNotImplemented))
+			return
+		}
+		name := func(bb int) string { return rnnUnitsName("slstm", "dh", dh, p.fast, ks, bb) }
+		blocks := func(bb int) int { return ceilDiv(nb, bb) * nh }
+		bb := p.bb
+		if bb == 0 {
+			bb = rnnBatchFor(l, name, blocks, dh*ks, 4, false)
+		}
+		l.Kernel(name(bb), blocks(bb), dh*ks, l.In[0], l.In[1], l.In[2], l.In[3], l.Out[0], nb, nt, nh)
 		return
 	}
 	name := func(bb int) string { return fmt.Sprintf("slstm_rnn_%s_dh%d_bb%d", seqDType(l.DType), dh, bb) }

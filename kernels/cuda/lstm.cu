@@ -34,6 +34,38 @@ struct LstmCell {
         rnn_persistent<LstmCell, S, F32, H, U, KS, BB, false>(g, nullptr, nullptr, w_hh, resets, y, hx, bar, nb, \
                                                                 nt, 1);                                           \
     }
+// LstmCellF is LstmCell with rnn.cuh's fp32 gate functions on the special-function unit.
+struct LstmCellF {
+    float c = 0.0f;
+    __device__ __forceinline__ float step(const float z[4], bool first) {
+        if (first) c = 0.0f;
+        c = rnn_sigmoid(z[1]) * c + rnn_sigmoid(z[0]) * rnn_tanh(z[2]);
+        return rnn_sigmoid(z[3]) * rnn_tanh(c);
+    }
+};
+
+// lstm_units{,f}_f32_h{H}_l{KS}_bb{BB}: rnn.cuh's rnn_units with the input projection inside (a thread per
+// unit and 1/KS of its four gate rows of W_ih and W_hh), with the accurate cell or LstmCellF (f).
+#define LSTM_UNITS(CELL, F, H, KS, BB)                                                                            \
+    extern "C" __global__ void __launch_bounds__(H * KS) lstm_units##F##_f32_h##H##_l##KS##_bb##BB(               \
+        const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
+        long long nb, long long nt) {                                                                             \
+        rnn_units<CELL, F32, F32, H, KS, BB, true>(x, w_ih, bias, w_hh, resets, y, nb, nt, 1);                    \
+    }
+// _xa: x a step ahead of h (rnn_units' XA).
+#define LSTM_UNITS_XA(H, KS, BB)                                                                                  \
+    extern "C" __global__ void __launch_bounds__(H * KS) lstm_unitsf_f32_h##H##_l##KS##_bb##BB##_xa(              \
+        const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
+        long long nb, long long nt) {                                                                             \
+        rnn_units<LstmCellF, F32, F32, H, KS, BB, true, true>(x, w_ih, bias, w_hh, resets, y, nb, nt, 1);         \
+    }
+#define LSTM_UNITS_BB(CELL, F, H, KS) LSTM_UNITS(CELL, F, H, KS, 1) LSTM_UNITS(CELL, F, H, KS, 2) LSTM_UNITS(CELL, F, H, KS, 4)
+// The default lanes (lstmUnitLanes) with both cells and with the fast one and x ahead (_xa), twice as many
+// (lstmUnitLanesAlt) with the fast one.
+#define LSTM_UNITS_H(H, KS, KS2)                                                                                  \
+    LSTM_UNITS_BB(LstmCell, , H, KS) LSTM_UNITS_BB(LstmCellF, f, H, KS) LSTM_UNITS_BB(LstmCellF, f, H, KS2)       \
+    LSTM_UNITS_XA(H, KS, 1) LSTM_UNITS_XA(H, KS, 2) LSTM_UNITS_XA(H, KS, 4)
+
 // lstm_rnnx: the input projection inside the persistent kernel, W_ih in registers next to W_hh.
 #define LSTM_RNNX(S, NAME, H, BB)                                                                                 \
     extern "C" __global__ void __launch_bounds__(4 * H) lstm_rnnx_##NAME##_h##H##_bb##BB(                         \
@@ -86,6 +118,9 @@ struct LstmCell {
 
 LSTM_DTYPE(F32, f32)
 LSTM_DTYPE(BF16, bf16)
+LSTM_UNITS_H(16, 1, 2)
+LSTM_UNITS_H(32, 2, 4)
+LSTM_UNITS_H(64, 4, 8)
 RNN_GEMM(lstm, F32, f32, F32, f32, 64)
 RNN_GEMM(lstm, F32, f32, F32, f32, 128)
 RNN_GEMM(lstm, BF16, bf16, BF16, bf16, 64)

@@ -271,3 +271,233 @@ __device__ __forceinline__ void rnn_persistent(const typename SI::T* __restrict_
         __syncthreads();
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Gate functions for fp32 outputs on the special-function unit, within a few ulp of the accurate ones (expf,
+// tanhf, log1pf and IEEE division cost several times as many instructions on the cell's chain of dependent
+// operations each step). rnn_exp is 2^(x·log2 e) with the product's rounding error put back (fma): ex2.approx
+// of the rounded product alone would be off by |x|·2⁻²⁴ relative; rnn_tanh is 1 − 2/(e^2|x| + 1) with the
+// sign (absolute error a few 1e-8, where tanh x ≈ x is small); rnn_logsigmoid takes log(1 + e^−|x|) from
+// lg2.approx (absolute error about 2⁻²²). The LSTM's and sLSTM's fp32 tolerance is 1e-5 relative L2.
+__device__ __forceinline__ float rnn_exp(float x) {
+    x = fminf(x, 88.0f);  // e^88 < FLT_MAX: no ∞·0 below
+    const float p = x * 1.44269504f, e = fmaf(x, 1.44269504f, -p) + x * 1.92596299e-8f;  // log2 e = hi + lo
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(p));
+    return fmaf(r * e, 0.693147181f, r);
+}
+__device__ __forceinline__ float rnn_sigmoid(float x) { return __fdividef(1.0f, 1.0f + rnn_exp(-x)); }
+__device__ __forceinline__ float rnn_tanh(float x) {
+    return copysignf(1.0f - __fdividef(2.0f, rnn_exp(2.0f * fabsf(x)) + 1.0f), x);
+}
+__device__ __forceinline__ float rnn_logsigmoid(float x) {
+    return fminf(x, 0.0f) - __log2f(1.0f + rnn_exp(-fabsf(x))) * 0.693147181f;
+}
+
+// rnn_units is the persistent recurrent kernel of rnn_persistent's layer (same recurrence, layouts and inputs,
+// one block a (BB batch rows, head), H ≤ 64) with the work split by unit instead of by gate row: thread
+// (u, q) of H·KS holds 1/KS of all four gate rows of unit u (W and, with XIN, Wi: float4 chunks q, q + KS, …),
+// so that each float4 of h (and x) it reads from shared memory feeds 16 FMAs rather than 4, the KS lanes of a
+// unit add their sums with shuffles and then all hold the unit's four pre-activations: no exchange of gates
+// through shared memory and one barrier a step (h double-buffered by step parity; __syncwarp when the block is
+// one warp). Lane q runs the cell of batch rows q mod BB, q mod BB + KS, … (lanes past BB repeat rows, with the
+// same operations on the same values, and do not write), whose state stays in its registers. The given inputs
+// of a step and the reset flags are prefetched a step ahead and kept as stored until used. With XA (XIN only),
+// x runs a step ahead of h: x_{t+1}·Wiᵀ is computed in step t, after W h_{t−1} and before the shuffles and the
+// cell, which do not wait for it (three x buffers, x_{t+2} loaded during step t). grid = ⌈batch/BB⌉ · heads.
+template <class Cell, class S, class SI, int H, int KS, int BB, bool XIN, bool XA = false>
+__device__ __forceinline__ void rnn_units(const typename SI::T* __restrict__ in, const typename S::T* __restrict__ wi,
+                                          const float* __restrict__ bias, const typename S::T* __restrict__ w,
+                                          const typename S::T* __restrict__ resets, typename S::T* __restrict__ y,
+                                          long long nb, long long nt, long long heads) {
+    constexpr int NT = H * KS, NW = H / (4 * KS), CR = BB > KS ? BB / KS : 1, XE = (BB * H + NT - 1) / NT;
+    constexpr int P = BB == 1 && !XIN ? 2 : 1;  // partial sums a gate: independent FMA chains with one row
+    constexpr bool AHEAD = XIN && XA;
+    constexpr int XB = XIN ? (AHEAD ? 3 : 2) : 1;  // x buffers
+    static_assert(H % (4 * KS) == 0 && (KS & (KS - 1)) == 0 && KS <= 32 && (BB % KS == 0 || KS % BB == 0),
+                  "rnn_units: bad shape");
+    __shared__ __align__(16) float hs[2][BB][H];
+    __shared__ __align__(16) float xs[XB][XIN ? BB : 1][XIN ? H : 4];
+    const int tid = threadIdx.x, u = tid / KS, q = tid % KS;
+    const long long head = blockIdx.x % heads, b0 = blockIdx.x / heads * BB;
+    float4 wv[4][NW], wiv[XIN ? 4 : 1][XIN ? NW : 1];
+#pragma unroll
+    for (int g = 0; g < 4; g++) {
+        const long long row = (head * 4 * H + g * H + u) * H;
+#pragma unroll
+        for (int j = 0; j < NW; j++) {
+            const int k = 4 * (q + KS * j);
+            wv[g][j] = make_float4(S::get(w[row + k]), S::get(w[row + k + 1]), S::get(w[row + k + 2]), S::get(w[row + k + 3]));
+            if (XIN)
+                wiv[XIN ? g : 0][XIN ? j : 0] = make_float4(S::get(wi[row + k]), S::get(wi[row + k + 1]),
+                                                            S::get(wi[row + k + 2]), S::get(wi[row + k + 3]));
+        }
+    }
+    float cbias[4];
+#pragma unroll
+    for (int g = 0; g < 4; g++) cbias[g] = bias != nullptr ? bias[head * 4 * H + g * H + u] : 0.0f;
+    // Rows of this lane's cells: cr = 0 … CR − 1 is batch row b0 + q % BB + KS·cr.
+    auto crow = [&](int cr) { return b0 + q % BB + KS * cr; };
+    typename SI::T nin[CR][4] = {};
+    typename SI::T nx[XE] = {};
+    typename S::T nflag[BB] = {};
+    auto fetchx = [&](long long t) {  // x_t into nx (t < nt)
+#pragma unroll
+        for (int e = 0; e < XE; e++) {
+            const int i = tid + NT * e;
+            const long long b = b0 + i / H;
+            nx[e] = i < BB * H && b < nb ? in[(b * nt + t) * H + i % H] : typename SI::T(0);
+        }
+    };
+    auto storex = [&](int buf) {
+#pragma unroll
+        for (int e = 0; e < XE; e++)
+            if (tid + NT * e < BB * H) xs[buf][(tid + NT * e) / H][(tid + NT * e) % H] = SI::get(nx[e]);
+    };
+    // x·Wiᵀ of this thread's parts from buffer buf.
+    auto xproj = [&](int buf, float (&ax)[BB][4]) {
+#pragma unroll
+        for (int b = 0; b < BB; b++)
+#pragma unroll
+            for (int g = 0; g < 4; g++) ax[b][g] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < NW; j++)
+#pragma unroll
+            for (int b = 0; b < BB; b++) {
+                const float4 x4 = *reinterpret_cast<const float4*>(&xs[buf][XIN ? b : 0][4 * (q + KS * j)]);
+#pragma unroll
+                for (int g = 0; g < 4; g++) {
+                    const float4 v = wiv[XIN ? g : 0][XIN ? j : 0];
+                    ax[b][g] = fmaf(v.x, x4.x, fmaf(v.y, x4.y, fmaf(v.z, x4.z, fmaf(v.w, x4.w, ax[b][g]))));
+                }
+            }
+    };
+    auto fetch = [&](long long t) {
+        if (XIN && !AHEAD) {
+            fetchx(t);
+        } else if (!XIN && in != nullptr) {
+#pragma unroll
+            for (int cr = 0; cr < CR; cr++)
+#pragma unroll
+                for (int g = 0; g < 4; g++)
+                    nin[cr][g] = crow(cr) < nb ? in[((crow(cr) * nt + t) * heads + head) * 4 * H + g * H + u]
+                                               : typename SI::T(0);
+        }
+#pragma unroll
+        for (int b = 0; b < BB; b++) nflag[b] = b0 + b < nb ? resets[(b0 + b) * nt + t] : typename S::T(0);
+    };
+    auto sync = [] {
+        if (NT <= 32) {
+            __syncwarp(NT == 32 ? 0xffffffffu : (1u << (NT & 31)) - 1u);  // a block of 16 threads: half a warp
+        } else {
+            __syncthreads();
+        }
+    };
+    Cell st[CR];
+    for (int i = tid; i < BB * H; i += NT) hs[0][i / H][i % H] = 0.0f;
+    fetch(0);
+    if (XIN) {
+        if (AHEAD) fetchx(0);
+        storex(0);
+        if (AHEAD && nt > 1) {
+            fetchx(1);
+            storex(1);
+        }
+    }
+    sync();
+    float accx[BB][4];
+    if (AHEAD) xproj(0, accx);
+    for (long long t = 0; t < nt; t++) {
+        const int par = (int)(t & 1);
+        float cur[CR][4];
+        bool first[BB];
+#pragma unroll
+        for (int cr = 0; cr < CR; cr++)
+#pragma unroll
+            for (int g = 0; g < 4; g++) cur[cr][g] = XIN ? 0.0f : SI::get(nin[cr][g]);
+#pragma unroll
+        for (int b = 0; b < BB; b++) first[b] = t == 0 || S::get(nflag[b]) != 0.0f;
+        if (t + 1 < nt) fetch(t + 1);
+        if (AHEAD && t + 2 < nt) fetchx(t + 2);
+        float acc[BB][4][P];
+#pragma unroll
+        for (int b = 0; b < BB; b++)
+#pragma unroll
+            for (int g = 0; g < 4; g++) {
+                if (!AHEAD) accx[b][g] = 0.0f;
+#pragma unroll
+                for (int p = 0; p < P; p++) acc[b][g][p] = 0.0f;
+            }
+#pragma unroll
+        for (int j = 0; j < NW; j++)
+#pragma unroll
+            for (int b = 0; b < BB; b++) {
+                const float4 h4 = *reinterpret_cast<const float4*>(&hs[par][b][4 * (q + KS * j)]);
+#pragma unroll
+                for (int g = 0; g < 4; g++) {
+                    if (P == 2) {
+                        acc[b][g][0] = fmaf(wv[g][j].x, h4.x, fmaf(wv[g][j].y, h4.y, acc[b][g][0]));
+                        acc[b][g][P - 1] = fmaf(wv[g][j].z, h4.z, fmaf(wv[g][j].w, h4.w, acc[b][g][P - 1]));
+                    } else {
+                        acc[b][g][0] = fmaf(wv[g][j].x, h4.x, fmaf(wv[g][j].y, h4.y,
+                                            fmaf(wv[g][j].z, h4.z, fmaf(wv[g][j].w, h4.w, acc[b][g][0]))));
+                    }
+                }
+                if (XIN && !AHEAD) {
+                    const float4 x4 = *reinterpret_cast<const float4*>(&xs[XIN ? par : 0][XIN ? b : 0][4 * (q + KS * j)]);
+#pragma unroll
+                    for (int g = 0; g < 4; g++) {
+                        const float4 v = wiv[XIN ? g : 0][XIN ? j : 0];
+                        accx[b][g] = fmaf(v.x, x4.x, fmaf(v.y, x4.y, fmaf(v.z, x4.z, fmaf(v.w, x4.w, accx[b][g]))));
+                    }
+                }
+            }
+        float accn[BB][4];  // AHEAD: x_{t+1}·Wiᵀ, independent of this step's cells
+        if (AHEAD && t + 1 < nt) xproj((int)((t + 1) % 3), accn);
+        // The recurrent part of a row's pre-activations is dropped at its first step (h_{t−1} = 0), before the
+        // lanes add their parts.
+        float pre[BB][4];
+#pragma unroll
+        for (int b = 0; b < BB; b++)
+#pragma unroll
+            for (int g = 0; g < 4; g++) {
+                const float a = P == 2 ? acc[b][g][0] + acc[b][g][P - 1] : acc[b][g][0];
+                pre[b][g] = (first[b] ? 0.0f : a) + accx[b][g];
+            }
+#pragma unroll
+        for (int o = 1; o < KS; o <<= 1)
+#pragma unroll
+            for (int b = 0; b < BB; b++)
+#pragma unroll
+                for (int g = 0; g < 4; g++) pre[b][g] += __shfl_xor_sync(0xffffffffu, pre[b][g], o);
+#pragma unroll
+        for (int cr = 0; cr < CR; cr++) {
+            const int b = q % BB + KS * cr;
+            float z[4];
+#pragma unroll
+            for (int g = 0; g < 4; g++) {
+                float v = pre[0][g];
+#pragma unroll
+                for (int i = 1; i < BB; i++) v = b == i ? pre[i][g] : v;
+                z[g] = v + cur[cr][g] + cbias[g];
+            }
+            bool f = first[0];
+#pragma unroll
+            for (int i = 1; i < BB; i++) f = b == i ? first[i] : f;
+            const float hv = st[cr].step(z, f);
+            if (q < BB) {
+                hs[par ^ 1][b][u] = hv;
+                if (b0 + b < nb) y[(((b0 + b) * nt + t) * heads + head) * H + u] = S::put(hv);
+            }
+        }
+        if (XIN && !AHEAD && t + 1 < nt) storex(par ^ 1);
+        if (AHEAD) {
+            if (t + 2 < nt) storex((int)((t + 2) % 3));
+#pragma unroll
+            for (int b = 0; b < BB; b++)
+#pragma unroll
+                for (int g = 0; g < 4; g++) accx[b][g] = accn[b][g];
+        }
+        sync();
+    }
+}

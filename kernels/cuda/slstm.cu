@@ -29,6 +29,36 @@ struct SlstmCell {
     }
 };
 
+// SlstmCellF is SlstmCell with rnn.cuh's fp32 gate functions on the special-function unit (rnn_exp …) and fast
+// division (n ≥ 1 after a row's first step, see SlstmCellTC).
+struct SlstmCellF {
+    float c = 0.0f, n = 0.0f, m = 0.0f;
+    __device__ __forceinline__ float step(const float z[4], bool first) {
+        if (first) c = n = m = 0.0f;
+        const float logfm = m + rnn_logsigmoid(z[1]);
+        const float mn = first ? z[0] : fmaxf(z[0], logfm);
+        const float i = rnn_exp(z[0] - mn), f = rnn_exp(logfm - mn);
+        c = f * c + i * rnn_tanh(z[2]);
+        n = f * n + i;
+        m = mn;
+        return __fdividef(rnn_sigmoid(z[3]) * c, n);
+    }
+};
+
+// slstm_units{,f}_f32_dh{DH}_l{KS}_bb{BB}: rnn.cuh's rnn_units (a thread per unit and 1/KS of its four gate
+// rows), with the accurate cell or SlstmCellF (f).
+#define SLSTM_UNITS(CELL, F, DH, KS, BB)                                                                          \
+    extern "C" __global__ void __launch_bounds__(DH * KS) slstm_units##F##_f32_dh##DH##_l##KS##_bb##BB(           \
+        const float* wx, const float* r, const float* bias, const float* resets, float* h, long long nb,          \
+        long long nt, long long heads) {                                                                          \
+        rnn_units<CELL, F32, F32, DH, KS, BB, false>(wx, nullptr, bias, r, resets, h, nb, nt, heads);             \
+    }
+#define SLSTM_UNITS_BB(CELL, F, DH, KS)                                                                           \
+    SLSTM_UNITS(CELL, F, DH, KS, 1) SLSTM_UNITS(CELL, F, DH, KS, 2) SLSTM_UNITS(CELL, F, DH, KS, 4)
+// The default lanes (slstmUnitLanes) with both cells, twice as many (slstmUnitLanesAlt) with the fast one.
+#define SLSTM_UNITS_DH(DH, KS, KS2)                                                                               \
+    SLSTM_UNITS_BB(SlstmCell, , DH, KS) SLSTM_UNITS_BB(SlstmCellF, f, DH, KS) SLSTM_UNITS_BB(SlstmCellF, f, DH, KS2)
+
 #define SLSTM_RNN(S, NAME, DH, BB)                                                                               \
     extern "C" __global__ void __launch_bounds__(4 * DH) slstm_rnn_##NAME##_dh##DH##_bb##BB( \
         const S::T* wx, const S::T* r, const float* bias, const S::T* resets, S::T* h, long long nb, long long nt, \
@@ -71,6 +101,9 @@ struct SlstmCell {
 
 SLSTM_DTYPE(F32, f32)
 SLSTM_DTYPE(BF16, bf16)
+SLSTM_UNITS_DH(16, 1, 2)
+SLSTM_UNITS_DH(32, 1, 2)
+SLSTM_UNITS_DH(64, 2, 4)
 RNN_GEMM(slstm, F32, f32, F32, f32, 64)
 RNN_GEMM(slstm, F32, f32, F32, f32, 128)
 RNN_GEMM(slstm, F32, f32, BF16, bf16, 64)
