@@ -42,9 +42,12 @@ var rnnTCOn = rnnTCPending == ""
 
 // rnnUnitsPending says why the LSTM's and sLSTM's fp32 unit plans (rnn.cuh's rnn_units: a thread per unit and
 // part of its four gate rows, one barrier a step, optionally the fp32 gate functions on the special-function
-// unit) are not chosen by default: written without a GPU, they have not yet passed TestCUDALSTMPlans and
-// TestCUDASLSTMPlans. -kernels.pending sets rnnUnitsOn; "" once verified.
-const rnnUnitsPending = "rnn_units (fp32, a thread per unit) has not yet passed its tests on a GPU"
+// unit) would not be chosen: "" since the integrated build (main 2b03c19) passed TestCUDALSTMPlans and
+// TestCUDASLSTMPlans (every plan, every reset pattern) and TestKernels with them on an H100, where
+// (TestCUDA(LSTM|SLSTM)Tune) the chosen plans took LSTM fp32 batch 256, 1024 steps, hidden 64 to 0.818 ms
+// (18.8× naive; SIMT 1.336 ms), sLSTM fp32 (2, 4, 256, 64) to 0.130 ms (25.7×; SIMT 0.182 ms) and
+// (256, 4, 1024, 32) to 0.637 ms (21.5×; SIMT 0.809 ms). Not yet run on an H200.
+const rnnUnitsPending = ""
 
 // rnnUnitsOn is whether the LSTM's and sLSTM's choosers may pick their unit plans.
 var rnnUnitsOn = rnnUnitsPending == ""
