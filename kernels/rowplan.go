@@ -348,18 +348,23 @@ const rowDSMEMPending = ""
 // rowDSMEMOn is whether the choosers may pick row_dsmem (the tests turn it off to compare).
 var rowDSMEMOn = rowDSMEMPending == ""
 
-// Sizes of row_dsmem: a block's slice of the row is about rowDSMEMSlice bytes and at most rowDSMEMMaxSlice.
-// Measured on an H200 (TestCUDARowTune): 32 KiB slices in blocks of 256 threads (8 16-byte packs a thread) were
-// the fastest or within 3% of it at 65536 and 262144 columns in every family; 64 KiB slices and blocks of 1024
-// threads were up to 2× slower.
+// Sizes of row_dsmem: a block's slice of the row is about rowDSMEMSlice bytes (rowDSMEMWideSlice for rows of
+// rowDSMEMWideRow bytes and more) and at most rowDSMEMMaxSlice. Measured on an H100 and an H200
+// (TestCUDARowTune), in blocks of 256 threads: rows of 128–256 KiB were fastest in 32 KiB slices (4 or 8
+// blocks); bf16 rows of 512 KiB in 8 slices of 64 KiB rather than 16 of 32 KiB (RMSNorm on an H100 433 against
+// 513 µs, CrossEntropy 385 against 448; Softmax 438 against 431 there and 363 against 385 on an H200); fp32 rows
+// of 1 MiB can only take 16 of 64 KiB. Blocks of 1024 threads were up to 2× slower.
 const (
 	rowDSMEMSlice     = 32 << 10
+	rowDSMEMWideSlice = 64 << 10
+	rowDSMEMWideRow   = 512 << 10
 	rowDSMEMMaxSlice  = 96 << 10
 	rowDSMEMMaxBlocks = 16
 )
 
 // rowDSMEMPlan is the row_dsmem plan of case c on compute capability cc: the fewest blocks (2–16, a power of
-// two) whose slices are at most rowDSMEMSlice bytes (more for rows past 16 such slices), in blocks of 128–256
+// two) whose slices are at most rowDSMEMSlice bytes (rowDSMEMWideSlice for wide rows; more for rows past 16 such
+// slices), in blocks of 128–256
 // threads with about 8 accesses each; ok is false where clusters are missing or the row is too long.
 func rowDSMEMPlan(c Case, cc int) (p rowPlan, ok bool) {
 	if cc < 90 {
@@ -367,7 +372,11 @@ func rowDSMEMPlan(c Case, cc int) (p rowPlan, ok bool) {
 	}
 	vec, e, _ := rowAccess(c)
 	packs, packBytes := ceilDiv(c.Cols, e), e*c.DType.Size()
-	cs := min(max(ceilPow2(ceilDiv(packs*packBytes, rowDSMEMSlice)), 2), rowDSMEMMaxBlocks)
+	slice := rowDSMEMSlice
+	if packs*packBytes >= rowDSMEMWideRow {
+		slice = rowDSMEMWideSlice
+	}
+	cs := min(max(ceilPow2(ceilDiv(packs*packBytes, slice)), 2), rowDSMEMMaxBlocks)
 	per := ceilDiv(packs, cs) // packs a block
 	if per*packBytes > rowDSMEMMaxSlice {
 		return rowPlan{}, false
