@@ -181,6 +181,17 @@ func mdEscape(s string) string {
 		}
 		return false
 	}
+	// ends reports whether the runes before i end with word (ASCII, any case),
+	// wherever it starts: a link scheme or "www" glued to what precedes it is
+	// escaped too, which costs nothing where GitHub would not have linked it.
+	ends := func(i int, words ...string) bool {
+		for _, w := range words {
+			if k := i - len(w); k >= 0 && strings.EqualFold(string(rs[k:i]), w) {
+				return true
+			}
+		}
+		return false
+	}
 	alnumNext := func(i int) bool { return i+1 < len(rs) && (unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1])) }
 	// mentionOrEmail reports whether the @ at i could start a mention (it
 	// follows no word character) or belong to an e-mail address (a dotted
@@ -212,8 +223,8 @@ func mdEscape(s string) string {
 			b.WriteRune(r)
 		case r == '@' && mentionOrEmail(i), r == '#' && alnumNext(i),
 			r == '-' && after(i, "gh") && i+1 < len(rs) && unicode.IsDigit(rs[i+1]),
-			r == ':' && after(i, "http", "https", "ftp", "mailto", "xmpp"),
-			r == '.' && after(i, "www"):
+			r == ':' && ends(i, "http", "https", "ftp", "mailto", "xmpp"),
+			r == '.' && ends(i, "www"):
 			b.WriteString("<code>" + string(r) + "</code>")
 		default:
 			b.WriteRune(r)
