@@ -465,7 +465,7 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
-		return fmt.Errorf("not a number: %s", b)
+		return fmt.Errorf("not a number: %s", strconv.Quote(truncate(string(b), 80))) // one line, whatever b holds
 	}
 	*n = Number(f)
 	return nil
