@@ -11,7 +11,8 @@ import (
 	"github.com/kernelwatch/kernelwatch/harness"
 )
 
-var rowTuneFlag = os.Getenv("KW_ROW_TUNE") // a regexp-free filter: families (comma-separated) TestCUDARowTune times
+// rowTuneFamilies, from KW_ROW_TUNE, narrows TestCUDARowTune to the comma-separated families it names ("": all).
+var rowTuneFamilies = os.Getenv("KW_ROW_TUNE")
 
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
 // rows, the plan the family picks, every plan its test enumerator lists with 16-byte accesses, and the row_dsmem
@@ -56,7 +57,7 @@ func TestCUDARowTune(t *testing.T) {
 		{FP8QuantFamily, &fp8QuantPlanFor, fp8QuantRows, rowPlans},
 	}
 	for _, fm := range fams {
-		if rowTuneFlag != "" && !strings.Contains(","+rowTuneFlag+",", ","+fm.f.Name+",") {
+		if rowTuneFamilies != "" && !strings.Contains(","+rowTuneFamilies+",", ","+fm.f.Name+",") {
 			continue
 		}
 		def := *fm.plan
