@@ -53,12 +53,19 @@ var wsPlans = []wsPlan{
 }
 
 // kernel is the plan's kernel name in the module.
-func (p wsPlan) kernel() string {
+func (p wsPlan) kernel() string { return p.kernelAct("") }
+
+// kernelAct is the name of the plan's kernel with epilogue act: "" (none, the GEMM family's) or "gelu" (the
+// FFN's FC1: wsgemm_gelu_*, which exist for single blocks only, wsFFNPlans).
+func (p wsPlan) kernelAct(act string) string {
 	s := ""
 	if p.cluster > 1 {
 		s = string(p.share)
 	}
-	return fmt.Sprintf("wsgemm_bf16_%dx%d_c%d%s", wsBM, p.bn, p.cluster, s)
+	if act != "" {
+		act += "_"
+	}
+	return fmt.Sprintf("wsgemm_%sbf16_%dx%d_c%d%s", act, wsBM, p.bn, p.cluster, s)
 }
 
 func (p wsPlan) String() string { return fmt.Sprintf("%s/g%d", p.kernel(), p.group) }

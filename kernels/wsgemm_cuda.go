@@ -16,16 +16,17 @@ import (
 // on compute capability 9.0 only.
 const wsModule = "wsgemm_sm90a"
 
-// wsGEMM records one launch of plan p's kernel (cuda/wsgemm_sm90a.cu): y[m, n] = x[m, k] · w[n, k]ᵀ. The
+// wsGEMM records one launch of plan p's kernel with epilogue act (cuda/wsgemm_sm90a.cu; "" none, "gelu" the
+// FFN's FC1: wsPlan.kernelAct): y[m, n] = act(x[m, k] · w[n, k]ᵀ). The
 // tensor maps read x and w in k-tiles of 64 (128 bytes, the 128-byte swizzle's row), boxes of 128 rows of x
 // and bn rows of w — half of the shared operand's box where a cluster pair splits its load — and read zeros
 // past M, N and K. The grid is persistent: as many blocks (clusters) as the GPU holds at once, at most one
 // per work unit.
-func (l cudaLaunch) wsGEMM(p wsPlan, x, w, y *harness.DeviceBuffer, m, n, k int) {
+func (l cudaLaunch) wsGEMM(p wsPlan, act string, x, w, y *harness.DeviceBuffer, m, n, k int) {
 	if l.Err() != nil {
 		return
 	}
-	name := p.kernel()
+	name := p.kernelAct(act)
 	if !gemmUsesWGMMA(l.CC(), true) {
 		l.Fail(fmt.Errorf("%s: wgmma needs compute capability 9.0 (sm_90a), this GPU is %d.%d: %w",
 			name, l.CC()/10, l.CC()%10, ErrNotImplemented))
@@ -33,6 +34,10 @@ func (l cudaLaunch) wsGEMM(p wsPlan, x, w, y *harness.DeviceBuffer, m, n, k int)
 	}
 	if err := mmaCheckDims(m, n, k); err != nil {
 		l.Fail(fmt.Errorf("%s: %w", name, err))
+		return
+	}
+	if act != "" && p.cluster > 1 {
+		l.Fail(fmt.Errorf("%s: the %s epilogue has no cluster kernels (wsFFNPlans)", name, act))
 		return
 	}
 	if m > math.MaxInt32-2*wsBM || n > math.MaxInt32-2*p.bn {

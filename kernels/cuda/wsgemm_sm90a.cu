@@ -33,6 +33,10 @@
 // Shared memory: STAGES × (BM + BN) × BK × 2 bytes of operands at a 1024-byte boundary (the swizzle's period),
 // + 1024 bytes of alignment slack; the barriers are static. The launcher's wsgemmSmem is the same sum.
 //
+// Kernel wsgemm_gelu_bf16_128x<BN>_c1 (single blocks only): the same GEMM with the FFN's tanh GELU applied to
+// the fp32 accumulators before they are rounded to bf16 (ws_gelu, mma.cuh's mma_gelu operation for operation):
+// the FFN's FC1 on cc 9.0 while its pending switch allows (wsffn.go: ffnUsesWGMMA). Not yet run on a GPU.
+//
 // Self-contained (no common.cuh), as mma_sm90a.cu and for the same reason: its PTX is recorded against its
 // sources' hash (ptx/sm90a.sum).
 
@@ -216,9 +220,19 @@ __device__ __forceinline__ unsigned ws_pack(float lo, float hi) {
 #define WS_STAGE_BYTES(BN) ((WS_BM + (BN)) * WS_BK * 2)
 #define WS_STAGES(BN) ((227 * 1024 - 2048) / WS_STAGE_BYTES(BN) < 8 ? (227 * 1024 - 2048) / WS_STAGE_BYTES(BN) : 8)
 
+// Epilogues: what the fp32 accumulators become before they are rounded to bf16 (the FFN's FC1, ffn.go).
+#define WS_ACT_NONE 0
+#define WS_ACT_GELU 1  // the tanh form, x·σ(2u) with u = √(2/π)·(x + 0.044715·x³): mma.cuh's mma_gelu
+
+// ws_gelu is mma.cuh's mma_gelu (the mma.sync FFN's epilogue), operation for operation.
+__device__ __forceinline__ float ws_gelu(float x) {
+    const float k0 = -2.0f * 0.7978845608028654f, k1 = k0 * 0.044715f;
+    return x / (1.0f + __expf(x * fmaf(k1, x * x, k0)));
+}
+
 // wsgemm is the kernel body: BN the tile width, C the cluster size (1 or 2), SHARE_B whether a pair shares w
-// (pair along M) rather than x (pair along N).
-template <int BN, int C, bool SHARE_B>
+// (pair along M) rather than x (pair along N), ACT the epilogue (WS_ACT_*).
+template <int BN, int C, bool SHARE_B, int ACT = WS_ACT_NONE>
 __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap* tmw, unsigned short* __restrict__ y,
                                        long long M, long long N, long long K, long long group) {
     constexpr int STAGES = WS_STAGES(BN);
@@ -339,6 +353,10 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
                 else
                     for (unsigned r = 0; r < C; r++) ws_mbar_arrive_cluster(empty + 8 * ps, r);
             }
+            if (ACT == WS_ACT_GELU) {
+#pragma unroll
+                for (int e = 0; e < R; e++) d[e] = ws_gelu(d[e]);
+            }
             // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane/4 (+8); register
             // 4i + j is column 8i + 2·(lane%4) + (j & 1), row + 8 for j ≥ 2.
             const long long r0 = m0 + half * 64 + warp * 16 + lane / 4, c0 = n0 + 2 * (lane % 4);
@@ -391,4 +409,18 @@ WS_KERNEL(232, 2, a, false)
 WS_KERNEL(192, 1, , false)
 WS_KERNEL(192, 2, b, true)
 WS_KERNEL(128, 1, , false)
+
+// The FFN's FC1 with its activation in the epilogue (ffn_cuda.go, while wgmmaFFNOn): the parameters of
+// WS_KERNEL, single blocks (the chooser takes no cluster).
+#define WS_KERNEL_GELU(BN)                                                                                     \
+    extern "C" __global__ void __launch_bounds__(384, 1) wsgemm_gelu_bf16_128x##BN##_c1(                      \
+        const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,                      \
+        unsigned short* __restrict__ y, long long M, long long N, long long K, long long group) {              \
+        wsgemm<BN, 1, false, WS_ACT_GELU>(&tmx, &tmw, y, M, N, K, group);                                       \
+    }
+
+WS_KERNEL_GELU(256)
+WS_KERNEL_GELU(232)
+WS_KERNEL_GELU(192)
+WS_KERNEL_GELU(128)
 #endif

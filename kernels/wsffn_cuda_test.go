@@ -1,0 +1,149 @@
+//go:build cuda
+
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
+)
+
+// TestCUDAWGMMAFFN checks the FFN's wgmma plans — FC1 on wsgemm_<act>_* with the activation in its epilogue,
+// FC2 on the plain wgmma GEMM — against the float64 reference, outputs poisoned before each run (CheckCase),
+// on the FFN family's test shapes (one token; tokens, hidden and intermediate sizes that are multiples of no
+// tile) and a few more tiles than one, for every FC1 plan (wsFFNPlans) and the default. For each it checks that
+// the launch runs the two wgmma kernels, without spills, and that nothing is written past y. It also checks
+// that with the switch off, and for swiglu, the launcher keeps the mma.sync kernels. It runs whether or not
+// -kernels.pending is set: it is how the wgmma FFN stops being pending (wgmmaFFNPending).
+func TestCUDAWGMMAFFN(t *testing.T) {
+	be := cudaBackend(t)
+	hopper(t, be)
+	defOn, defPlan := wgmmaFFNOn, wsPlanFor
+	t.Cleanup(func() { wgmmaFFNOn, wsPlanFor = defOn, defPlan })
+	cases := append(FFNFamily.CasesOn("test", nil),
+		Case{DType: BF16, Dims: []int{300, 264, 1032}, Variant: "gelu"},
+		Case{DType: BF16, Dims: []int{517, 1040, 200}, Variant: "gelu"})
+	type plan struct {
+		name string
+		pick func(m, n, sms int) wsPlan
+	}
+	plans := []plan{{"default", wsChoosePlan}}
+	for _, p := range wsFFNPlans {
+		plans = append(plans, plan{p.String(), func(int, int, int) wsPlan { return p }})
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("off/%s", FFNFamily.BenchName(c, Fused)), func(t *testing.T) {
+			wgmmaFFNOn, wsPlanFor = false, wsChoosePlan
+			ffnCheckKernels(t, be, c, nil)
+		})
+		if !slices.Contains(wsFFNActs, c.Variant) {
+			t.Run(fmt.Sprintf("on/%s", FFNFamily.BenchName(c, Fused)), func(t *testing.T) {
+				wgmmaFFNOn, wsPlanFor = true, wsChoosePlan
+				ffnCheckKernels(t, be, c, nil)
+			})
+			continue
+		}
+		for _, p := range plans {
+			t.Run(fmt.Sprintf("%s/%s", p.name, FFNFamily.BenchName(c, Fused)), func(t *testing.T) {
+				wgmmaFFNOn, wsPlanFor = true, p.pick
+				sms := be.Device().Workers
+				t1, hd, it := c.Dims[0], c.Dims[1], c.Dims[2]
+				want := []string{p.pick(t1, it, sms).kernelAct(c.Variant), p.pick(t1, hd, sms).kernel()}
+				if _, err := harness.CheckCase(be, FFNFamily, c, Fused, harness.CaseSeed(t), nil); err != nil {
+					t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
+				}
+				ffnCheckKernels(t, be, c, want)
+			})
+		}
+	}
+}
+
+// ffnCheckKernels prepares case c's fused FFN with all-ones inputs and y the first tokens·hidden elements of a
+// poisoned buffer 4096 elements longer, and fails when its launches are not the kernels want (nil: the
+// mma.sync ones of cuda/ffn.cu, ffn_fc1_<act>_* then ffn_linear_*), when one spills, when y is not what
+// all-ones inputs give (gelu: every h is gelu(hidden), whole numbers that bf16 holds), or when an element past
+// y changed.
+func ffnCheckKernels(t *testing.T, be *harness.CUDA, c Case, want []string) {
+	t.Helper()
+	tk, hd, it := c.Dims[0], c.Dims[1], c.Dims[2]
+	const pad = 4096
+	var bufs []harness.Buffer
+	defer func() {
+		for _, b := range bufs {
+			be.Free(b)
+		}
+	}()
+	alloc := func(n int) *harness.DeviceBuffer {
+		b, err := be.Alloc(BF16, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs = append(bufs, b)
+		return b.(*harness.DeviceBuffer)
+	}
+	var in []harness.Buffer
+	for _, o := range FFNFamily.Inputs {
+		b := alloc(o.Len(c))
+		ones := make([]float32, b.Len())
+		for i := range ones {
+			ones[i] = 1
+		}
+		if err := be.Upload(b, ones); err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, b)
+	}
+	yAll := alloc(tk*hd + pad)
+	if err := be.Poison(yAll); err != nil {
+		t.Fatal(err)
+	}
+	l, err := be.Prepare(FFNFamily, Fused, c, in, []harness.Buffer{yAll.View(0, tk*hd)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	ks, err := l.(*harness.CUDALaunch).Kernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, k := range ks {
+		names = append(names, k.Name)
+		if k.LocalBytes != 0 {
+			t.Errorf("%s: %d B of local memory a thread (spills)", k.Name, k.LocalBytes)
+		}
+	}
+	if want == nil {
+		if len(names) != 2 || !strings.HasPrefix(names[0], "ffn_fc1_"+c.Variant+"_") || !strings.HasPrefix(names[1], "ffn_linear_") {
+			t.Fatalf("launches %v, want the mma.sync ffn_fc1_%s_* and ffn_linear_*", names, c.Variant)
+		}
+	} else if !slices.Equal(names, want) {
+		t.Fatalf("launches %v, want %v", names, want)
+	}
+	if err := l.Run(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, tk*hd+pad)
+	if err := be.Download(yAll, got); err != nil {
+		t.Fatal(err)
+	}
+	var h float32 // every element of h
+	if c.Variant == "gelu" {
+		h = roundBF16(geluTanh32(float32(hd)))
+	} else {
+		h = roundBF16(float32(hd) * sigmoid32(float32(hd)) * float32(hd))
+	}
+	wantY := roundBF16(float32(it) * h)
+	for i, v := range got {
+		if i < tk*hd && v != wantY {
+			t.Fatalf("y[%d] = %v with all-ones inputs, want %v (h = %v)", i, v, wantY, h)
+		}
+		if i >= tk*hd && !math.IsNaN(float64(v)) {
+			t.Fatalf("%v wrote y[%d] = %v, past the %d × %d output", names, i, v, tk, hd)
+		}
+	}
+}
