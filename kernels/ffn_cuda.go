@@ -9,14 +9,18 @@ func init() { registerCUDA(FFNFamily, "ffn", ffnFusedCUDA, ffnNaiveCUDA) }
 
 // ffnFusedCUDA: ffn_fc1_{swiglu,gelu} (FC1 and the activation, h in bf16 scratch) and ffn_linear (FC2),
 // cuda/ffn.cu; on compute capability 9.0, while the switch allows (wsffn.go: ffnUsesWGMMA), FC1 is the wgmma
-// GEMM with the activation in its epilogue (wsgemm_gelu_*) and FC2 the plain wgmma GEMM, each the plan
-// wsPlanFor picks for its shape.
+// GEMM with the activation in its epilogue (wsgemm_<act>_*, the plan wsFFNPlanFor picks) and FC2 the plain
+// wgmma GEMM (wsPlanFor's plan).
 func ffnFusedCUDA(l cudaLaunch) {
 	t, hd, it := l.Dims[0], l.Dims[1], l.Dims[2]
 	if ffnUsesWGMMA(l.CC(), l.Variant, wgmmaFFNOn) {
 		h := l.Temp(BF16, t*it)
-		l.wsGEMM(wsPlanFor(t, it, l.SMs()), l.Variant, l.In[0], l.In[1], h, t, it, hd)
-		l.wsGEMM(wsPlanFor(t, hd, l.SMs()), "", h, l.In[3], l.Out[0], t, hd, it)
+		var wu *cudaBuffer
+		if l.Variant == "swiglu" {
+			wu = l.In[2]
+		}
+		l.wsGEMM(wsFFNPlanFor(t, it, l.SMs(), l.Variant), l.Variant, l.In[0], l.In[1], wu, h, t, it, hd)
+		l.wsGEMM(wsPlanFor(t, hd, l.SMs()), "", h, l.In[3], nil, l.Out[0], t, hd, it)
 		return
 	}
 	h := l.Alloc(int64(t)*int64(it)*2, false)

@@ -91,7 +91,7 @@ func mmaCheckDims(m, n, k int) error {
 func gemmFusedCUDA(l cudaLaunch) {
 	m, n, k := l.Dims[0], l.Dims[1], l.Dims[2]
 	if gemmUsesWGMMA(l.CC(), wgmmaGEMMOn) {
-		l.wsGEMM(wsPlanFor(m, n, l.SMs()), "", l.In[0], l.In[1], l.Out[0], m, n, k)
+		l.wsGEMM(wsPlanFor(m, n, l.SMs()), "", l.In[0], l.In[1], nil, l.Out[0], m, n, k)
 		return
 	}
 	l.mmaLinear("gemm_bf16", l.In[0], l.In[1], nil, l.Out[0], m, n, k)

@@ -4,26 +4,41 @@ import "slices"
 
 // The FFN family's Hopper plan: FC1 on the wgmma GEMM (cuda/wsgemm_sm90a.cu) with the activation applied to
 // the fp32 accumulators in its epilogue before they are rounded to bf16, h written once, then FC2 on the plain
-// wgmma GEMM. Elsewhere, and while the switch is off, the FFN runs its mma.sync kernels (cuda/ffn.cu), whose
+// wgmma GEMM. SwiGLU's FC1 is one GEMM whose B tile is bn/2 rows of W_gate and the same bn/2 rows of W_up (two
+// tensor maps), so that each consumer thread holds the gate and the up accumulator of the same units and
+// writes silu(gate)·up, bn/2 columns a tile. Elsewhere, and while the switch is off, the FFN runs its mma.sync kernels (cuda/ffn.cu), whose
 // epilogue (mma.cuh's mma_gelu) the wgmma one repeats operation for operation.
 
-// wgmmaFFNPending says why the FFN's launcher does not take the wgmma kernels by default: the GELU epilogue
-// kernels (wsgemm_gelu_*) have not run on a GPU. Until they pass TestCUDAWGMMAFFN on an H100 or H200, the
+// wgmmaFFNPending says why the FFN's launcher does not take the wgmma kernels by default: the epilogue kernels
+// (wsgemm_gelu_*, wsgemm_swiglu_*) have not run on a GPU. Until they pass TestCUDAWGMMAFFN on an H100 or H200, the
 // launcher takes them only when the run asks for pending code (-kernels.pending sets wgmmaFFNOn), so the
 // benchmarks and the gate keep the verified mma.sync FFN; "" once verified.
-const wgmmaFFNPending = "the FFN's wgmma FC1 with GELU in its epilogue (cuda/wsgemm_sm90a.cu: wsgemm_gelu_*) " +
-	"has not yet run on a GPU (TestCUDAWGMMAFFN)"
+const wgmmaFFNPending = "the FFN's wgmma FC1 with its activation in the epilogue (cuda/wsgemm_sm90a.cu: " +
+	"wsgemm_gelu_*, wsgemm_swiglu_*) has not yet run on a GPU (TestCUDAWGMMAFFN)"
 
 // wgmmaFFNOn is whether the FFN's launcher may take the wgmma kernels.
 var wgmmaFFNOn = wgmmaFFNPending == ""
 
-// wsFFNActs are the FFN variants whose FC1 has a wgmma kernel (an epilogue of cuda/wsgemm_sm90a.cu); swiglu,
-// whose FC1 is two GEMMs, is not one of them yet and keeps the mma.sync kernels.
-var wsFFNActs = []string{"gelu"}
+// wsFFNActs are the FFN variants whose FC1 has a wgmma kernel (an epilogue of cuda/wsgemm_sm90a.cu).
+var wsFFNActs = []string{"gelu", "swiglu"}
 
-// wsFFNPlans are the plans whose kernels the module holds with each epilogue of wsFFNActs (WS_KERNEL_GELU):
-// the chooser's single-block widths, so that the plan wsPlanFor picks for FC1 always has its epilogue kernel.
-var wsFFNPlans = wsWidths
+// wsFFNPlans are the plans whose kernels the module holds with each epilogue of wsFFNActs (WS_KERNEL_GELU,
+// WS_KERNEL_SWIGLU), and those wsChooseFFNPlan considers: gelu, the GEMM chooser's single-block widths;
+// swiglu, the widths whose halves are whole 8-row swizzle groups (a half tile is its own TMA box, and the up
+// accumulators are the gate's + bn/4 registers only when bn/2 is a multiple of 8): not 232.
+var wsFFNPlans = map[string][]wsPlan{
+	"gelu":   wsWidths,
+	"swiglu": {{256, 1, 0, wsDefaultGroup}, {192, 1, 0, wsDefaultGroup}, {128, 1, 0, wsDefaultGroup}},
+}
+
+// wsFFNPlanFor picks the plan of FC1 (tokens × inter outputs, epilogue act) on sms multiprocessors; the tests
+// swap it.
+var wsFFNPlanFor = wsChooseFFNPlan
+
+// wsChooseFFNPlan is the GEMM's chooser over the act's plans, with swiglu's tiles bn/2 outputs wide.
+func wsChooseFFNPlan(m, n, sms int, act string) wsPlan {
+	return wsCheapest(wsFFNPlans[act], act, m, n, sms)
+}
 
 // ffnUsesWGMMA reports whether the FFN's act variant on a GPU of compute capability cc runs FC1 on the wgmma
 // GEMM with act in its epilogue and FC2 on the plain wgmma GEMM, with the pending switch at on: exactly 9.0

@@ -12,47 +12,43 @@ import (
 	"github.com/kernelwatch/kernelwatch/harness"
 )
 
-// TestCUDAWGMMAFFN checks the FFN's wgmma plans — FC1 on wsgemm_<act>_* with the activation in its epilogue,
-// FC2 on the plain wgmma GEMM — against the float64 reference, outputs poisoned before each run (CheckCase),
-// on the FFN family's test shapes (one token; tokens, hidden and intermediate sizes that are multiples of no
-// tile) and a few more tiles than one, for every FC1 plan (wsFFNPlans) and the default. For each it checks that
+// TestCUDAWGMMAFFN checks the FFN's wgmma plans — FC1 on wsgemm_<act>_* with the activation in its epilogue
+// (swiglu: gate and up half tiles), FC2 on the plain wgmma GEMM — against the float64 reference, outputs
+// poisoned before each run (CheckCase), on the FFN family's test shapes (one token; tokens, hidden and
+// intermediate sizes that are multiples of no tile) and shapes of several tiles each way, for every FC1 plan
+// of the act (wsFFNPlans) and the default. For each it checks that
 // the launch runs the two wgmma kernels, without spills, and that nothing is written past y. It also checks
-// that with the switch off, and for swiglu, the launcher keeps the mma.sync kernels. It runs whether or not
+// that with the switch off the launcher keeps the mma.sync kernels. It runs whether or not
 // -kernels.pending is set: it is how the wgmma FFN stops being pending (wgmmaFFNPending).
 func TestCUDAWGMMAFFN(t *testing.T) {
 	be := cudaBackend(t)
 	hopper(t, be)
-	defOn, defPlan := wgmmaFFNOn, wsPlanFor
-	t.Cleanup(func() { wgmmaFFNOn, wsPlanFor = defOn, defPlan })
-	cases := append(FFNFamily.CasesOn("test", nil),
-		Case{DType: BF16, Dims: []int{300, 264, 1032}, Variant: "gelu"},
-		Case{DType: BF16, Dims: []int{517, 1040, 200}, Variant: "gelu"})
+	defOn, defPlan := wgmmaFFNOn, wsFFNPlanFor
+	t.Cleanup(func() { wgmmaFFNOn, wsFFNPlanFor = defOn, defPlan })
+	cases := FFNFamily.CasesOn("test", nil)
+	for _, act := range wsFFNActs {
+		cases = append(cases, Case{DType: BF16, Dims: []int{300, 264, 1032}, Variant: act},
+			Case{DType: BF16, Dims: []int{517, 1040, 200}, Variant: act})
+	}
 	type plan struct {
 		name string
-		pick func(m, n, sms int) wsPlan
-	}
-	plans := []plan{{"default", wsChoosePlan}}
-	for _, p := range wsFFNPlans {
-		plans = append(plans, plan{p.String(), func(int, int, int) wsPlan { return p }})
+		pick func(m, n, sms int, act string) wsPlan
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("off/%s", FFNFamily.BenchName(c, Fused)), func(t *testing.T) {
-			wgmmaFFNOn, wsPlanFor = false, wsChoosePlan
+			wgmmaFFNOn, wsFFNPlanFor = false, wsChooseFFNPlan
 			ffnCheckKernels(t, be, c, nil)
 		})
-		if !slices.Contains(wsFFNActs, c.Variant) {
-			t.Run(fmt.Sprintf("on/%s", FFNFamily.BenchName(c, Fused)), func(t *testing.T) {
-				wgmmaFFNOn, wsPlanFor = true, wsChoosePlan
-				ffnCheckKernels(t, be, c, nil)
-			})
-			continue
+		plans := []plan{{"default", wsChooseFFNPlan}}
+		for _, p := range wsFFNPlans[c.Variant] {
+			plans = append(plans, plan{p.String(), func(int, int, int, string) wsPlan { return p }})
 		}
 		for _, p := range plans {
 			t.Run(fmt.Sprintf("%s/%s", p.name, FFNFamily.BenchName(c, Fused)), func(t *testing.T) {
-				wgmmaFFNOn, wsPlanFor = true, p.pick
+				wgmmaFFNOn, wsFFNPlanFor = true, p.pick
 				sms := be.Device().Workers
 				t1, hd, it := c.Dims[0], c.Dims[1], c.Dims[2]
-				want := []string{p.pick(t1, it, sms).kernelAct(c.Variant), p.pick(t1, hd, sms).kernel()}
+				want := []string{p.pick(t1, it, sms, c.Variant).kernelAct(c.Variant), wsPlanFor(t1, hd, sms).kernel()}
 				if _, err := harness.CheckCase(be, FFNFamily, c, Fused, harness.CaseSeed(t), nil); err != nil {
 					t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
 				}

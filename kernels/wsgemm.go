@@ -55,8 +55,8 @@ var wsPlans = []wsPlan{
 // kernel is the plan's kernel name in the module.
 func (p wsPlan) kernel() string { return p.kernelAct("") }
 
-// kernelAct is the name of the plan's kernel with epilogue act: "" (none, the GEMM family's) or "gelu" (the
-// FFN's FC1: wsgemm_gelu_*, which exist for single blocks only, wsFFNPlans).
+// kernelAct is the name of the plan's kernel with epilogue act: "" (none, the GEMM family's), "gelu" or
+// "swiglu" (the FFN's FC1: wsgemm_<act>_*, which exist for single blocks only, wsFFNPlans).
 func (p wsPlan) kernelAct(act string) string {
 	s := ""
 	if p.cluster > 1 {
@@ -66,6 +66,15 @@ func (p wsPlan) kernelAct(act string) string {
 		act += "_"
 	}
 	return fmt.Sprintf("wsgemm_%sbf16_%dx%d_c%d%s", act, wsBM, p.bn, p.cluster, s)
+}
+
+// outCols is how many output columns a tile of the kernel with epilogue act writes: bn, or bn/2 for swiglu (the
+// B tile is bn/2 gate rows and bn/2 up rows).
+func (p wsPlan) outCols(act string) int {
+	if act == "swiglu" {
+		return p.bn / 2
+	}
+	return p.bn
 }
 
 func (p wsPlan) String() string { return fmt.Sprintf("%s/g%d", p.kernel(), p.group) }
@@ -83,8 +92,11 @@ func (p wsPlan) stageBytes() int { return (wsBM + p.bn) * wsBK * 2 }
 func (p wsPlan) smem() int { return p.stages()*p.stageBytes() + wsSmemSlack }
 
 // units is how many work units an m × n problem has: tiles, or pairs of tiles in clusters of 2.
-func (p wsPlan) units(m, n int) int {
-	um, un := ceilDiv(m, wsBM), ceilDiv(n, p.bn)
+func (p wsPlan) units(m, n int) int { return p.unitsAct(m, n, "") }
+
+// unitsAct is units for the kernel with epilogue act, whose tiles are outCols(act) output columns wide.
+func (p wsPlan) unitsAct(m, n int, act string) int {
+	um, un := ceilDiv(m, wsBM), ceilDiv(n, p.outCols(act))
 	switch {
 	case p.cluster > 1 && p.share == 'b':
 		um = ceilDiv(um, 2)
@@ -109,11 +121,16 @@ var wsWidths = []wsPlan{{256, 1, 0, wsDefaultGroup}, {232, 1, 0, wsDefaultGroup}
 // of equal costs the wider tile (fewer tiles, less of w and x read again). 11008 columns, for one, make 43
 // tiles of 256 (5.2 waves of 132 blocks at 2048 rows: the sixth mostly idle) or 48 of 232 (5.8 waves): 95%
 // of cuBLASLt's rate against 88% on an H200.
-func wsChoosePlan(m, n, sms int) wsPlan {
+func wsChoosePlan(m, n, sms int) wsPlan { return wsCheapest(wsWidths, "", m, n, sms) }
+
+// wsCheapest is the plan of plans (widest first) whose last wave wastes least for an m × n output with
+// epilogue act: ⌈tiles / blocks⌉ tile times, each proportional to the tile's width bn (the wgmma work; a
+// swiglu tile of width bn writes bn/2 columns).
+func wsCheapest(plans []wsPlan, act string, m, n, sms int) wsPlan {
 	best, bestCost := wsPlan{}, math.MaxInt
-	for _, p := range wsWidths {
+	for _, p := range plans {
 		blocks := max(sms/p.cluster, 1)
-		if cost := ceilDiv(p.units(m, n), blocks) * p.bn; cost < bestCost {
+		if cost := ceilDiv(p.unitsAct(m, n, act), blocks) * p.bn; cost < bestCost {
 			best, bestCost = p, cost
 		}
 	}

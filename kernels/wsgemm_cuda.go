@@ -16,13 +16,14 @@ import (
 // on compute capability 9.0 only.
 const wsModule = "wsgemm_sm90a"
 
-// wsGEMM records one launch of plan p's kernel with epilogue act (cuda/wsgemm_sm90a.cu; "" none, "gelu" the
-// FFN's FC1: wsPlan.kernelAct): y[m, n] = act(x[m, k] · w[n, k]ᵀ). The
+// wsGEMM records one launch of plan p's kernel with epilogue act (cuda/wsgemm_sm90a.cu; "" none, "gelu" or
+// "swiglu" the FFN's FC1: wsPlan.kernelAct): y[m, n] = act(x[m, k] · w[n, k]ᵀ), for swiglu y = silu(x·wᵀ) ⊙
+// (x·wuᵀ), w and wu each [n, k] read in boxes of bn/2 rows (wu is nil otherwise). The
 // tensor maps read x and w in k-tiles of 64 (128 bytes, the 128-byte swizzle's row), boxes of 128 rows of x
 // and bn rows of w — half of the shared operand's box where a cluster pair splits its load — and read zeros
 // past M, N and K. The grid is persistent: as many blocks (clusters) as the GPU holds at once, at most one
 // per work unit.
-func (l cudaLaunch) wsGEMM(p wsPlan, act string, x, w, y *harness.DeviceBuffer, m, n, k int) {
+func (l cudaLaunch) wsGEMM(p wsPlan, act string, x, w, wu, y *harness.DeviceBuffer, m, n, k int) {
 	if l.Err() != nil {
 		return
 	}
@@ -40,6 +41,10 @@ func (l cudaLaunch) wsGEMM(p wsPlan, act string, x, w, y *harness.DeviceBuffer, 
 		l.Fail(fmt.Errorf("%s: the %s epilogue has no cluster kernels (wsFFNPlans)", name, act))
 		return
 	}
+	if (act == "swiglu") != (wu != nil) {
+		l.Fail(fmt.Errorf("%s: a second weight (W_up) goes with the swiglu epilogue and only with it", name))
+		return
+	}
 	if m > math.MaxInt32-2*wsBM || n > math.MaxInt32-2*p.bn {
 		l.Fail(fmt.Errorf("%s: %d × %d outputs: tensor-map coordinates are 32-bit", name, m, n))
 		return
@@ -50,13 +55,19 @@ func (l cudaLaunch) wsGEMM(p wsPlan, act string, x, w, y *harness.DeviceBuffer, 
 		boxW /= 2
 	case p.cluster > 1:
 		boxX /= 2
+	case act == "swiglu":
+		boxW /= 2
 	}
 	tmx := l.TensorMap(harness.TensorMap2D{Ptr: x, Rows: m, Cols: k, RowBytes: 2 * int64(k), BoxRows: boxX, BoxCols: wsBK, Swizzle128: true})
 	tmw := l.TensorMap(harness.TensorMap2D{Ptr: w, Rows: n, Cols: k, RowBytes: 2 * int64(k), BoxRows: boxW, BoxCols: wsBK, Swizzle128: true})
+	maps := []harness.TensorMap{tmx, tmw}
+	if wu != nil {
+		maps = append(maps, l.TensorMap(harness.TensorMap2D{Ptr: wu, Rows: n, Cols: k, RowBytes: 2 * int64(k), BoxRows: boxW, BoxCols: wsBK, Swizzle128: true}))
+	}
 	resident := l.ResidentTMA(wsModule, name, wsThreads, p.cluster, p.smem())
 	if l.Err() != nil {
 		return
 	}
-	grid := min(p.units(m, n), resident/p.cluster) * p.cluster
-	l.KernelTMA(wsModule, name, grid, wsThreads, p.cluster, p.smem(), []harness.TensorMap{tmx, tmw}, y, m, n, k, p.group)
+	grid := min(p.unitsAct(m, n, act), resident/p.cluster) * p.cluster
+	l.KernelTMA(wsModule, name, grid, wsThreads, p.cluster, p.smem(), maps, y, m, n, k, p.group)
 }

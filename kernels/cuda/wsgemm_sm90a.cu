@@ -35,7 +35,11 @@
 //
 // Kernel wsgemm_gelu_bf16_128x<BN>_c1 (single blocks only): the same GEMM with the FFN's tanh GELU applied to
 // the fp32 accumulators before they are rounded to bf16 (ws_gelu, mma.cuh's mma_gelu operation for operation):
-// the FFN's FC1 on cc 9.0 while its pending switch allows (wsffn.go: ffnUsesWGMMA). Not yet run on a GPU.
+// the FFN's FC1 on cc 9.0 while its pending switch allows (wsffn.go: ffnUsesWGMMA). Kernel
+// wsgemm_swiglu_bf16_128x<BN>_c1 (BN 256, 192, 128): SwiGLU's FC1 as one GEMM, the B tile W_gate's rows
+// n0 … n0 + BN/2 and W_up's same rows from two tensor maps, each thread holding the gate and the up
+// accumulator of the same units (WS_ACT_SWIGLU), writing silu(gate)·up (mma_silu), BN/2 columns a tile.
+// Neither has run on a GPU yet.
 //
 // Self-contained (no common.cuh), as mma_sm90a.cu and for the same reason: its PTX is recorded against its
 // sources' hash (ptx/sm90a.sum).
@@ -223,23 +227,36 @@ __device__ __forceinline__ unsigned ws_pack(float lo, float hi) {
 // Epilogues: what the fp32 accumulators become before they are rounded to bf16 (the FFN's FC1, ffn.go).
 #define WS_ACT_NONE 0
 #define WS_ACT_GELU 1  // the tanh form, x·σ(2u) with u = √(2/π)·(x + 0.044715·x³): mma.cuh's mma_gelu
+// silu(gate) · up: the B tile is W_gate's rows n0 … n0 + BN/2 then W_up's same rows (two tensor maps), and the
+// tile is BN/2 output columns wide. In the m64nNk16 accumulator layout (below) register 4i + j of a thread is
+// column 8i + 2·(lane%4) + (j & 1), so register e + BN/4 is column + BN/2 of the same row: with BN/2 a multiple
+// of 8, a thread holds the gate (e < BN/4) and the up value (e + BN/4) of the same unit.
+#define WS_ACT_SWIGLU 2
 
 // ws_gelu is mma.cuh's mma_gelu (the mma.sync FFN's epilogue), operation for operation.
 __device__ __forceinline__ float ws_gelu(float x) {
     const float k0 = -2.0f * 0.7978845608028654f, k1 = k0 * 0.044715f;
     return x / (1.0f + __expf(x * fmaf(k1, x * x, k0)));
 }
+// ws_silu is mma.cuh's mma_silu.
+__device__ __forceinline__ float ws_silu(float x) { return x / (1.0f + __expf(-x)); }
 
 // wsgemm is the kernel body: BN the tile width, C the cluster size (1 or 2), SHARE_B whether a pair shares w
-// (pair along M) rather than x (pair along N), ACT the epilogue (WS_ACT_*).
+// (pair along M) rather than x (pair along N), ACT the epilogue (WS_ACT_*); tmu is W_up's map for
+// WS_ACT_SWIGLU (tmw then W_gate's), unused otherwise.
 template <int BN, int C, bool SHARE_B, int ACT = WS_ACT_NONE>
-__device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap* tmw, unsigned short* __restrict__ y,
-                                       long long M, long long N, long long K, long long group) {
+__device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap* tmw, const CUtensorMap* tmu,
+                                       unsigned short* __restrict__ y, long long M, long long N, long long K,
+                                       long long group) {
     constexpr int STAGES = WS_STAGES(BN);
     constexpr int A_BYTES = WS_BM * WS_BK * 2;   // 16 KiB
     constexpr int B_BYTES = BN * WS_BK * 2;      // BN · 128
     constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     constexpr int R = BN / 2;                    // accumulators a consumer thread
+    constexpr bool SWIGLU = ACT == WS_ACT_SWIGLU;
+    constexpr int ON = SWIGLU ? BN / 2 : BN;     // output columns of a tile
+    constexpr int RO = ON / 2;                   // output values a consumer thread
+    static_assert(!SWIGLU || (C == 1 && (BN / 2) % 8 == 0), "swiglu: single blocks, gate and up on swizzle groups");
     // The shared operand's part that each block of a pair loads: a whole number of 8-row swizzle groups.
     static_assert(C == 1 || (SHARE_B ? (BN / 2) % 8 == 0 : (WS_BM / 2) % 8 == 0), "split on a swizzle group");
     static_assert(B_BYTES % 1024 == 0, "B tile on the swizzle period");
@@ -251,7 +268,7 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
 
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const unsigned rank = C > 1 ? ws_cluster_rank() : 0;
-    const int tiles_m = (int)((M + WS_BM - 1) / WS_BM), tiles_n = (int)((N + BN - 1) / BN);
+    const int tiles_m = (int)((M + WS_BM - 1) / WS_BM), tiles_n = (int)((N + ON - 1) / ON);
     // The grid of work units: tiles, or pairs of tiles along M (share "b") or N (share "a").
     const int units_m = (C > 1 && SHARE_B) ? (tiles_m + 1) / 2 : tiles_m;
     const int units_n = (C > 1 && !SHARE_B) ? (tiles_n + 1) / 2 : tiles_n;
@@ -283,7 +300,7 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
                 tn = 2 * tn + (int)rank;
         }
         m0 = (long long)tm * WS_BM;
-        n0 = (long long)tn * BN;
+        n0 = (long long)tn * ON;
     };
 
     if (wg == 0) {
@@ -299,7 +316,12 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
                     ws_mbar_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1);
                     const unsigned a = sbase + s * STAGE_BYTES, b = a + A_BYTES, bar = full + 8 * s;
                     ws_mbar_expect_tx(bar, STAGE_BYTES);
-                    if (C == 1) {
+                    if (SWIGLU) {
+                        // W_gate's rows n0 … n0+BN/2, then W_up's same rows.
+                        ws_tma_load(a, tmx, kt * WS_BK, (int)m0, bar);
+                        ws_tma_load(b, tmw, kt * WS_BK, (int)n0, bar);
+                        ws_tma_load(b + B_BYTES / 2, tmu, kt * WS_BK, (int)n0, bar);
+                    } else if (C == 1) {
                         ws_tma_load(a, tmx, kt * WS_BK, (int)m0, bar);
                         ws_tma_load(b, tmw, kt * WS_BK, (int)n0, bar);
                     } else if (SHARE_B) {
@@ -357,19 +379,23 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
 #pragma unroll
                 for (int e = 0; e < R; e++) d[e] = ws_gelu(d[e]);
             }
+            if (SWIGLU) {
+#pragma unroll
+                for (int e = 0; e < RO; e++) d[e] = ws_silu(d[e]) * d[e + RO];
+            }
             // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane/4 (+8); register
             // 4i + j is column 8i + 2·(lane%4) + (j & 1), row + 8 for j ≥ 2.
             const long long r0 = m0 + half * 64 + warp * 16 + lane / 4, c0 = n0 + 2 * (lane % 4);
-            if (m0 + WS_BM <= M && n0 + BN <= N && N % 2 == 0) {
+            if (m0 + WS_BM <= M && n0 + ON <= N && N % 2 == 0) {
                 unsigned short* p = y + r0 * N + c0;
 #pragma unroll
-                for (int i = 0; i < R / 4; i++) {
+                for (int i = 0; i < RO / 4; i++) {
                     *(unsigned*)(p + 8 * i) = ws_pack(d[4 * i], d[4 * i + 1]);
                     *(unsigned*)(p + 8 * N + 8 * i) = ws_pack(d[4 * i + 2], d[4 * i + 3]);
                 }
             } else {
 #pragma unroll
-                for (int i = 0; i < R / 4; i++)
+                for (int i = 0; i < RO / 4; i++)
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
                         const long long r = r0 + 8 * h, c = c0 + 8 * i;
@@ -398,7 +424,7 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
     extern "C" __global__ void __launch_bounds__(384, 1) wsgemm_bf16_128x##BN##_c##C##SH(                      \
         const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,                      \
         unsigned short* __restrict__ y, long long M, long long N, long long K, long long group) {              \
-        wsgemm<BN, C, SHARE_B>(&tmx, &tmw, y, M, N, K, group);                                                  \
+        wsgemm<BN, C, SHARE_B>(&tmx, &tmw, nullptr, y, M, N, K, group);                                        \
     }
 
 WS_KERNEL(256, 1, , false)
@@ -416,11 +442,25 @@ WS_KERNEL(128, 1, , false)
     extern "C" __global__ void __launch_bounds__(384, 1) wsgemm_gelu_bf16_128x##BN##_c1(                      \
         const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,                      \
         unsigned short* __restrict__ y, long long M, long long N, long long K, long long group) {              \
-        wsgemm<BN, 1, false, WS_ACT_GELU>(&tmx, &tmw, y, M, N, K, group);                                       \
+        wsgemm<BN, 1, false, WS_ACT_GELU>(&tmx, &tmw, nullptr, y, M, N, K, group);                             \
     }
 
 WS_KERNEL_GELU(256)
 WS_KERNEL_GELU(232)
 WS_KERNEL_GELU(192)
 WS_KERNEL_GELU(128)
+
+// SwiGLU's FC1: x's, W_gate's and W_up's tensor maps (the weights' boxes BN/2 × 64), h, M, N (the intermediate
+// size: h's columns), K, group. Tile widths whose halves are whole swizzle groups: not 232.
+#define WS_KERNEL_SWIGLU(BN)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(384, 1) wsgemm_swiglu_bf16_128x##BN##_c1(                    \
+        const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmg,                      \
+        const __grid_constant__ CUtensorMap tmu, unsigned short* __restrict__ y, long long M, long long N,     \
+        long long K, long long group) {                                                                         \
+        wsgemm<BN, 1, false, WS_ACT_SWIGLU>(&tmx, &tmg, &tmu, y, M, N, K, group);                              \
+    }
+
+WS_KERNEL_SWIGLU(256)
+WS_KERNEL_SWIGLU(192)
+WS_KERNEL_SWIGLU(128)
 #endif
