@@ -6,12 +6,13 @@ import "slices"
 // the fp32 accumulators in its epilogue before they are rounded to bf16, h written once, then FC2 on the plain
 // wgmma GEMM. SwiGLU's FC1 is one GEMM whose B tile is bn/2 rows of W_gate and the same bn/2 rows of W_up (two
 // tensor maps), so that each consumer thread holds the gate and the up accumulator of the same units and
-// writes silu(gate)·up, bn/2 columns a tile. Elsewhere, and while the switch is off, the FFN runs its mma.sync kernels (cuda/ffn.cu), whose
-// epilogue (mma.cuh's mma_gelu) the wgmma one repeats operation for operation.
+// writes silu(gate)·up, bn/2 columns a tile. Elsewhere, and while the switch is off, the FFN runs its
+// mma.sync kernels (cuda/ffn.cu), whose epilogue (mma.cuh's mma_gelu, mma_silu) the wgmma one repeats operation
+// for operation.
 
 // wgmmaFFNPending says why the FFN's launcher does not take the wgmma kernels by default: the epilogue kernels
-// (wsgemm_gelu_*, wsgemm_swiglu_*) have not run on a GPU. Until they pass TestCUDAWGMMAFFN on an H100 or H200, the
-// launcher takes them only when the run asks for pending code (-kernels.pending sets wgmmaFFNOn), so the
+// (wsgemm_gelu_*, wsgemm_swiglu_*) have not run on a GPU. Until they pass TestCUDAWGMMAFFN on an H100 or H200,
+// the launcher takes them only when the run asks for pending code (-kernels.pending sets wgmmaFFNOn), so the
 // benchmarks and the gate keep the verified mma.sync FFN; "" once verified.
 const wgmmaFFNPending = "the FFN's wgmma FC1 with its activation in the epilogue (cuda/wsgemm_sm90a.cu: " +
 	"wsgemm_gelu_*, wsgemm_swiglu_*) has not yet run on a GPU (TestCUDAWGMMAFFN)"
