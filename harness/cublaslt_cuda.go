@@ -294,6 +294,19 @@ func (c *CUDA) PrepareVendorGEMM(gemms []vendorGEMM) (Launch, error) {
 				},
 			})
 		}
+		// One run now, outside any timing, synchronized: cuBLASLt's first call of an algorithm loads its kernel
+		// (CUDA's lazy loading, the default since 12.2), and loading may wait for the whole context — for the
+		// timing gate's spinning kernel too, which only the launches queued behind the gate release: each timed
+		// batch of a process that timed cuBLASLt cold waited out the gate's timeout, after which the harness timed
+		// without the gate for the rest of the process. Loaded here, the timed calls only queue work.
+		if err := l.enqueue(c.stream); err != nil {
+			l.free()
+			return fmt.Errorf("harness: cuBLASLt warm-up: %w", err)
+		}
+		if err := c.stream.Synchronize(); err != nil {
+			l.free()
+			return fmt.Errorf("harness: cuBLASLt warm-up: %w", err)
+		}
 		return nil
 	})
 	if err != nil {

@@ -14,11 +14,15 @@ import (
 // rowTuneFamilies, from KW_ROW_TUNE, narrows TestCUDARowTune to the comma-separated families it names ("": all).
 var rowTuneFamilies = os.Getenv("KW_ROW_TUNE")
 
+// rowTuneCols, from KW_ROW_COLS, narrows TestCUDARowTune to the comma-separated column counts it names ("": all).
+var rowTuneCols = os.Getenv("KW_ROW_COLS")
+
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
 // rows, the plan the family picks, every plan its test enumerator lists with 16-byte accesses, and the row_dsmem
 // plans in blocks of 128–1024 threads, each as the benchmarks time it (the suite's cold-L2 policy, median of 15
 // launches) on the benchmarks' inputs, and prints each as µs, pct of the suite's copy (the benchmarks' pct-copy)
-// and pct of the copy at the same shape. KW_ROW_TUNE=RMSNorm,Softmax narrows the families.
+// and pct of the copy at the same shape. KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144
+// the shapes.
 func TestCUDARowTune(t *testing.T) {
 	if !*tuneFlag {
 		t.Skip("needs -kernels.tune")
@@ -63,7 +67,7 @@ func TestCUDARowTune(t *testing.T) {
 		def := *fm.plan
 		for _, dt := range StorageDTypes {
 			for _, sh := range harness.Grids["cuda"] {
-				if sh.Rows <= 64 {
+				if sh.Rows <= 64 || rowTuneCols != "" && !strings.Contains(","+rowTuneCols+",", fmt.Sprintf(",%d,", sh.Cols)) {
 					continue
 				}
 				c := Case{DType: dt, Shape: sh}
