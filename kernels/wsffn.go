@@ -28,8 +28,10 @@ var wsFFNActs = []string{"gelu", "swiglu"}
 // swiglu, the widths whose halves are whole 8-row swizzle groups (a half tile is its own TMA box, and the up
 // accumulators are the gate's + bn/4 registers only when bn/2 is a multiple of 8): not 232.
 var wsFFNPlans = map[string][]wsPlan{
-	"gelu":   wsWidths,
-	"swiglu": {{256, 1, 0, wsDefaultGroup}, {192, 1, 0, wsDefaultGroup}, {128, 1, 0, wsDefaultGroup}},
+	"gelu": append(slices.Clip(wsWidths), wsPlan{256, 1, 0, wsDefaultGroup, true, 0}, wsPlan{256, 1, 0, wsDefaultGroup, true, 64},
+		wsPlan{192, 1, 0, wsDefaultGroup, true, 0}, wsPlan{128, 1, 0, wsDefaultGroup, true, 0}),
+	"swiglu": {{256, 1, 0, wsDefaultGroup, false, 0}, {192, 1, 0, wsDefaultGroup, false, 0}, {128, 1, 0, wsDefaultGroup, false, 0},
+		{256, 1, 0, wsDefaultGroup, true, 0}, {128, 1, 0, wsDefaultGroup, true, 0}},
 }
 
 // wsFFNPlanFor picks the plan of FC1 (tokens × inter outputs, epilogue act) on sms multiprocessors; the tests

@@ -55,6 +55,9 @@ func TestWSFFNPlansMatchModule(t *testing.T) {
 		for _, m := range regexp.MustCompile(`(?m)^WS_KERNEL_`+strings.ToUpper(act)+`\((\d+)\)`).FindAllStringSubmatch(string(src), -1) {
 			inSource = append(inSource, "wsgemm_"+act+"_bf16_128x"+m[1]+"_c1")
 		}
+		for _, m := range regexp.MustCompile(`(?m)^WS_KERNEL_ST\(`+act+`_, WS_ACT_`+strings.ToUpper(act)+`, (\d+)\)`).FindAllStringSubmatch(string(src), -1) {
+			inSource = append(inSource, "wsgemm_"+act+"_bf16_128x"+m[1]+"_c1_st")
+		}
 		var planned []string
 		if len(wsFFNPlans[act]) == 0 {
 			t.Errorf("no plans for act %s (wsFFNPlans)", act)
@@ -64,6 +67,9 @@ func TestWSFFNPlansMatchModule(t *testing.T) {
 			planned = append(planned, name)
 			if p.cluster != 1 {
 				t.Errorf("plan %v: the %s epilogue has single-block kernels only", p, act)
+			}
+			if act == "swiglu" && p.tail != 0 {
+				t.Errorf("plan %v: swiglu's tiles are not split (wsTailSplit)", p)
 			}
 			if act == "swiglu" && (p.bn/2)%8 != 0 {
 				t.Errorf("plan %v: swiglu's half tile of %d rows is not whole swizzle groups", p, p.bn/2)
@@ -103,7 +109,7 @@ func TestWSChooseFFNPlan(t *testing.T) {
 		{2048, 16384, "gelu", wsChoosePlan(2048, 16384, 132).bn}, {2048, 11008, "gelu", 232},
 	} {
 		got := wsChooseFFNPlan(tc.m, tc.n, 132, tc.act)
-		if got != (wsPlan{tc.want, 1, 0, wsDefaultGroup}) {
+		if got != (wsPlan{tc.want, 1, 0, wsDefaultGroup, false, 0}) {
 			t.Errorf("wsChooseFFNPlan(%d, %d, 132, %s) = %v, want bn %d", tc.m, tc.n, tc.act, got, tc.want)
 		}
 	}
@@ -119,7 +125,7 @@ func TestWSChooseFFNPlan(t *testing.T) {
 // TestWSUnitsSwiGLU checks that a swiglu tile covers bn/2 output columns: the persistent grid and the tile
 // order count tiles of that width, as the kernel (WS_ACT_SWIGLU's ON) does.
 func TestWSUnitsSwiGLU(t *testing.T) {
-	p := wsPlan{256, 1, 0, wsDefaultGroup}
+	p := wsPlan{256, 1, 0, wsDefaultGroup, false, 0}
 	if got, want := p.unitsAct(300, 11008, "swiglu"), 3*86; got != want {
 		t.Errorf("units of swiglu 300 × 11008 at bn 256: %d, want %d", got, want)
 	}

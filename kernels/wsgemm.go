@@ -26,10 +26,17 @@ func gemmUsesWGMMA(cc int, on bool) bool { return on && cc == 90 }
 // wsPlan is one kernel of cuda/wsgemm_sm90a.cu: 128 × bn output tiles, blocks in clusters of `cluster` (1 or
 // 2) whose pair shares w's k-tiles (share 'b': tiles side by side along M) or x's ('a': along N), and the
 // persistent loop's tiles taken in groups of `group` tile rows (pairs of rows for share 'b') for L2 reuse.
+//
+// A store plan (st, the _st kernels: single blocks, bn a multiple of 64) writes its tiles through shared memory
+// and the copy engine, overlapping the stores with the next tile's main loop; with tail (64 or 128) it also
+// splits the last, partial wave of tiles into tiles tail columns wide (wsTailSplit), so that fewer
+// multiprocessors idle while it runs.
 type wsPlan struct {
 	bn, cluster int
 	share       byte // 'a' or 'b' in clusters of 2, 0 without
 	group       int
+	st          bool
+	tail        int
 }
 
 // Shape of the kernels (cuda/wsgemm_sm90a.cu: WS_BM, WS_BK, 384 threads: a producer and two consumer
@@ -42,14 +49,18 @@ const (
 	wsSmemStatic   = 1024 // the barriers, padded to the dynamic array's 1024-byte alignment (ptxas -v)
 	wsMaxStages    = 8
 	wsDefaultGroup = 8
+	wsEpiBytes     = 4 * 64 * 64 * 2 // the store kernels' epilogue boxes: two 64 × 64 bf16 a consumer warpgroup
 )
 
 // wsPlans lists every kernel the module holds (WS_KERNEL lines), with the default raster group.
 var wsPlans = []wsPlan{
-	{256, 1, 0, wsDefaultGroup}, {256, 2, 'b', wsDefaultGroup}, {256, 2, 'a', wsDefaultGroup},
-	{232, 1, 0, wsDefaultGroup}, {232, 2, 'a', wsDefaultGroup},
-	{192, 1, 0, wsDefaultGroup}, {192, 2, 'b', wsDefaultGroup},
-	{128, 1, 0, wsDefaultGroup},
+	{256, 1, 0, wsDefaultGroup, false, 0}, {256, 2, 'b', wsDefaultGroup, false, 0}, {256, 2, 'a', wsDefaultGroup, false, 0},
+	{232, 1, 0, wsDefaultGroup, false, 0}, {232, 2, 'a', wsDefaultGroup, false, 0},
+	{192, 1, 0, wsDefaultGroup, false, 0}, {192, 2, 'b', wsDefaultGroup, false, 0},
+	{128, 1, 0, wsDefaultGroup, false, 0},
+	{256, 1, 0, wsDefaultGroup, true, 0}, {256, 1, 0, wsDefaultGroup, true, 64}, {256, 1, 0, wsDefaultGroup, true, 128},
+	{192, 1, 0, wsDefaultGroup, true, 0}, {192, 1, 0, wsDefaultGroup, true, 64},
+	{128, 1, 0, wsDefaultGroup, true, 0}, {128, 1, 0, wsDefaultGroup, true, 64},
 }
 
 // kernel is the plan's kernel name in the module.
@@ -65,6 +76,9 @@ func (p wsPlan) kernelAct(act string) string {
 	if act != "" {
 		act += "_"
 	}
+	if p.st {
+		s += "_st"
+	}
 	return fmt.Sprintf("wsgemm_%sbf16_%dx%d_c%d%s", act, wsBM, p.bn, p.cluster, s)
 }
 
@@ -77,19 +91,53 @@ func (p wsPlan) outCols(act string) int {
 	return p.bn
 }
 
-func (p wsPlan) String() string { return fmt.Sprintf("%s/g%d", p.kernel(), p.group) }
+func (p wsPlan) String() string {
+	if p.tail > 0 {
+		return fmt.Sprintf("%s/g%d/t%d", p.kernel(), p.group, p.tail)
+	}
+	return fmt.Sprintf("%s/g%d", p.kernel(), p.group)
+}
 
 // stages is the depth of the kernel's shared-memory ring: as many (BM + BN) × BK bf16 stages as fit the limit
 // beside the alignment slack and a static kilobyte (the barriers, as ptxas lays them out), at most
 // wsMaxStages (the .cu's WS_STAGES).
 func (p wsPlan) stages() int {
-	return min((wsSmemLimit-wsSmemSlack-wsSmemStatic)/p.stageBytes(), wsMaxStages)
+	return min((wsSmemLimit-wsSmemSlack-wsSmemStatic-p.epiBytes())/p.stageBytes(), wsMaxStages)
+}
+
+// epiBytes is the shared memory of the store epilogue's boxes (the .cu's WS_EPI_BYTES), 0 without.
+func (p wsPlan) epiBytes() int {
+	if p.st {
+		return wsEpiBytes
+	}
+	return 0
 }
 
 func (p wsPlan) stageBytes() int { return (wsBM + p.bn) * wsBK * 2 }
 
 // smem is the dynamic shared memory a block takes.
-func (p wsPlan) smem() int { return p.stages()*p.stageBytes() + wsSmemSlack }
+func (p wsPlan) smem() int { return p.stages()*p.stageBytes() + p.epiBytes() + wsSmemSlack }
+
+// wsTailSplit is how the store plan p splits the last wave of an m × n output with epilogue act on a grid of
+// blocks blocks: the last `tail` tiles (in the kernel's tile order) each become `split` tiles p.tail columns
+// wide, when p has a tail width, the epilogue is not swiglu (whose tile holds gate and up halves), the last
+// wave is partial and its narrow tiles fit in one wave; else (0, 1). grid is the blocks the launch needs.
+func (p wsPlan) wsTailSplit(m, n, blocks int, act string) (tail, split, grid int) {
+	tiles := p.unitsAct(m, n, act)
+	grid = min(tiles, blocks)
+	if !p.st || p.tail == 0 || act == "swiglu" || p.tail >= p.bn || p.bn%p.tail != 0 || blocks < 1 {
+		return 0, 1, grid
+	}
+	tail = tiles % blocks
+	if tiles <= blocks {
+		tail = tiles
+	}
+	split = p.bn / p.tail
+	if tail == 0 || tail*split > blocks {
+		return 0, 1, grid
+	}
+	return tail, split, min(tiles-tail+tail*split, blocks)
+}
 
 // units is how many work units an m × n problem has: tiles, or pairs of tiles in clusters of 2.
 func (p wsPlan) units(m, n int) int { return p.unitsAct(m, n, "") }
@@ -114,7 +162,7 @@ var wsPlanFor = wsChoosePlan
 // any of the cuda grid's shapes (705 against 706 TFLOP/s at 4096³, 655 against 653 at 2048 × 11008 × 4096,
 // 698 against 703 at 2048 × 4096 × 11008): these kernels are not short of L2 bandwidth, and a cluster only
 // adds co-scheduling constraints. The cluster kernels stay in the module for TestCUDAGEMMTune.
-var wsWidths = []wsPlan{{256, 1, 0, wsDefaultGroup}, {232, 1, 0, wsDefaultGroup}, {192, 1, 0, wsDefaultGroup}, {128, 1, 0, wsDefaultGroup}}
+var wsWidths = []wsPlan{{256, 1, 0, wsDefaultGroup, false, 0}, {232, 1, 0, wsDefaultGroup, false, 0}, {192, 1, 0, wsDefaultGroup, false, 0}, {128, 1, 0, wsDefaultGroup, false, 0}}
 
 // wsChoosePlan takes the tile width whose last wave wastes least: a persistent block computes its tiles one
 // after another, so an m × n GEMM takes ⌈tiles / blocks⌉ tile times, each proportional to the tile's width;

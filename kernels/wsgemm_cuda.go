@@ -64,10 +64,36 @@ func (l cudaLaunch) wsGEMM(p wsPlan, act string, x, w, wu, y *harness.DeviceBuff
 	if wu != nil {
 		maps = append(maps, l.TensorMap(harness.TensorMap2D{Ptr: wu, Rows: n, Cols: k, RowBytes: 2 * int64(k), BoxRows: boxW, BoxCols: wsBK, Swizzle128: true}))
 	}
+	if p.st && (p.cluster > 1 || p.bn%64 != 0) {
+		l.Fail(fmt.Errorf("%s: the store kernels are single blocks of tiles a multiple of 64 wide", name))
+		return
+	}
 	resident := l.ResidentTMA(wsModule, name, wsThreads, p.cluster, p.smem())
 	if l.Err() != nil {
 		return
 	}
-	grid := min(p.unitsAct(m, n, act), resident/p.cluster) * p.cluster
-	l.KernelTMA(wsModule, name, grid, wsThreads, p.cluster, p.smem(), maps, y, m, n, k, p.group)
+	if !p.st {
+		grid := min(p.unitsAct(m, n, act), resident/p.cluster) * p.cluster
+		l.KernelTMA(wsModule, name, grid, wsThreads, p.cluster, p.smem(), maps, y, m, n, k, p.group)
+		return
+	}
+	// The store kernels: the third map is W_up's (swiglu) or w's in boxes of the split last wave's narrow
+	// tiles (w's own when there is none); y's map in 64 × 64 boxes when its rows are whole 16-byte units
+	// at a 16-byte aligned address (the copy engine's rule), else the epilogue stores from registers and the
+	// map, all zeros, is not read.
+	tail, split, grid := p.wsTailSplit(m, n, resident, act)
+	if wu == nil {
+		tmn := tmw
+		if split > 1 {
+			tmn = l.TensorMap(harness.TensorMap2D{Ptr: w, Rows: n, Cols: k, RowBytes: 2 * int64(k), BoxRows: p.bn / split, BoxCols: wsBK, Swizzle128: true})
+		}
+		maps = append(maps, tmn)
+	}
+	var tmy harness.TensorMap
+	tstore := n%8 == 0 && uint64(y.Ptr())%16 == 0
+	if tstore {
+		tmy = l.TensorMap(harness.TensorMap2D{Ptr: y, Rows: m, Cols: n, RowBytes: 2 * int64(n), BoxRows: 64, BoxCols: 64, Swizzle128: true})
+	}
+	maps = append(maps, tmy)
+	l.KernelTMA(wsModule, name, grid, wsThreads, 1, p.smem(), maps, y, m, n, k, p.group, tail, split, b2i(tstore))
 }

@@ -14,7 +14,7 @@ import (
 )
 
 var wsPlansFlag = flag.String("kernels.wsplans", "", "TestCUDAWGMMAGEMM, TestCUDAGEMMTune: only these wgmma GEMM kernels "+
-	"(comma-separated names, such as wsgemm_bf16_128x256_c2b, or their plan strings with /g<group>)")
+	"(comma-separated names, such as wsgemm_bf16_128x256_c2b, or their plan strings with /g<group> and /t<tail width>)")
 
 // wsTestPlans is wsPlans, narrowed by -kernels.wsplans.
 func wsTestPlans(t *testing.T) []wsPlan {
@@ -28,7 +28,7 @@ func wsTestPlans(t *testing.T) []wsPlan {
 			for _, g := range []int{p.group, 4, 16, 32} {
 				q := p
 				q.group = g
-				if name == q.kernel() && g == p.group || name == q.String() {
+				if name == q.kernel() && g == p.group && p.tail == 0 || name == q.String() {
 					ps, found = append(ps, q), true
 				}
 			}
@@ -51,8 +51,9 @@ func hopper(t *testing.T, be *harness.CUDA) {
 // TestCUDAWGMMAGEMM checks every kernel of the wgmma GEMM (wsPlans) and the plan wsChoosePlan picks against the
 // float64 reference, outputs poisoned before each run (CheckCase), on the GEMM family's test shapes (M, N not
 // multiples of any tile, K of 8 but not 64, one row) and on shapes with partial tiles over many k-tiles,
-// an odd number of tile rows and columns (a cluster pair's second tile past the edge), and more tiles than
-// the persistent grid has blocks. For the ragged shapes it also checks that nothing is written past y, and
+// an odd number of tile rows and columns (a cluster pair's second tile past the edge), more tiles than
+// the persistent grid has blocks, and (on 132 multiprocessors) last waves that the store plans' tail widths
+// split: all of a grid's tiles (1200 × 1040, 300 × 1000) or those past whole waves (2200 × 2100). For the ragged shapes it also checks that nothing is written past y, and
 // for each plan that the launch runs the wgmma kernel, not the mma.sync one. It runs whether or not
 // -kernels.pending is set: it is how the wgmma GEMM stops being pending (wgmmaGEMMPending).
 func TestCUDAWGMMAGEMM(t *testing.T) {
@@ -63,7 +64,8 @@ func TestCUDAWGMMAGEMM(t *testing.T) {
 	wgmmaGEMMOn = true
 	cases := append(GEMMFamily.CasesOn("test", nil),
 		Case{DType: BF16, Dims: []int{517, 389, 1032}}, Case{DType: BF16, Dims: []int{128, 256, 32}},
-		Case{DType: BF16, Dims: []int{300, 1000, 200}}, Case{DType: BF16, Dims: []int{1200, 1040, 72}})
+		Case{DType: BF16, Dims: []int{300, 1000, 200}}, Case{DType: BF16, Dims: []int{1200, 1040, 72}},
+		Case{DType: BF16, Dims: []int{2200, 2100, 72}})
 	type plan struct {
 		name string
 		pick func(m, n, sms int) wsPlan

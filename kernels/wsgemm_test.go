@@ -31,14 +31,14 @@ func TestWSChoosePlan(t *testing.T) {
 		m, n, sms int
 		want      wsPlan
 	}{
-		{4096, 4096, 132, wsPlan{256, 1, 0, wsDefaultGroup}},
-		{2048, 4096, 132, wsPlan{256, 1, 0, wsDefaultGroup}},
-		{2048, 11008, 132, wsPlan{232, 1, 0, wsDefaultGroup}},
-		{1, 8, 132, wsPlan{128, 1, 0, wsDefaultGroup}},
-		{130, 200, 132, wsPlan{128, 1, 0, wsDefaultGroup}},
-		{512, 1024, 132, wsPlan{128, 1, 0, wsDefaultGroup}},
+		{4096, 4096, 132, wsPlan{256, 1, 0, wsDefaultGroup, false, 0}},
+		{2048, 4096, 132, wsPlan{256, 1, 0, wsDefaultGroup, false, 0}},
+		{2048, 11008, 132, wsPlan{232, 1, 0, wsDefaultGroup, false, 0}},
+		{1, 8, 132, wsPlan{128, 1, 0, wsDefaultGroup, false, 0}},
+		{130, 200, 132, wsPlan{128, 1, 0, wsDefaultGroup, false, 0}},
+		{512, 1024, 132, wsPlan{128, 1, 0, wsDefaultGroup, false, 0}},
 		// H100 PCIe: 512 tiles of 256 are 4.5 waves of 114 blocks (5 × 256), 1024 of 128 are 8.98 (9 × 128).
-		{4096, 4096, 114, wsPlan{128, 1, 0, wsDefaultGroup}},
+		{4096, 4096, 114, wsPlan{128, 1, 0, wsDefaultGroup, false, 0}},
 	} {
 		if got := wsChoosePlan(tc.m, tc.n, tc.sms); got != tc.want {
 			t.Errorf("wsChoosePlan(%d, %d, %d) = %v, want %v", tc.m, tc.n, tc.sms, got, tc.want)
@@ -46,8 +46,9 @@ func TestWSChoosePlan(t *testing.T) {
 	}
 }
 
-// TestWSPlansMatchModule holds wsPlans to the module: each plan's kernel is a WS_KERNEL of
-// cuda/wsgemm_sm90a.cu and an entry of its PTX, and each WS_KERNEL is a plan; each plan's shared memory fits a
+// TestWSPlansMatchModule holds wsPlans to the module: each plan's kernel is a WS_KERNEL (or, for a store plan,
+// WS_KERNEL_ST) of cuda/wsgemm_sm90a.cu and an entry of its PTX, and each such line is a plan; store plans are
+// single blocks of whole 64-column boxes whose tail widths are the kernel's narrow main loops (64, 128); each plan's shared memory fits a
 // block on compute capability 9.0 with the static kilobyte beside it, in at least 4 stages; a cluster pair
 // splits its shared operand on whole 8-row swizzle groups.
 func TestWSPlansMatchModule(t *testing.T) {
@@ -62,6 +63,9 @@ func TestWSPlansMatchModule(t *testing.T) {
 	var inSource []string
 	for _, m := range regexp.MustCompile(`(?m)^WS_KERNEL\((\d+), (\d), (\w?), (true|false)\)`).FindAllStringSubmatch(string(src), -1) {
 		inSource = append(inSource, "wsgemm_bf16_128x"+m[1]+"_c"+m[2]+m[3])
+	}
+	for _, m := range regexp.MustCompile(`(?m)^WS_KERNEL_ST\(, WS_ACT_NONE, (\d+)\)`).FindAllStringSubmatch(string(src), -1) {
+		inSource = append(inSource, "wsgemm_bf16_128x"+m[1]+"_c1_st")
 	}
 	var planned []string
 	for _, p := range wsPlans {
@@ -80,6 +84,12 @@ func TestWSPlansMatchModule(t *testing.T) {
 		if p.share == 'b' {
 			half = p.bn / 2
 		}
+		if p.st && (p.cluster != 1 || p.bn%64 != 0) {
+			t.Errorf("plan %v: a store kernel is a single block of whole 64-column boxes", p)
+		}
+		if p.tail != 0 && (!p.st || p.tail != 64 && p.tail != 128 || p.tail >= p.bn || p.bn%p.tail != 0) {
+			t.Errorf("plan %v: a tail width is 64 or 128 (the kernel's narrow main loops), of a wider store tile it divides", p)
+		}
 		if p.cluster > 1 && half%8 != 0 {
 			t.Errorf("plan %v: a pair splits its shared operand at row %d, inside a swizzle group", p, half)
 		}
@@ -92,6 +102,42 @@ func TestWSPlansMatchModule(t *testing.T) {
 	for _, p := range wsWidths {
 		if !slices.Contains(wsPlans, p) {
 			t.Errorf("the chooser's %v is not a kernel (wsPlans)", p)
+		}
+	}
+}
+
+// TestWSTailSplit holds the split of the last wave to what the kernel can run and where it pays: only store
+// plans with a tail width, never swiglu, only a partial last wave whose narrow tiles fit one wave; the launch's
+// grid covers every unit or every block.
+func TestWSTailSplit(t *testing.T) {
+	st256 := func(tail int) wsPlan { return wsPlan{256, 1, 0, wsDefaultGroup, true, tail} }
+	for _, tc := range []struct {
+		p                 wsPlan
+		m, n, blocks      int
+		act               string
+		tail, split, grid int
+	}{
+		// 2048 × 11008: 16 × 43 = 688 tiles of 256, 5 waves of 132 and 28 tiles: 112 tiles of 64.
+		{st256(64), 2048, 11008, 132, "", 28, 4, 132},
+		{st256(128), 2048, 11008, 132, "", 28, 2, 132},
+		{st256(64), 2048, 11008, 132, "gelu", 28, 4, 132},
+		// 4096²: 512 tiles, the last wave 116: no room to split it.
+		{st256(64), 4096, 4096, 132, "", 0, 1, 132},
+		// Fewer tiles than blocks: all of them are the last wave (512 × 4096: 64 tiles → 128 of 128).
+		{st256(128), 512, 4096, 132, "", 64, 2, 128},
+		{st256(64), 512, 4096, 132, "", 0, 1, 64},
+		// Whole waves: nothing to split.
+		{st256(64), 128, 256 * 132, 132, "", 0, 1, 132},
+		// Not a store plan, no tail width, swiglu: never.
+		{wsPlan{256, 1, 0, wsDefaultGroup, false, 64}, 2048, 11008, 132, "", 0, 1, 132},
+		{st256(0), 2048, 11008, 132, "", 0, 1, 132},
+		{st256(64), 2048, 22016, 132, "swiglu", 0, 1, 132},
+		{wsPlan{192, 1, 0, wsDefaultGroup, true, 64}, 300, 1000, 132, "", 18, 3, 54},
+	} {
+		tail, split, grid := tc.p.wsTailSplit(tc.m, tc.n, tc.blocks, tc.act)
+		if tail != tc.tail || split != tc.split || grid != tc.grid {
+			t.Errorf("%v.wsTailSplit(%d, %d, %d, %q) = (%d, %d, %d), want (%d, %d, %d)", tc.p, tc.m, tc.n, tc.blocks, tc.act,
+				tail, split, grid, tc.tail, tc.split, tc.grid)
 		}
 	}
 }

@@ -204,6 +204,35 @@ __device__ __forceinline__ void ws_mma(float (&d)[64], unsigned long long da, un
         : "l"(da), "l"(db), "r"(1));
 }
 
+__device__ __forceinline__ void ws_mma(float (&d)[32], unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : WS_D4(0), WS_D4(4), WS_D4(8), WS_D4(12), WS_D4(16), WS_D4(20), WS_D4(24), WS_D4(28)
+        : "l"(da), "l"(db), "r"(1));
+}
+
+// ws_tma_store copies the 64 × 64 box at shared src (laid out by the 128-byte swizzle) to (c0, c1) (column,
+// row) of tensor map tm, in this thread's current bulk group; the copy engine clips what lies past the tensor.
+__device__ __forceinline__ void ws_tma_store(const CUtensorMap* tm, int c0, int c1, unsigned src) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(tm), "r"(c0),
+                 "r"(c1), "r"(src)
+                 : "memory");
+}
+__device__ __forceinline__ void ws_bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// ws_bulk_wait_read: at most N of this thread's bulk groups still reading their shared source.
+template <int N>
+__device__ __forceinline__ void ws_bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// ws_wg_sync: the 128 threads of consumer warpgroup `half` (named barrier 1 + half; 0 is __syncthreads').
+__device__ __forceinline__ void ws_wg_sync(int half) {
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + half) : "memory");
+}
+
 // ws_fence_operands keeps the compiler from moving reads or writes of the accumulators across the point where
 // it stands (wgmma reads and writes them asynchronously, between wgmma.fence and wgmma.wait_group).
 template <int R>
@@ -219,10 +248,15 @@ __device__ __forceinline__ unsigned ws_pack(float lo, float hi) {
     return r;
 }
 
-// WS_STAGES is how many stages of BN-wide tiles fit 227 KiB beside the alignment slack and the static kilobyte
-// (the barriers, padded by the dynamic array's 1024-byte alignment), at most 8.
+// WS_STAGES is how many stages of BN-wide tiles fit 227 KiB beside the alignment slack, the static kilobyte
+// (the barriers, padded by the dynamic array's 1024-byte alignment) and EPI bytes of epilogue buffers, at most 8.
 #define WS_STAGE_BYTES(BN) ((WS_BM + (BN)) * WS_BK * 2)
-#define WS_STAGES(BN) ((227 * 1024 - 2048) / WS_STAGE_BYTES(BN) < 8 ? (227 * 1024 - 2048) / WS_STAGE_BYTES(BN) : 8)
+#define WS_STAGES(BN, EPI) \
+    ((227 * 1024 - 2048 - (EPI)) / WS_STAGE_BYTES(BN) < 8 ? (227 * 1024 - 2048 - (EPI)) / WS_STAGE_BYTES(BN) : 8)
+// The store epilogue's buffers: two 64 × 64 bf16 boxes (8 KiB) per consumer warpgroup, one filling while the
+// copy engine reads the other.
+#define WS_EPI_BOX 8192
+#define WS_EPI_BYTES (4 * WS_EPI_BOX)
 
 // Epilogues: what the fp32 accumulators become before they are rounded to bf16 (the FFN's FC1, ffn.go).
 #define WS_ACT_NONE 0
@@ -241,30 +275,187 @@ __device__ __forceinline__ float ws_gelu(float x) {
 // ws_silu is mma.cuh's mma_silu.
 __device__ __forceinline__ float ws_silu(float x) { return x / (1.0f + __expf(-x)); }
 
+// ws_ring is where a block's shared-memory ring stands: the stages' base, the full and empty barriers, and the
+// running k-tile count it (stage it % STAGES, phase it / STAGES).
+struct ws_ring {
+    unsigned sbase, full, empty;
+    int it;
+};
+
+// ws_mainloop accumulates one tile's k-tiles into d (TN/2 fp32 a thread: m64 × TN for consumer warpgroup
+// half), from the ring's stages as the producer fills them, releasing each stage (in every block of the
+// cluster) once the wgmma group that read it has completed.
+template <int TN, int STAGES, int STAGE_BYTES, int C>
+__device__ __forceinline__ void ws_mainloop(float (&d)[TN / 2], ws_ring& ring, int half, int tid, int ktiles) {
+    constexpr int A_BYTES = WS_BM * WS_BK * 2;
+#pragma unroll
+    for (int e = 0; e < TN / 2; e++) d[e] = 0.0f;
+    for (int kt = 0; kt < ktiles; kt++, ring.it++) {
+        const int s = ring.it % STAGES;
+        ws_mbar_wait(ring.full + 8 * s, (ring.it / STAGES) & 1);
+        const unsigned a = ring.sbase + s * STAGE_BYTES + half * 64 * 128, b = ring.sbase + s * STAGE_BYTES + A_BYTES;
+        ws_fence_operands(d);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int kk = 0; kk < WS_BK / 16; kk++) ws_mma(d, ws_desc(a + 32 * kk), ws_desc(b + 32 * kk));
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        // The previous stage's group has completed: release that stage (in every block of the cluster).
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        ws_fence_operands(d);
+        if (kt > 0 && tid == 0) {
+            const int ps = (ring.it + STAGES - 1) % STAGES;
+            if (C == 1)
+                ws_mbar_arrive(ring.empty + 8 * ps);
+            else
+                for (unsigned r = 0; r < C; r++) ws_mbar_arrive_cluster(ring.empty + 8 * ps, r);
+        }
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    ws_fence_operands(d);
+    if (ktiles > 0 && tid == 0) {
+        const int ps = (ring.it + STAGES - 1) % STAGES;
+        if (C == 1)
+            ws_mbar_arrive(ring.empty + 8 * ps);
+        else
+            for (unsigned r = 0; r < C; r++) ws_mbar_arrive_cluster(ring.empty + 8 * ps, r);
+    }
+}
+
+// ws_activate applies the epilogue's activation to the accumulators of a TN-wide tile in place; for swiglu the
+// first TN/4 registers become silu(gate)·up, the output.
+template <int ACT, int R>
+__device__ __forceinline__ void ws_activate(float (&d)[R]) {
+    if (ACT == WS_ACT_GELU) {
+#pragma unroll
+        for (int e = 0; e < R; e++) d[e] = ws_gelu(d[e]);
+    }
+    if (ACT == WS_ACT_SWIGLU) {
+#pragma unroll
+        for (int e = 0; e < R / 2; e++) d[e] = ws_silu(d[e]) * d[e + R / 2];
+    }
+}
+
+// ws_store_regs writes the first RO accumulators of a thread (rows m0 + 64·half … + 63, columns n0 … n0 +
+// 2·RO − 1 of y) from registers, 4-byte pairs, masked at M and N (element by element where N is odd).
+// Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane/4 (+8); register 4i + j is
+// column 8i + 2·(lane%4) + (j & 1), row + 8 for j ≥ 2.
+template <int RO, int R>
+__device__ __forceinline__ void ws_store_regs(const float (&d)[R], unsigned short* __restrict__ y, long long M,
+                                              long long N, long long m0, long long n0, int half, int tid) {
+    constexpr int ON = 2 * RO;
+    const int warp = tid / 32, lane = tid % 32;
+    const long long r0 = m0 + half * 64 + warp * 16 + lane / 4, c0 = n0 + 2 * (lane % 4);
+    if (m0 + WS_BM <= M && n0 + ON <= N && N % 2 == 0) {
+        unsigned short* p = y + r0 * N + c0;
+#pragma unroll
+        for (int i = 0; i < RO / 4; i++) {
+            *(unsigned*)(p + 8 * i) = ws_pack(d[4 * i], d[4 * i + 1]);
+            *(unsigned*)(p + 8 * N + 8 * i) = ws_pack(d[4 * i + 2], d[4 * i + 3]);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < RO / 4; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const long long r = r0 + 8 * h, c = c0 + 8 * i;
+                if (r >= M || c >= N) continue;
+                const unsigned v = ws_pack(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
+                if (c + 1 < N && N % 2 == 0) {
+                    *(unsigned*)(y + r * N + c) = v;
+                } else {
+                    y[r * N + c] = (unsigned short)v;
+                    if (c + 1 < N) y[r * N + c + 1] = (unsigned short)(v >> 16);
+                }
+            }
+    }
+}
+
+// ws_store_tma writes the first RO accumulators of a thread (as ws_store_regs) through shared memory: for
+// each 64-column chunk the warpgroup rounds its 64 × 64 values to bf16 into one of its two 8 KiB boxes (ebuf,
+// ebuf + 8 KiB; *ec counts its chunks, choosing the box), laid out by the 128-byte swizzle so that a warp's
+// 8 rows × 16 bytes land in 8 distinct bank groups, and its first thread hands the box to the copy engine
+// (tmy: y, boxes of 64 × 64, clipped at M and N), which stores it while the warpgroup goes on — to the next
+// chunk, and then to the next tile's main loop. Before a box is refilled its store from two chunks ago must
+// have read it (bulk wait_group.read 1).
+template <int RO, int R>
+__device__ __forceinline__ void ws_store_tma(const float (&d)[R], const CUtensorMap* tmy, unsigned ebuf,
+                                             long long m0, long long n0, int half, int tid, int& ec) {
+    static_assert(RO % 32 == 0, "whole 64-column chunks");
+    const int warp = tid / 32, lane = tid % 32, q = lane % 4, rr = lane / 4;
+#pragma unroll
+    for (int c = 0; c < RO / 32; c++) {
+        const unsigned buf = ebuf + (ec & 1) * WS_EPI_BOX;
+        if (tid == 0) ws_bulk_wait_read<1>();
+        ws_wg_sync(half);
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int row = warp * 16 + 8 * h + rr;  // row % 8 == rr
+                const unsigned addr = buf + row * 128 + ((i ^ rr) << 4) + 4 * q;
+                const int e = 4 * (8 * c + i) + 2 * h;
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(ws_pack(d[e], d[e + 1])) : "memory");
+            }
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        ws_wg_sync(half);
+        if (tid == 0) {
+            ws_tma_store(tmy, (int)(n0 + 64 * c), (int)(m0 + 64 * half), buf);
+            ws_bulk_commit();
+        }
+        ec++;
+    }
+}
+
+// ws_tile computes one TN-wide tile (TN = BN, or a narrow tile of the last wave) for consumer warpgroup half
+// and stores it: through shared memory and the copy engine when tstore, else from registers.
+template <int TN, int STAGES, int STAGE_BYTES, int C, int ACT, bool ST>
+__device__ __forceinline__ void ws_tile(ws_ring& ring, int half, int tid, int ktiles, const CUtensorMap* tmy,
+                                        unsigned short* __restrict__ y, long long M, long long N, long long m0,
+                                        long long n0, bool tstore, unsigned ebuf, int& ec) {
+    constexpr int R = TN / 2;
+    constexpr int RO = ACT == WS_ACT_SWIGLU ? R / 2 : R;
+    float d[R];
+    ws_mainloop<TN, STAGES, STAGE_BYTES, C>(d, ring, half, tid, ktiles);
+    ws_activate<ACT>(d);
+    if constexpr (ST && RO % 32 == 0) {
+        if (tstore) {
+            ws_store_tma<RO>(d, tmy, ebuf, m0, n0, half, tid, ec);
+            return;
+        }
+    }
+    ws_store_regs<RO>(d, y, M, N, m0, n0, half, tid);
+}
+
 // wsgemm is the kernel body: BN the tile width, C the cluster size (1 or 2), SHARE_B whether a pair shares w
-// (pair along M) rather than x (pair along N), ACT the epilogue (WS_ACT_*); tmu is W_up's map for
-// WS_ACT_SWIGLU (tmw then W_gate's), unused otherwise.
-template <int BN, int C, bool SHARE_B, int ACT = WS_ACT_NONE>
-__device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap* tmw, const CUtensorMap* tmu,
-                                       unsigned short* __restrict__ y, long long M, long long N, long long K,
-                                       long long group) {
-    constexpr int STAGES = WS_STAGES(BN);
+// (pair along M) rather than x (pair along N), ACT the epilogue (WS_ACT_*), ST the store kernels' extras (the
+// _st entry points): the store epilogue through shared memory (when tstore; tmy is y's map) and the last
+// wave's split. tm3 is W_up's map for WS_ACT_SWIGLU (tmw then W_gate's); in an ST kernel of another ACT it is
+// w's map with boxes of BN/split rows for the split last wave: its `tail` tiles (the last ones in tile order)
+// run as `split` tiles BN/split wide each, so that the last wave has split × tail narrow tiles instead of tail
+// wide ones and finishes sooner when tail is a small part of the grid.
+template <int BN, int C, bool SHARE_B, int ACT = WS_ACT_NONE, bool ST = false>
+__device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap* tmw, const CUtensorMap* tm3,
+                                       const CUtensorMap* tmy, unsigned short* __restrict__ y, long long M,
+                                       long long N, long long K, long long group, long long tail, long long split,
+                                       bool tstore) {
+    constexpr int EPI = ST ? WS_EPI_BYTES : 0;
+    constexpr int STAGES = WS_STAGES(BN, EPI);
     constexpr int A_BYTES = WS_BM * WS_BK * 2;   // 16 KiB
     constexpr int B_BYTES = BN * WS_BK * 2;      // BN · 128
     constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-    constexpr int R = BN / 2;                    // accumulators a consumer thread
     constexpr bool SWIGLU = ACT == WS_ACT_SWIGLU;
     constexpr int ON = SWIGLU ? BN / 2 : BN;     // output columns of a tile
-    constexpr int RO = ON / 2;                   // output values a consumer thread
     static_assert(!SWIGLU || (C == 1 && (BN / 2) % 8 == 0), "swiglu: single blocks, gate and up on swizzle groups");
     // The shared operand's part that each block of a pair loads: a whole number of 8-row swizzle groups.
     static_assert(C == 1 || (SHARE_B ? (BN / 2) % 8 == 0 : (WS_BM / 2) % 8 == 0), "split on a swizzle group");
     static_assert(B_BYTES % 1024 == 0, "B tile on the swizzle period");
+    static_assert(!ST || C == 1, "store kernels: single blocks");
 
     extern __shared__ __align__(1024) unsigned char ws_smem_raw[];
     __shared__ __align__(8) unsigned long long ws_bars[2 * STAGES];
     unsigned char* smem = (unsigned char*)(((unsigned long long)ws_smem_raw + 1023) & ~1023ull);
-    const unsigned sbase = ws_smem(smem), full = ws_smem(ws_bars), empty = full + 8 * STAGES;
+    ws_ring ring{ws_smem(smem), ws_smem(ws_bars), ws_smem(ws_bars) + 8 * STAGES, 0};
+    const unsigned ebase = ring.sbase + STAGES * STAGE_BYTES;
 
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const unsigned rank = C > 1 ? ws_cluster_rank() : 0;
@@ -272,15 +463,18 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
     // The grid of work units: tiles, or pairs of tiles along M (share "b") or N (share "a").
     const int units_m = (C > 1 && SHARE_B) ? (tiles_m + 1) / 2 : tiles_m;
     const int units_n = (C > 1 && !SHARE_B) ? (tiles_n + 1) / 2 : tiles_n;
-    const int units = units_m * units_n;
+    // The split last wave (ST, not swiglu): units nfull … are narrow tiles, `split` of each of the last `tail`.
+    const bool narrow_on = ST && !SWIGLU && tail > 0 && split > 1;
+    const int nsplit = narrow_on ? (int)split : 1, ntail = narrow_on ? (int)tail : 0;
+    const int nfull = units_m * units_n - ntail, units = nfull + ntail * nsplit, nw = ON / nsplit;
     const int first = blockIdx.x / C, stride = gridDim.x / C;
     const int ktiles = (int)((K + WS_BK - 1) / WS_BK);
     const int grp = (int)group;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
-            ws_mbar_init(full + 8 * s, 1);       // the producer's arrive.expect_tx; the bytes complete it
-            ws_mbar_init(empty + 8 * s, 2 * C);  // one arrive per consumer warpgroup of the cluster
+            ws_mbar_init(ring.full + 8 * s, 1);       // the producer's arrive.expect_tx; the bytes complete it
+            ws_mbar_init(ring.empty + 8 * s, 2 * C);  // one arrive per consumer warpgroup of the cluster
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -289,8 +483,14 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
     else
         __syncthreads();
 
-    // unit u → the tile's first row and column.
-    auto tile_of = [&](int u, long long& m0, long long& n0) {
+    // unit u → the tile's first row and column, and whether it is a narrow tile of the split last wave.
+    auto tile_of = [&](int u, long long& m0, long long& n0, bool& narrow) {
+        int sub = 0;
+        narrow = u >= nfull;
+        if (narrow) {
+            sub = (u - nfull) % nsplit;
+            u = nfull + (u - nfull) / nsplit;
+        }
         const int per = grp * units_n, g = u / per, fm = g * grp, gm = min(units_m - fm, grp), r = u - g * per;
         int tm = fm + r % gm, tn = r / gm;
         if (C > 1) {
@@ -300,7 +500,7 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
                 tn = 2 * tn + (int)rank;
         }
         m0 = (long long)tm * WS_BM;
-        n0 = (long long)tn * ON;
+        n0 = (long long)tn * ON + (long long)sub * nw;
     };
 
     if (wg == 0) {
@@ -310,25 +510,33 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
             int it = 0;
             for (int u = first; u < units; u += stride) {
                 long long m0, n0;
-                tile_of(u, m0, n0);
+                bool narrow;
+                tile_of(u, m0, n0, narrow);
                 for (int kt = 0; kt < ktiles; kt++, it++) {
                     const int s = it % STAGES;
-                    ws_mbar_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1);
-                    const unsigned a = sbase + s * STAGE_BYTES, b = a + A_BYTES, bar = full + 8 * s;
-                    ws_mbar_expect_tx(bar, STAGE_BYTES);
+                    ws_mbar_wait(ring.empty + 8 * s, ((it / STAGES) & 1) ^ 1);
+                    const unsigned a = ring.sbase + s * STAGE_BYTES, b = a + A_BYTES, bar = ring.full + 8 * s;
                     if (SWIGLU) {
                         // W_gate's rows n0 … n0+BN/2, then W_up's same rows.
+                        ws_mbar_expect_tx(bar, STAGE_BYTES);
                         ws_tma_load(a, tmx, kt * WS_BK, (int)m0, bar);
                         ws_tma_load(b, tmw, kt * WS_BK, (int)n0, bar);
-                        ws_tma_load(b + B_BYTES / 2, tmu, kt * WS_BK, (int)n0, bar);
+                        ws_tma_load(b + B_BYTES / 2, tm3, kt * WS_BK, (int)n0, bar);
+                    } else if (narrow) {
+                        ws_mbar_expect_tx(bar, A_BYTES + nw * WS_BK * 2);
+                        ws_tma_load(a, tmx, kt * WS_BK, (int)m0, bar);
+                        ws_tma_load(b, tm3, kt * WS_BK, (int)n0, bar);
                     } else if (C == 1) {
+                        ws_mbar_expect_tx(bar, STAGE_BYTES);
                         ws_tma_load(a, tmx, kt * WS_BK, (int)m0, bar);
                         ws_tma_load(b, tmw, kt * WS_BK, (int)n0, bar);
                     } else if (SHARE_B) {
                         // This block's half of w's rows n0 … n0+BN (the pair's n0 is the same), to both blocks.
+                        ws_mbar_expect_tx(bar, STAGE_BYTES);
                         ws_tma_load(a, tmx, kt * WS_BK, (int)m0, bar);
                         ws_tma_multicast(b + rank * (B_BYTES / 2), tmw, kt * WS_BK, (int)n0 + (int)rank * (BN / 2), bar, mask);
                     } else {
+                        ws_mbar_expect_tx(bar, STAGE_BYTES);
                         ws_tma_multicast(a + rank * (A_BYTES / 2), tmx, kt * WS_BK, (int)m0 + (int)rank * (WS_BM / 2), bar, mask);
                         ws_tma_load(b, tmw, kt * WS_BK, (int)n0, bar);
                     }
@@ -338,78 +546,25 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
         const int half = wg - 1;  // rows 64·half … 64·half + 63 of the tile
-        const int warp = tid / 32, lane = tid % 32;
-        int it = 0;
+        const unsigned ebuf = ebase + half * 2 * WS_EPI_BOX;
+        int ec = 0;  // this warpgroup's store chunks so far (ws_store_tma)
         for (int u = first; u < units; u += stride) {
             long long m0, n0;
-            tile_of(u, m0, n0);
-            float d[R];
-#pragma unroll
-            for (int e = 0; e < R; e++) d[e] = 0.0f;
-            for (int kt = 0; kt < ktiles; kt++, it++) {
-                const int s = it % STAGES;
-                ws_mbar_wait(full + 8 * s, (it / STAGES) & 1);
-                const unsigned a = sbase + s * STAGE_BYTES + half * 64 * 128, b = sbase + s * STAGE_BYTES + A_BYTES;
-                ws_fence_operands(d);
-                asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-                for (int kk = 0; kk < WS_BK / 16; kk++) ws_mma(d, ws_desc(a + 32 * kk), ws_desc(b + 32 * kk));
-                asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-                // The previous stage's group has completed: release that stage (in every block of the cluster).
-                asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-                ws_fence_operands(d);
-                if (kt > 0 && tid == 0) {
-                    const int ps = (it + STAGES - 1) % STAGES;
-                    if (C == 1)
-                        ws_mbar_arrive(empty + 8 * ps);
+            bool narrow;
+            tile_of(u, m0, n0, narrow);
+            if constexpr (ST && !SWIGLU && ON > 64 && ON % 64 == 0) {
+                if (narrow) {
+                    // The narrow widths the launcher splits into: 128 (of a wider tile) or 64.
+                    if (ON > 128 && nw == 128)
+                        ws_tile<(ON > 128 ? 128 : 64), STAGES, STAGE_BYTES, C, ACT, ST>(ring, half, tid, ktiles, tmy, y, M, N, m0, n0, tstore, ebuf, ec);
                     else
-                        for (unsigned r = 0; r < C; r++) ws_mbar_arrive_cluster(empty + 8 * ps, r);
+                        ws_tile<64, STAGES, STAGE_BYTES, C, ACT, ST>(ring, half, tid, ktiles, tmy, y, M, N, m0, n0, tstore, ebuf, ec);
+                    continue;
                 }
             }
-            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            ws_fence_operands(d);
-            if (ktiles > 0 && tid == 0) {
-                const int ps = (it + STAGES - 1) % STAGES;
-                if (C == 1)
-                    ws_mbar_arrive(empty + 8 * ps);
-                else
-                    for (unsigned r = 0; r < C; r++) ws_mbar_arrive_cluster(empty + 8 * ps, r);
-            }
-            if (ACT == WS_ACT_GELU) {
-#pragma unroll
-                for (int e = 0; e < R; e++) d[e] = ws_gelu(d[e]);
-            }
-            if (SWIGLU) {
-#pragma unroll
-                for (int e = 0; e < RO; e++) d[e] = ws_silu(d[e]) * d[e + RO];
-            }
-            // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane/4 (+8); register
-            // 4i + j is column 8i + 2·(lane%4) + (j & 1), row + 8 for j ≥ 2.
-            const long long r0 = m0 + half * 64 + warp * 16 + lane / 4, c0 = n0 + 2 * (lane % 4);
-            if (m0 + WS_BM <= M && n0 + ON <= N && N % 2 == 0) {
-                unsigned short* p = y + r0 * N + c0;
-#pragma unroll
-                for (int i = 0; i < RO / 4; i++) {
-                    *(unsigned*)(p + 8 * i) = ws_pack(d[4 * i], d[4 * i + 1]);
-                    *(unsigned*)(p + 8 * N + 8 * i) = ws_pack(d[4 * i + 2], d[4 * i + 3]);
-                }
-            } else {
-#pragma unroll
-                for (int i = 0; i < RO / 4; i++)
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        const long long r = r0 + 8 * h, c = c0 + 8 * i;
-                        if (r >= M || c >= N) continue;
-                        const unsigned v = ws_pack(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
-                        if (c + 1 < N && N % 2 == 0) {
-                            *(unsigned*)(y + r * N + c) = v;
-                        } else {
-                            y[r * N + c] = (unsigned short)v;
-                            if (c + 1 < N) y[r * N + c + 1] = (unsigned short)(v >> 16);
-                        }
-                    }
-            }
+            ws_tile<BN, STAGES, STAGE_BYTES, C, ACT, ST>(ring, half, tid, ktiles, tmy, y, M, N, m0, n0, tstore, ebuf, ec);
         }
+        if (ST && tid == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");  // no store left reading
     }
     if (C > 1) {
         __syncwarp();       // the producer's leader rejoins its warp: barrier.cluster is .aligned
@@ -424,7 +579,7 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
     extern "C" __global__ void __launch_bounds__(384, 1) wsgemm_bf16_128x##BN##_c##C##SH(                      \
         const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,                      \
         unsigned short* __restrict__ y, long long M, long long N, long long K, long long group) {              \
-        wsgemm<BN, C, SHARE_B>(&tmx, &tmw, nullptr, y, M, N, K, group);                                        \
+        wsgemm<BN, C, SHARE_B>(&tmx, &tmw, nullptr, nullptr, y, M, N, K, group, 0, 1, false);                 \
     }
 
 WS_KERNEL(256, 1, , false)
@@ -442,7 +597,7 @@ WS_KERNEL(128, 1, , false)
     extern "C" __global__ void __launch_bounds__(384, 1) wsgemm_gelu_bf16_128x##BN##_c1(                      \
         const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,                      \
         unsigned short* __restrict__ y, long long M, long long N, long long K, long long group) {              \
-        wsgemm<BN, 1, false, WS_ACT_GELU>(&tmx, &tmw, nullptr, y, M, N, K, group);                             \
+        wsgemm<BN, 1, false, WS_ACT_GELU>(&tmx, &tmw, nullptr, nullptr, y, M, N, K, group, 0, 1, false);      \
     }
 
 WS_KERNEL_GELU(256)
@@ -457,10 +612,32 @@ WS_KERNEL_GELU(128)
         const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmg,                      \
         const __grid_constant__ CUtensorMap tmu, unsigned short* __restrict__ y, long long M, long long N,     \
         long long K, long long group) {                                                                         \
-        wsgemm<BN, 1, false, WS_ACT_SWIGLU>(&tmx, &tmg, &tmu, y, M, N, K, group);                              \
+        wsgemm<BN, 1, false, WS_ACT_SWIGLU>(&tmx, &tmg, &tmu, nullptr, y, M, N, K, group, 0, 1, false);       \
     }
 
 WS_KERNEL_SWIGLU(256)
 WS_KERNEL_SWIGLU(192)
 WS_KERNEL_SWIGLU(128)
+// The store kernels (_st): the epilogue through shared memory and the copy engine, and the split last wave.
+// Parameters: x's map, w's (W_gate's for swiglu), a third (W_up's for swiglu; else w's with boxes of
+// BN/split rows, for the narrow tiles), y's (boxes of 64 × 64, 128-byte swizzle; unread when tstore is 0), y,
+// M, N, K, group, tail (tiles split, the last in tile order; 0: none), split, tstore (1: store through shared
+// memory; 0: from registers, where y's rows are not 16-byte multiples).
+#define WS_KERNEL_ST(ACTNAME, ACT, BN)                                                                         \
+    extern "C" __global__ void __launch_bounds__(384, 1) wsgemm_##ACTNAME##bf16_128x##BN##_c1_st(             \
+        const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,                      \
+        const __grid_constant__ CUtensorMap tm3, const __grid_constant__ CUtensorMap tmy,                      \
+        unsigned short* __restrict__ y, long long M, long long N, long long K, long long group, long long tail, \
+        long long split, long long tstore) {                                                                   \
+        wsgemm<BN, 1, false, ACT, true>(&tmx, &tmw, &tm3, &tmy, y, M, N, K, group, tail, split, tstore != 0);   \
+    }
+
+WS_KERNEL_ST(, WS_ACT_NONE, 256)
+WS_KERNEL_ST(, WS_ACT_NONE, 192)
+WS_KERNEL_ST(, WS_ACT_NONE, 128)
+WS_KERNEL_ST(gelu_, WS_ACT_GELU, 256)
+WS_KERNEL_ST(gelu_, WS_ACT_GELU, 192)
+WS_KERNEL_ST(gelu_, WS_ACT_GELU, 128)
+WS_KERNEL_ST(swiglu_, WS_ACT_SWIGLU, 256)
+WS_KERNEL_ST(swiglu_, WS_ACT_SWIGLU, 128)
 #endif
