@@ -24,14 +24,17 @@ var wgmmaFFNOn = wgmmaFFNPending == ""
 var wsFFNActs = []string{"gelu", "swiglu"}
 
 // wsFFNPlans are the plans whose kernels the module holds with each epilogue of wsFFNActs (WS_KERNEL_GELU,
-// WS_KERNEL_SWIGLU), and those wsChooseFFNPlan considers: gelu, the GEMM chooser's single-block widths;
-// swiglu, the widths whose halves are whole 8-row swizzle groups (a half tile is its own TMA box, and the up
-// accumulators are the gate's + bn/4 registers only when bn/2 is a multiple of 8): not 232.
+// WS_KERNEL_SWIGLU, WS_KERNEL_ST), and those wsChooseFFNPlan considers: gelu, the GEMM chooser's single-block
+// widths and store plans; swiglu, the widths whose halves are whole 8-row swizzle groups (a half tile is its
+// own TMA box, and the up accumulators are the gate's + bn/4 registers only when bn/2 is a multiple of 8): not
+// 232, and store plans whose output tiles are whole 64-column boxes, split along K but never along N.
 var wsFFNPlans = map[string][]wsPlan{
-	"gelu": append(slices.Clip(wsWidths), wsPlan{256, 1, 0, wsDefaultGroup, true, 0}, wsPlan{256, 1, 0, wsDefaultGroup, true, 64},
-		wsPlan{192, 1, 0, wsDefaultGroup, true, 0}, wsPlan{128, 1, 0, wsDefaultGroup, true, 0}),
-	"swiglu": {{256, 1, 0, wsDefaultGroup, false, 0}, {192, 1, 0, wsDefaultGroup, false, 0}, {128, 1, 0, wsDefaultGroup, false, 0},
-		{256, 1, 0, wsDefaultGroup, true, 0}, {128, 1, 0, wsDefaultGroup, true, 0}},
+	"gelu": append(slices.Clip(wsWidths), wsPlan{256, 1, 0, wsDefaultGroup, true, 0, false}, wsPlan{256, 1, 0, wsDefaultGroup, true, 64, false},
+		wsPlan{192, 1, 0, wsDefaultGroup, true, 0, false}, wsPlan{128, 1, 0, wsDefaultGroup, true, 0, false},
+		wsPlan{256, 1, 0, wsDefaultGroup, true, 0, true}),
+	"swiglu": {{256, 1, 0, wsDefaultGroup, false, 0, false}, {192, 1, 0, wsDefaultGroup, false, 0, false}, {128, 1, 0, wsDefaultGroup, false, 0, false},
+		{256, 1, 0, wsDefaultGroup, true, 0, false}, {128, 1, 0, wsDefaultGroup, true, 0, false},
+		{256, 1, 0, wsDefaultGroup, true, 0, true}, {128, 1, 0, wsDefaultGroup, true, 0, true}},
 }
 
 // wsFFNPlanFor picks the plan of FC1 (tokens × inter outputs, epilogue act) on sms multiprocessors; the tests

@@ -109,7 +109,7 @@ func TestWSChooseFFNPlan(t *testing.T) {
 		{2048, 16384, "gelu", wsChoosePlan(2048, 16384, 132).bn}, {2048, 11008, "gelu", 232},
 	} {
 		got := wsChooseFFNPlan(tc.m, tc.n, 132, tc.act)
-		if got != (wsPlan{tc.want, 1, 0, wsDefaultGroup, false, 0}) {
+		if got != (wsPlan{tc.want, 1, 0, wsDefaultGroup, false, 0, false}) {
 			t.Errorf("wsChooseFFNPlan(%d, %d, 132, %s) = %v, want bn %d", tc.m, tc.n, tc.act, got, tc.want)
 		}
 	}
@@ -125,7 +125,7 @@ func TestWSChooseFFNPlan(t *testing.T) {
 // TestWSUnitsSwiGLU checks that a swiglu tile covers bn/2 output columns: the persistent grid and the tile
 // order count tiles of that width, as the kernel (WS_ACT_SWIGLU's ON) does.
 func TestWSUnitsSwiGLU(t *testing.T) {
-	p := wsPlan{256, 1, 0, wsDefaultGroup, false, 0}
+	p := wsPlan{256, 1, 0, wsDefaultGroup, false, 0, false}
 	if got, want := p.unitsAct(300, 11008, "swiglu"), 3*86; got != want {
 		t.Errorf("units of swiglu 300 × 11008 at bn 256: %d, want %d", got, want)
 	}

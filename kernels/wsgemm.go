@@ -29,14 +29,15 @@ func gemmUsesWGMMA(cc int, on bool) bool { return on && cc == 90 }
 //
 // A store plan (st, the _st kernels: single blocks, bn a multiple of 64) writes its tiles through shared memory
 // and the copy engine, overlapping the stores with the next tile's main loop; with tail (64 or 128) it also
-// splits the last, partial wave of tiles into tiles tail columns wide (wsTailSplit), so that fewer
-// multiprocessors idle while it runs.
+// splits the last, partial wave of tiles into tiles tail columns wide, with ksplit into parts along K summed
+// through an fp32 workspace (wsTailSplit), so that fewer multiprocessors idle while it runs.
 type wsPlan struct {
 	bn, cluster int
 	share       byte // 'a' or 'b' in clusters of 2, 0 without
 	group       int
 	st          bool
 	tail        int
+	ksplit      bool
 }
 
 // Shape of the kernels (cuda/wsgemm_sm90a.cu: WS_BM, WS_BK, 384 threads: a producer and two consumer
@@ -54,13 +55,14 @@ const (
 
 // wsPlans lists every kernel the module holds (WS_KERNEL lines), with the default raster group.
 var wsPlans = []wsPlan{
-	{256, 1, 0, wsDefaultGroup, false, 0}, {256, 2, 'b', wsDefaultGroup, false, 0}, {256, 2, 'a', wsDefaultGroup, false, 0},
-	{232, 1, 0, wsDefaultGroup, false, 0}, {232, 2, 'a', wsDefaultGroup, false, 0},
-	{192, 1, 0, wsDefaultGroup, false, 0}, {192, 2, 'b', wsDefaultGroup, false, 0},
-	{128, 1, 0, wsDefaultGroup, false, 0},
-	{256, 1, 0, wsDefaultGroup, true, 0}, {256, 1, 0, wsDefaultGroup, true, 64}, {256, 1, 0, wsDefaultGroup, true, 128},
-	{192, 1, 0, wsDefaultGroup, true, 0}, {192, 1, 0, wsDefaultGroup, true, 64},
-	{128, 1, 0, wsDefaultGroup, true, 0}, {128, 1, 0, wsDefaultGroup, true, 64},
+	{256, 1, 0, wsDefaultGroup, false, 0, false}, {256, 2, 'b', wsDefaultGroup, false, 0, false}, {256, 2, 'a', wsDefaultGroup, false, 0, false},
+	{232, 1, 0, wsDefaultGroup, false, 0, false}, {232, 2, 'a', wsDefaultGroup, false, 0, false},
+	{192, 1, 0, wsDefaultGroup, false, 0, false}, {192, 2, 'b', wsDefaultGroup, false, 0, false},
+	{128, 1, 0, wsDefaultGroup, false, 0, false},
+	{256, 1, 0, wsDefaultGroup, true, 0, false}, {256, 1, 0, wsDefaultGroup, true, 64, false}, {256, 1, 0, wsDefaultGroup, true, 128, false},
+	{192, 1, 0, wsDefaultGroup, true, 0, false}, {192, 1, 0, wsDefaultGroup, true, 64, false},
+	{128, 1, 0, wsDefaultGroup, true, 0, false}, {128, 1, 0, wsDefaultGroup, true, 64, false},
+	{256, 1, 0, wsDefaultGroup, true, 0, true}, {192, 1, 0, wsDefaultGroup, true, 0, true}, {128, 1, 0, wsDefaultGroup, true, 0, true},
 }
 
 // kernel is the plan's kernel name in the module.
@@ -92,10 +94,14 @@ func (p wsPlan) outCols(act string) int {
 }
 
 func (p wsPlan) String() string {
+	s := fmt.Sprintf("%s/g%d", p.kernel(), p.group)
 	if p.tail > 0 {
-		return fmt.Sprintf("%s/g%d/t%d", p.kernel(), p.group, p.tail)
+		s += fmt.Sprintf("/t%d", p.tail)
 	}
-	return fmt.Sprintf("%s/g%d", p.kernel(), p.group)
+	if p.ksplit {
+		s += "/k"
+	}
+	return s
 }
 
 // stages is the depth of the kernel's shared-memory ring: as many (BM + BN) × BK bf16 stages as fit the limit
@@ -118,25 +124,44 @@ func (p wsPlan) stageBytes() int { return (wsBM + p.bn) * wsBK * 2 }
 // smem is the dynamic shared memory a block takes.
 func (p wsPlan) smem() int { return p.stages()*p.stageBytes() + p.epiBytes() + wsSmemSlack }
 
-// wsTailSplit is how the store plan p splits the last wave of an m × n output with epilogue act on a grid of
-// blocks blocks: the last `tail` tiles (in the kernel's tile order) each become `split` tiles p.tail columns
-// wide, when p has a tail width, the epilogue is not swiglu (whose tile holds gate and up halves), the last
-// wave is partial and its narrow tiles fit in one wave; else (0, 1). grid is the blocks the launch needs.
-func (p wsPlan) wsTailSplit(m, n, blocks int, act string) (tail, split, grid int) {
+// wsMaxKSplit is the most parts along K a tile of the last wave is split into (each part's accumulators make a
+// round trip through the workspace).
+const wsMaxKSplit = 4
+
+// wsTailSplit is how the store plan p splits the last wave of an m × n × k GEMM with epilogue act on a grid of
+// blocks blocks: the last `tail` tiles (in the kernel's tile order) each become `split` units — with a tail
+// width, tiles p.tail columns wide (not for swiglu, whose tile holds gate and up halves); with ksplit, parts
+// along K, as many as the idle blocks allow, at most wsMaxKSplit and the k-tiles — when the last wave is
+// partial and its units fit in one wave; else (0, 1). grid is the blocks the launch needs.
+func (p wsPlan) wsTailSplit(m, n, k, blocks int, act string) (tail, split, grid int) {
 	tiles := p.unitsAct(m, n, act)
 	grid = min(tiles, blocks)
-	if !p.st || p.tail == 0 || act == "swiglu" || p.tail >= p.bn || p.bn%p.tail != 0 || blocks < 1 {
+	if !p.st || blocks < 1 {
 		return 0, 1, grid
 	}
 	tail = tiles % blocks
 	if tiles <= blocks {
 		tail = tiles
 	}
-	split = p.bn / p.tail
-	if tail == 0 || tail*split > blocks {
+	switch {
+	case tail == 0:
+		return 0, 1, grid
+	case p.ksplit:
+		split = min(blocks/tail, wsMaxKSplit, ceilDiv(k, wsBK))
+	case p.tail > 0 && p.tail < p.bn && p.bn%p.tail == 0 && act != "swiglu":
+		split = p.bn / p.tail
+	default:
+		return 0, 1, grid
+	}
+	if split < 2 || tail*split > blocks {
 		return 0, 1, grid
 	}
 	return tail, split, min(tiles-tail+tail*split, blocks)
+}
+
+// wsWorkspace is the bytes of fp32 workspace a split along K takes: a slot of 128 × bn floats a part.
+func (p wsPlan) wsWorkspace(tail, split int) int64 {
+	return int64(tail) * int64(split) * wsBM * int64(p.bn) * 4
 }
 
 // units is how many work units an m × n problem has: tiles, or pairs of tiles in clusters of 2.
@@ -162,7 +187,7 @@ var wsPlanFor = wsChoosePlan
 // any of the cuda grid's shapes (705 against 706 TFLOP/s at 4096³, 655 against 653 at 2048 × 11008 × 4096,
 // 698 against 703 at 2048 × 4096 × 11008): these kernels are not short of L2 bandwidth, and a cluster only
 // adds co-scheduling constraints. The cluster kernels stay in the module for TestCUDAGEMMTune.
-var wsWidths = []wsPlan{{256, 1, 0, wsDefaultGroup, false, 0}, {232, 1, 0, wsDefaultGroup, false, 0}, {192, 1, 0, wsDefaultGroup, false, 0}, {128, 1, 0, wsDefaultGroup, false, 0}}
+var wsWidths = []wsPlan{{256, 1, 0, wsDefaultGroup, false, 0, false}, {232, 1, 0, wsDefaultGroup, false, 0, false}, {192, 1, 0, wsDefaultGroup, false, 0, false}, {128, 1, 0, wsDefaultGroup, false, 0, false}}
 
 // wsChoosePlan takes the tile width whose last wave wastes least: a persistent block computes its tiles one
 // after another, so an m × n GEMM takes ⌈tiles / blocks⌉ tile times, each proportional to the tile's width;

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 
+	"gorgonia.org/cu"
+
 	"github.com/kernelwatch/kernelwatch/harness"
 )
 
@@ -81,10 +83,10 @@ func (l cudaLaunch) wsGEMM(p wsPlan, act string, x, w, wu, y *harness.DeviceBuff
 	// tiles (w's own when there is none); y's map in 64 × 64 boxes when its rows are whole 16-byte units
 	// at a 16-byte aligned address (the copy engine's rule), else the epilogue stores from registers and the
 	// map, all zeros, is not read.
-	tail, split, grid := p.wsTailSplit(m, n, resident, act)
+	tail, split, grid := p.wsTailSplit(m, n, k, resident, act)
 	if wu == nil {
 		tmn := tmw
-		if split > 1 {
+		if split > 1 && !p.ksplit {
 			tmn = l.TensorMap(harness.TensorMap2D{Ptr: w, Rows: n, Cols: k, RowBytes: 2 * int64(k), BoxRows: p.bn / split, BoxCols: wsBK, Swizzle128: true})
 		}
 		maps = append(maps, tmn)
@@ -95,5 +97,13 @@ func (l cudaLaunch) wsGEMM(p wsPlan, act string, x, w, wu, y *harness.DeviceBuff
 		tmy = l.TensorMap(harness.TensorMap2D{Ptr: y, Rows: m, Cols: n, RowBytes: 2 * int64(n), BoxRows: 64, BoxCols: 64, Swizzle128: true})
 	}
 	maps = append(maps, tmy)
-	l.KernelTMA(wsModule, name, grid, wsThreads, 1, p.smem(), maps, y, m, n, k, p.group, tail, split, b2i(tstore))
+	// A split along K: the parts' fp32 slots, and the tail tiles' counters, cleared once here (the last part
+	// of each tile sets its counter back to zero).
+	var ws, cnt cu.DevicePtr
+	if split > 1 && p.ksplit {
+		ws = l.Alloc(p.wsWorkspace(tail, split), false)
+		cnt = l.Alloc(4*int64(tail), true)
+	}
+	l.KernelTMA(wsModule, name, grid, wsThreads, 1, p.smem(), maps, y, m, n, k, p.group, tail, split, b2i(tstore),
+		b2i(p.ksplit), ws, cnt)
 }

@@ -28,7 +28,7 @@ func wsTestPlans(t *testing.T) []wsPlan {
 			for _, g := range []int{p.group, 4, 16, 32} {
 				q := p
 				q.group = g
-				if name == q.kernel() && g == p.group && p.tail == 0 || name == q.String() {
+				if name == q.kernel() && g == p.group && p.tail == 0 && !p.ksplit || name == q.String() {
 					ps, found = append(ps, q), true
 				}
 			}

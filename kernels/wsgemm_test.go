@@ -31,14 +31,14 @@ func TestWSChoosePlan(t *testing.T) {
 		m, n, sms int
 		want      wsPlan
 	}{
-		{4096, 4096, 132, wsPlan{256, 1, 0, wsDefaultGroup, false, 0}},
-		{2048, 4096, 132, wsPlan{256, 1, 0, wsDefaultGroup, false, 0}},
-		{2048, 11008, 132, wsPlan{232, 1, 0, wsDefaultGroup, false, 0}},
-		{1, 8, 132, wsPlan{128, 1, 0, wsDefaultGroup, false, 0}},
-		{130, 200, 132, wsPlan{128, 1, 0, wsDefaultGroup, false, 0}},
-		{512, 1024, 132, wsPlan{128, 1, 0, wsDefaultGroup, false, 0}},
+		{4096, 4096, 132, wsPlan{256, 1, 0, wsDefaultGroup, false, 0, false}},
+		{2048, 4096, 132, wsPlan{256, 1, 0, wsDefaultGroup, false, 0, false}},
+		{2048, 11008, 132, wsPlan{232, 1, 0, wsDefaultGroup, false, 0, false}},
+		{1, 8, 132, wsPlan{128, 1, 0, wsDefaultGroup, false, 0, false}},
+		{130, 200, 132, wsPlan{128, 1, 0, wsDefaultGroup, false, 0, false}},
+		{512, 1024, 132, wsPlan{128, 1, 0, wsDefaultGroup, false, 0, false}},
 		// H100 PCIe: 512 tiles of 256 are 4.5 waves of 114 blocks (5 × 256), 1024 of 128 are 8.98 (9 × 128).
-		{4096, 4096, 114, wsPlan{128, 1, 0, wsDefaultGroup, false, 0}},
+		{4096, 4096, 114, wsPlan{128, 1, 0, wsDefaultGroup, false, 0, false}},
 	} {
 		if got := wsChoosePlan(tc.m, tc.n, tc.sms); got != tc.want {
 			t.Errorf("wsChoosePlan(%d, %d, %d) = %v, want %v", tc.m, tc.n, tc.sms, got, tc.want)
@@ -87,6 +87,9 @@ func TestWSPlansMatchModule(t *testing.T) {
 		if p.st && (p.cluster != 1 || p.bn%64 != 0) {
 			t.Errorf("plan %v: a store kernel is a single block of whole 64-column boxes", p)
 		}
+		if p.ksplit && (!p.st || p.tail != 0) {
+			t.Errorf("plan %v: a split along K is a store plan's, and not with a tail width", p)
+		}
 		if p.tail != 0 && (!p.st || p.tail != 64 && p.tail != 128 || p.tail >= p.bn || p.bn%p.tail != 0) {
 			t.Errorf("plan %v: a tail width is 64 or 128 (the kernel's narrow main loops), of a wider store tile it divides", p)
 		}
@@ -110,7 +113,8 @@ func TestWSPlansMatchModule(t *testing.T) {
 // plans with a tail width, never swiglu, only a partial last wave whose narrow tiles fit one wave; the launch's
 // grid covers every unit or every block.
 func TestWSTailSplit(t *testing.T) {
-	st256 := func(tail int) wsPlan { return wsPlan{256, 1, 0, wsDefaultGroup, true, tail} }
+	st256 := func(tail int) wsPlan { return wsPlan{256, 1, 0, wsDefaultGroup, true, tail, false} }
+	kst256 := wsPlan{256, 1, 0, wsDefaultGroup, true, 0, true}
 	for _, tc := range []struct {
 		p                 wsPlan
 		m, n, blocks      int
@@ -129,12 +133,21 @@ func TestWSTailSplit(t *testing.T) {
 		// Whole waves: nothing to split.
 		{st256(64), 128, 256 * 132, 132, "", 0, 1, 132},
 		// Not a store plan, no tail width, swiglu: never.
-		{wsPlan{256, 1, 0, wsDefaultGroup, false, 64}, 2048, 11008, 132, "", 0, 1, 132},
+		{wsPlan{256, 1, 0, wsDefaultGroup, false, 64, false}, 2048, 11008, 132, "", 0, 1, 132},
 		{st256(0), 2048, 11008, 132, "", 0, 1, 132},
 		{st256(64), 2048, 22016, 132, "swiglu", 0, 1, 132},
-		{wsPlan{192, 1, 0, wsDefaultGroup, true, 64}, 300, 1000, 132, "", 18, 3, 54},
+		{wsPlan{192, 1, 0, wsDefaultGroup, true, 64, false}, 300, 1000, 132, "", 18, 3, 54},
+		// Along K: as many parts as the idle blocks allow, at most 4 (2048 × 11008: 28 tiles, 4 parts), swiglu
+		// too (512 × 2048 of swiglu's 128-column tiles: 64 tiles, 2 parts; 512 × 11008: 344 tiles, the last
+		// wave's 80 → no room).
+		{kst256, 2048, 11008, 132, "", 28, 4, 132},
+		{kst256, 512, 4096, 132, "", 64, 2, 128},
+		{kst256, 512, 2048, 132, "swiglu", 64, 2, 128},
+		{kst256, 512, 11008, 132, "swiglu", 0, 1, 132},
+		{kst256, 128, 256, 132, "", 1, 4, 4},
+		{kst256, 4096, 4096, 132, "", 0, 1, 132},
 	} {
-		tail, split, grid := tc.p.wsTailSplit(tc.m, tc.n, tc.blocks, tc.act)
+		tail, split, grid := tc.p.wsTailSplit(tc.m, tc.n, 4096, tc.blocks, tc.act)
 		if tail != tc.tail || split != tc.split || grid != tc.grid {
 			t.Errorf("%v.wsTailSplit(%d, %d, %d, %q) = (%d, %d, %d), want (%d, %d, %d)", tc.p, tc.m, tc.n, tc.blocks, tc.act,
 				tail, split, grid, tc.tail, tc.split, tc.grid)

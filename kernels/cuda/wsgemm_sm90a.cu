@@ -406,16 +406,64 @@ __device__ __forceinline__ void ws_store_tma(const float (&d)[R], const CUtensor
     }
 }
 
-// ws_tile computes one TN-wide tile (TN = BN, or a narrow tile of the last wave) for consumer warpgroup half
-// and stores it: through shared memory and the copy engine when tstore, else from registers.
+// ws_kpart is one part of a tile of the split last wave computed in `parts` parts along K: each part leaves its
+// fp32 accumulators in its slot of the workspace (slot0 + part · 256 · R floats: float4 e of consumer thread
+// c at 4 · (256 · e + c), so that a warp's stores are contiguous), and the part that arrives last on the tile's
+// counter sums the slots in part order — the same sum whichever part is last — and stores the tile. The last
+// part also sets the counter back to zero, as the launcher's cleared workspace left it.
+struct ws_kpart {
+    float* slot0;
+    int* count;
+    int part, parts;
+};
+
+// ws_kreduce leaves this part's accumulators in its slot and reports whether it was the tile's last part; the
+// last one returns with d the sum of every part's accumulators.
+template <int R>
+__device__ __forceinline__ bool ws_kreduce(float (&d)[R], const ws_kpart& kp, int half, int tid) {
+    __shared__ int ws_last;
+    const int c = half * 128 + tid;
+    float4* slots = (float4*)kp.slot0;
+    float4* own = slots + (long long)kp.part * 64 * R;  // 256 · R floats a slot
+#pragma unroll
+    for (int e = 0; e < R / 4; e++) __stcg(own + 256 * e + c, make_float4(d[4 * e], d[4 * e + 1], d[4 * e + 2], d[4 * e + 3]));
+    __threadfence();
+    asm volatile("bar.sync 3, 256;\n" ::: "memory");  // both consumer warpgroups' stores are fenced
+    if (c == 0) {
+        const int last = atomicAdd(kp.count, 1) == kp.parts - 1;
+        if (last) atomicExch(kp.count, 0);
+        ws_last = last;
+    }
+    asm volatile("bar.sync 3, 256;\n" ::: "memory");
+    if (!ws_last) return false;
+    __threadfence();
+#pragma unroll
+    for (int e = 0; e < R / 4; e++) {
+        const float4 mine = make_float4(d[4 * e], d[4 * e + 1], d[4 * e + 2], d[4 * e + 3]);
+        float4 sum = kp.part == 0 ? mine : __ldcg(slots + 256 * e + c);
+        for (int p = 1; p < kp.parts; p++) {
+            const float4 v = p == kp.part ? mine : __ldcg(slots + (long long)p * 64 * R + 256 * e + c);
+            sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+        }
+        d[4 * e] = sum.x, d[4 * e + 1] = sum.y, d[4 * e + 2] = sum.z, d[4 * e + 3] = sum.w;
+    }
+    return true;
+}
+
+// ws_tile computes one TN-wide tile (TN = BN, or a narrow tile of the last wave) — or, with kp, one part of it
+// along K — for consumer warpgroup half and stores it: through shared memory and the copy engine when tstore,
+// else from registers.
 template <int TN, int STAGES, int STAGE_BYTES, int C, int ACT, bool ST>
 __device__ __forceinline__ void ws_tile(ws_ring& ring, int half, int tid, int ktiles, const CUtensorMap* tmy,
                                         unsigned short* __restrict__ y, long long M, long long N, long long m0,
-                                        long long n0, bool tstore, unsigned ebuf, int& ec) {
+                                        long long n0, bool tstore, unsigned ebuf, int& ec, const ws_kpart* kp) {
     constexpr int R = TN / 2;
     constexpr int RO = ACT == WS_ACT_SWIGLU ? R / 2 : R;
     float d[R];
     ws_mainloop<TN, STAGES, STAGE_BYTES, C>(d, ring, half, tid, ktiles);
+    if constexpr (ST) {
+        if (kp != nullptr && !ws_kreduce(d, *kp, half, tid)) return;
+    }
     ws_activate<ACT>(d);
     if constexpr (ST && RO % 32 == 0) {
         if (tstore) {
@@ -429,15 +477,17 @@ __device__ __forceinline__ void ws_tile(ws_ring& ring, int half, int tid, int kt
 // wsgemm is the kernel body: BN the tile width, C the cluster size (1 or 2), SHARE_B whether a pair shares w
 // (pair along M) rather than x (pair along N), ACT the epilogue (WS_ACT_*), ST the store kernels' extras (the
 // _st entry points): the store epilogue through shared memory (when tstore; tmy is y's map) and the last
-// wave's split. tm3 is W_up's map for WS_ACT_SWIGLU (tmw then W_gate's); in an ST kernel of another ACT it is
-// w's map with boxes of BN/split rows for the split last wave: its `tail` tiles (the last ones in tile order)
-// run as `split` tiles BN/split wide each, so that the last wave has split × tail narrow tiles instead of tail
-// wide ones and finishes sooner when tail is a small part of the grid.
+// wave's split: its `tail` tiles (the last ones in tile order) run as `split` units each, so that the last
+// wave has split × tail smaller units instead of tail tiles and finishes sooner when tail is a small part of
+// the grid. Along N (ksplit 0; not swiglu) a unit is a tile BN/split wide, whose w boxes come from tm3 (w's
+// map with boxes of BN/split rows); along K (ksplit 1) it is the whole tile over a split-th of the k-tiles,
+// summed through the fp32 workspace ws (tail · split slots of 128 · BN floats) and the counters cnt (tail,
+// zero before the launch and after it: ws_kpart). tm3 is W_up's map for WS_ACT_SWIGLU (tmw then W_gate's).
 template <int BN, int C, bool SHARE_B, int ACT = WS_ACT_NONE, bool ST = false>
 __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap* tmw, const CUtensorMap* tm3,
                                        const CUtensorMap* tmy, unsigned short* __restrict__ y, long long M,
                                        long long N, long long K, long long group, long long tail, long long split,
-                                       bool tstore) {
+                                       bool tstore, bool ksplit, float* ws, int* cnt) {
     constexpr int EPI = ST ? WS_EPI_BYTES : 0;
     constexpr int STAGES = WS_STAGES(BN, EPI);
     constexpr int A_BYTES = WS_BM * WS_BK * 2;   // 16 KiB
@@ -463,10 +513,12 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
     // The grid of work units: tiles, or pairs of tiles along M (share "b") or N (share "a").
     const int units_m = (C > 1 && SHARE_B) ? (tiles_m + 1) / 2 : tiles_m;
     const int units_n = (C > 1 && !SHARE_B) ? (tiles_n + 1) / 2 : tiles_n;
-    // The split last wave (ST, not swiglu): units nfull … are narrow tiles, `split` of each of the last `tail`.
-    const bool narrow_on = ST && !SWIGLU && tail > 0 && split > 1;
-    const int nsplit = narrow_on ? (int)split : 1, ntail = narrow_on ? (int)tail : 0;
-    const int nfull = units_m * units_n - ntail, units = nfull + ntail * nsplit, nw = ON / nsplit;
+    // The split last wave (ST): units nfull … are `split` units of each of the last `tail` tiles, narrow tiles
+    // (not swiglu) or parts along K.
+    const bool split_on = ST && tail > 0 && split > 1 && (ksplit || !SWIGLU);
+    const bool kmode = split_on && ksplit;
+    const int nsplit = split_on ? (int)split : 1, ntail = split_on ? (int)tail : 0;
+    const int nfull = units_m * units_n - ntail, units = nfull + ntail * nsplit, nw = kmode ? ON : ON / nsplit;
     const int first = blockIdx.x / C, stride = gridDim.x / C;
     const int ktiles = (int)((K + WS_BK - 1) / WS_BK);
     const int grp = (int)group;
@@ -483,13 +535,16 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
     else
         __syncthreads();
 
-    // unit u → the tile's first row and column, and whether it is a narrow tile of the split last wave.
-    auto tile_of = [&](int u, long long& m0, long long& n0, bool& narrow) {
-        int sub = 0;
+    // unit u → the tile's first row and column, and for a unit of the split last wave (narrow true) its tail
+    // tile (tix) and part (sub): a narrow tile's place in the tile, or its part of the k-tiles.
+    auto tile_of = [&](int u, long long& m0, long long& n0, bool& narrow, int& tix, int& sub) {
+        sub = 0;
+        tix = 0;
         narrow = u >= nfull;
         if (narrow) {
             sub = (u - nfull) % nsplit;
-            u = nfull + (u - nfull) / nsplit;
+            tix = (u - nfull) / nsplit;
+            u = nfull + tix;
         }
         const int per = grp * units_n, g = u / per, fm = g * grp, gm = min(units_m - fm, grp), r = u - g * per;
         int tm = fm + r % gm, tn = r / gm;
@@ -500,7 +555,16 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
                 tn = 2 * tn + (int)rank;
         }
         m0 = (long long)tm * WS_BM;
-        n0 = (long long)tn * ON + (long long)sub * nw;
+        n0 = (long long)tn * ON + (kmode ? 0 : (long long)sub * nw);
+    };
+    // The k-tiles of unit part sub: all, or its split-th for a part along K.
+    auto krange = [&](bool narrow, int sub, int& kb, int& ke) {
+        kb = 0;
+        ke = ktiles;
+        if (kmode && narrow) {
+            kb = (int)((long long)sub * ktiles / nsplit);
+            ke = (int)((long long)(sub + 1) * ktiles / nsplit);
+        }
     };
 
     if (wg == 0) {
@@ -511,8 +575,11 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
             for (int u = first; u < units; u += stride) {
                 long long m0, n0;
                 bool narrow;
-                tile_of(u, m0, n0, narrow);
-                for (int kt = 0; kt < ktiles; kt++, it++) {
+                int tix, sub, kb, ke;
+                tile_of(u, m0, n0, narrow, tix, sub);
+                krange(narrow, sub, kb, ke);
+                if (kmode) narrow = false;  // a part along K loads the whole tile's boxes
+                for (int kt = kb; kt < ke; kt++, it++) {
                     const int s = it % STAGES;
                     ws_mbar_wait(ring.empty + 8 * s, ((it / STAGES) & 1) ^ 1);
                     const unsigned a = ring.sbase + s * STAGE_BYTES, b = a + A_BYTES, bar = ring.full + 8 * s;
@@ -551,18 +618,25 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
         for (int u = first; u < units; u += stride) {
             long long m0, n0;
             bool narrow;
-            tile_of(u, m0, n0, narrow);
+            int tix, sub, kb, ke;
+            tile_of(u, m0, n0, narrow, tix, sub);
+            krange(narrow, sub, kb, ke);
+            if (ST && kmode && narrow) {
+                const ws_kpart kp{ws + (long long)tix * nsplit * WS_BM * BN, cnt + tix, sub, nsplit};
+                ws_tile<BN, STAGES, STAGE_BYTES, C, ACT, ST>(ring, half, tid, ke - kb, tmy, y, M, N, m0, n0, tstore, ebuf, ec, &kp);
+                continue;
+            }
             if constexpr (ST && !SWIGLU && ON > 64 && ON % 64 == 0) {
                 if (narrow) {
                     // The narrow widths the launcher splits into: 128 (of a wider tile) or 64.
                     if (ON > 128 && nw == 128)
-                        ws_tile<(ON > 128 ? 128 : 64), STAGES, STAGE_BYTES, C, ACT, ST>(ring, half, tid, ktiles, tmy, y, M, N, m0, n0, tstore, ebuf, ec);
+                        ws_tile<(ON > 128 ? 128 : 64), STAGES, STAGE_BYTES, C, ACT, ST>(ring, half, tid, ktiles, tmy, y, M, N, m0, n0, tstore, ebuf, ec, nullptr);
                     else
-                        ws_tile<64, STAGES, STAGE_BYTES, C, ACT, ST>(ring, half, tid, ktiles, tmy, y, M, N, m0, n0, tstore, ebuf, ec);
+                        ws_tile<64, STAGES, STAGE_BYTES, C, ACT, ST>(ring, half, tid, ktiles, tmy, y, M, N, m0, n0, tstore, ebuf, ec, nullptr);
                     continue;
                 }
             }
-            ws_tile<BN, STAGES, STAGE_BYTES, C, ACT, ST>(ring, half, tid, ktiles, tmy, y, M, N, m0, n0, tstore, ebuf, ec);
+            ws_tile<BN, STAGES, STAGE_BYTES, C, ACT, ST>(ring, half, tid, ktiles, tmy, y, M, N, m0, n0, tstore, ebuf, ec, nullptr);
         }
         if (ST && tid == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");  // no store left reading
     }
@@ -579,7 +653,7 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
     extern "C" __global__ void __launch_bounds__(384, 1) wsgemm_bf16_128x##BN##_c##C##SH(                      \
         const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,                      \
         unsigned short* __restrict__ y, long long M, long long N, long long K, long long group) {              \
-        wsgemm<BN, C, SHARE_B>(&tmx, &tmw, nullptr, nullptr, y, M, N, K, group, 0, 1, false);                 \
+        wsgemm<BN, C, SHARE_B>(&tmx, &tmw, nullptr, nullptr, y, M, N, K, group, 0, 1, false, false, nullptr, nullptr);                 \
     }
 
 WS_KERNEL(256, 1, , false)
@@ -597,7 +671,7 @@ WS_KERNEL(128, 1, , false)
     extern "C" __global__ void __launch_bounds__(384, 1) wsgemm_gelu_bf16_128x##BN##_c1(                      \
         const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,                      \
         unsigned short* __restrict__ y, long long M, long long N, long long K, long long group) {              \
-        wsgemm<BN, 1, false, WS_ACT_GELU>(&tmx, &tmw, nullptr, nullptr, y, M, N, K, group, 0, 1, false);      \
+        wsgemm<BN, 1, false, WS_ACT_GELU>(&tmx, &tmw, nullptr, nullptr, y, M, N, K, group, 0, 1, false, false, nullptr, nullptr);      \
     }
 
 WS_KERNEL_GELU(256)
@@ -612,7 +686,7 @@ WS_KERNEL_GELU(128)
         const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmg,                      \
         const __grid_constant__ CUtensorMap tmu, unsigned short* __restrict__ y, long long M, long long N,     \
         long long K, long long group) {                                                                         \
-        wsgemm<BN, 1, false, WS_ACT_SWIGLU>(&tmx, &tmg, &tmu, nullptr, y, M, N, K, group, 0, 1, false);       \
+        wsgemm<BN, 1, false, WS_ACT_SWIGLU>(&tmx, &tmg, &tmu, nullptr, y, M, N, K, group, 0, 1, false, false, nullptr, nullptr);       \
     }
 
 WS_KERNEL_SWIGLU(256)
@@ -622,14 +696,16 @@ WS_KERNEL_SWIGLU(128)
 // Parameters: x's map, w's (W_gate's for swiglu), a third (W_up's for swiglu; else w's with boxes of
 // BN/split rows, for the narrow tiles), y's (boxes of 64 × 64, 128-byte swizzle; unread when tstore is 0), y,
 // M, N, K, group, tail (tiles split, the last in tile order; 0: none), split, tstore (1: store through shared
-// memory; 0: from registers, where y's rows are not 16-byte multiples).
+// memory; 0: from registers, where y's rows are not 16-byte multiples), ksplit (1: the split is along K), and
+// for it the workspace and the tail's counters.
 #define WS_KERNEL_ST(ACTNAME, ACT, BN)                                                                         \
     extern "C" __global__ void __launch_bounds__(384, 1) wsgemm_##ACTNAME##bf16_128x##BN##_c1_st(             \
         const __grid_constant__ CUtensorMap tmx, const __grid_constant__ CUtensorMap tmw,                      \
         const __grid_constant__ CUtensorMap tm3, const __grid_constant__ CUtensorMap tmy,                      \
         unsigned short* __restrict__ y, long long M, long long N, long long K, long long group, long long tail, \
-        long long split, long long tstore) {                                                                   \
-        wsgemm<BN, 1, false, ACT, true>(&tmx, &tmw, &tm3, &tmy, y, M, N, K, group, tail, split, tstore != 0);   \
+        long long split, long long tstore, long long ksplit, float* ws, int* cnt) {                            \
+        wsgemm<BN, 1, false, ACT, true>(&tmx, &tmw, &tm3, &tmy, y, M, N, K, group, tail, split, tstore != 0,   \
+                                        ksplit != 0, ws, cnt);                                                 \
     }
 
 WS_KERNEL_ST(, WS_ACT_NONE, 256)
