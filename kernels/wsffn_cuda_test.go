@@ -151,7 +151,7 @@ var ffnTokensFlag = flag.String("kernels.ffntokens", "", "TestCUDAFFNTune: only 
 // it), cuBLASLt's GEMMs of the FFN (ffnVendorGEMMs, each timed alone, the medians summed: pct-cublas's
 // reference), the verified mma.sync FFN, and the wgmma FFN with its default plans, with each FC1 plan of the
 // act (wsFFNPlans, FC2 the default) and with each FC2 plan (wsPlans, FC1 the default), under the suite's GPU
-// policy (cold L2), and prints TFLOP/s and each one's share of cuBLASLt's rate.
+// policy (cold L2), interleaved (tuneTimes), and prints TFLOP/s and each one's share of cuBLASLt's rate.
 func TestCUDAFFNTune(t *testing.T) {
 	if !*tuneFlag {
 		t.Skip("needs -kernels.tune")
@@ -163,16 +163,6 @@ func TestCUDAFFNTune(t *testing.T) {
 	lib, vendorErr := be.VendorGEMM()
 	fmt.Printf("device: %s (cc %d.%d, %d SMs); cublaslt: %s%v\n", be.Device().Name, be.CC()/10, be.CC()%10,
 		be.Device().Workers, lib, vendorErr)
-	timeIt := func(l harness.Launch) float64 {
-		if _, err := be.Time(l, 3, s.Policy.Timing); err != nil {
-			t.Fatal(err)
-		}
-		ns, err := be.Time(l, 25, s.Policy.Timing)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return harness.Median(ns)
-	}
 	sms := be.Device().Workers
 	for _, c := range FFNFamily.CasesOn("cuda", nil) {
 		if FFNFamily.Skip(c, Fused) != "" {
@@ -187,71 +177,84 @@ func TestCUDAFFNTune(t *testing.T) {
 			t.Fatal(err)
 		}
 		tf := func(ns float64) float64 { return FFNFamily.Flops(c) / ns / 1e3 }
-		lines := []string{FFNFamily.BenchName(c, Fused)}
-		var ref float64
+		var ls []harness.Launch // cuBLASLt's GEMMs first (vendors of them), then names' FFNs
+		vendors := 0
+		var h harness.Buffer
 		if vendorErr == nil {
-			h, err := be.Alloc(BF16, tk*it)
-			if err != nil {
+			if h, err = be.Alloc(BF16, tk*it); err != nil {
 				t.Fatal(err)
 			}
-			gemms := []struct {
+			type gemm struct {
 				m, n, k int
 				x, w, y harness.Buffer
-			}{{tk, it, hd, st.In[0], st.In[1], h}}
-			if c.Variant == "swiglu" {
-				gemms = append(gemms, gemms[0])
-				gemms[1].w = st.In[2]
 			}
-			gemms = append(gemms, struct {
-				m, n, k int
-				x, w, y harness.Buffer
-			}{tk, hd, it, h, st.In[3], st.Out[0]})
-			var ns float64
+			gemms := []gemm{{tk, it, hd, st.In[0], st.In[1], h}}
+			if c.Variant == "swiglu" {
+				gemms = append(gemms, gemm{tk, it, hd, st.In[0], st.In[2], h})
+			}
+			gemms = append(gemms, gemm{tk, hd, it, h, st.In[3], st.Out[0]})
 			for _, g := range gemms {
 				l, err := be.VendorGEMMLaunch(g.m, g.n, g.k, g.x, g.w, g.y)
 				if err != nil {
 					t.Fatal(err)
 				}
-				ns += timeIt(l)
-				l.Release()
+				ls = append(ls, l)
 			}
-			be.Free(h)
-			ref = tf(ns)
-			lines = append(lines, fmt.Sprintf("    %-52s %6.1f TFLOP/s", "cuBLASLt (its GEMMs)", ref))
+			vendors = len(ls)
 		}
-		row := func(name string, on bool, fc1, fc2 wsPlan) {
+		var names, failed []string
+		add := func(name string, on bool, fc1, fc2 wsPlan) {
 			wgmmaFFNOn = on
 			wsFFNPlanFor = func(int, int, int, string) wsPlan { return fc1 }
 			wsPlanFor = func(int, int, int) wsPlan { return fc2 }
 			l, err := be.Prepare(FFNFamily, Fused, c, st.In, st.Out)
 			if err != nil {
-				lines = append(lines, fmt.Sprintf("    %-52s %v", name, err))
+				failed = append(failed, fmt.Sprintf("    %-52s %v", name, err))
 				return
 			}
-			r := tf(timeIt(l))
-			l.Release()
+			ls, names = append(ls, l), append(names, name)
+		}
+		def1, def2 := wsChooseFFNPlan(tk, it, sms, c.Variant), wsChoosePlan(tk, hd, sms)
+		add("mma.sync (ffn_fc1, ffn_linear, verified)", false, def1, def2)
+		if gemmUsesWGMMA(be.CC(), true) {
+			add(fmt.Sprintf("default: fc1 %v, fc2 %v", def1, def2), true, def1, def2)
+			for _, p := range wsFFNPlans[c.Variant] {
+				if p != def1 {
+					add(fmt.Sprintf("fc1 %v", p), true, p, def2)
+				}
+			}
+			for _, p := range wsPlans {
+				if p != def2 && p.cluster == 1 {
+					add(fmt.Sprintf("fc2 %v", p), true, def1, p)
+				}
+			}
+		}
+		ns := tuneTimes(t, be, s, ls)
+		lines := []string{FFNFamily.BenchName(c, Fused)}
+		var ref float64
+		if vendors > 0 {
+			var sum float64
+			for _, v := range ns[:vendors] {
+				sum += v
+			}
+			ref = tf(sum)
+			lines = append(lines, fmt.Sprintf("    %-52s %6.1f TFLOP/s", "cuBLASLt (its GEMMs)", ref))
+		}
+		for i, name := range names {
+			r := tf(ns[vendors+i])
 			line := fmt.Sprintf("    %-52s %6.1f TFLOP/s", name, r)
 			if ref > 0 {
 				line += fmt.Sprintf("  %5.1f%% cuBLASLt", 100*r/ref)
 			}
 			lines = append(lines, line)
 		}
-		def1, def2 := wsChooseFFNPlan(tk, it, sms, c.Variant), wsChoosePlan(tk, hd, sms)
-		row("mma.sync (ffn_fc1, ffn_linear, verified)", false, def1, def2)
-		if gemmUsesWGMMA(be.CC(), true) {
-			row(fmt.Sprintf("default: fc1 %v, fc2 %v", def1, def2), true, def1, def2)
-			for _, p := range wsFFNPlans[c.Variant] {
-				if p != def1 {
-					row(fmt.Sprintf("fc1 %v", p), true, p, def2)
-				}
-			}
-			for _, p := range wsPlans {
-				if p != def2 && p.cluster == 1 {
-					row(fmt.Sprintf("fc2 %v", p), true, def1, p)
-				}
-			}
+		for _, l := range ls {
+			l.Release()
+		}
+		if h != nil {
+			be.Free(h)
 		}
 		st.Release()
-		fmt.Println(strings.Join(lines, "\n"))
+		fmt.Println(strings.Join(append(lines, failed...), "\n"))
 	}
 }

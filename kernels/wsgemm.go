@@ -28,9 +28,9 @@ func gemmUsesWGMMA(cc int, on bool) bool { return on && cc == 90 }
 // persistent loop's tiles taken in groups of `group` tile rows (pairs of rows for share 'b') for L2 reuse.
 //
 // A store plan (st, the _st kernels: single blocks, bn a multiple of 64) writes its tiles through shared memory
-// and the copy engine, overlapping the stores with the next tile's main loop; with tail (64 or 128) it also
-// splits the last, partial wave of tiles into tiles tail columns wide, with ksplit into parts along K summed
-// through an fp32 workspace (wsTailSplit), so that fewer multiprocessors idle while it runs.
+// and the copy engine, overlapping the stores with the next tile's main loop; with tail (64) it also splits the
+// last, partial wave of tiles into narrower tiles, at least tail columns wide, with ksplit into parts along K
+// summed through an fp32 workspace (wsTailSplit), so that fewer multiprocessors idle while it runs.
 type wsPlan struct {
 	bn, cluster int
 	share       byte // 'a' or 'b' in clusters of 2, 0 without
@@ -59,7 +59,7 @@ var wsPlans = []wsPlan{
 	{232, 1, 0, wsDefaultGroup, false, 0, false}, {232, 2, 'a', wsDefaultGroup, false, 0, false},
 	{192, 1, 0, wsDefaultGroup, false, 0, false}, {192, 2, 'b', wsDefaultGroup, false, 0, false},
 	{128, 1, 0, wsDefaultGroup, false, 0, false},
-	{256, 1, 0, wsDefaultGroup, true, 0, false}, {256, 1, 0, wsDefaultGroup, true, 64, false}, {256, 1, 0, wsDefaultGroup, true, 128, false},
+	{256, 1, 0, wsDefaultGroup, true, 0, false}, {256, 1, 0, wsDefaultGroup, true, 64, false},
 	{192, 1, 0, wsDefaultGroup, true, 0, false}, {192, 1, 0, wsDefaultGroup, true, 64, false},
 	{128, 1, 0, wsDefaultGroup, true, 0, false}, {128, 1, 0, wsDefaultGroup, true, 64, false},
 	{256, 1, 0, wsDefaultGroup, true, 0, true}, {192, 1, 0, wsDefaultGroup, true, 0, true}, {128, 1, 0, wsDefaultGroup, true, 0, true},
@@ -130,9 +130,10 @@ const wsMaxKSplit = 4
 
 // wsTailSplit is how the store plan p splits the last wave of an m × n × k GEMM with epilogue act on a grid of
 // blocks blocks: the last `tail` tiles (in the kernel's tile order) each become `split` units — with a tail
-// width, tiles p.tail columns wide (not for swiglu, whose tile holds gate and up halves); with ksplit, parts
-// along K, as many as the idle blocks allow, at most wsMaxKSplit and the k-tiles — when the last wave is
-// partial and its units fit in one wave; else (0, 1). grid is the blocks the launch needs.
+// width, the narrowest tiles of the kernel's (64 or 128 columns, at least p.tail) that fit one wave (not for
+// swiglu, whose tile holds gate and up halves); with ksplit, parts along K, as many as the idle blocks allow,
+// at most wsMaxKSplit and the k-tiles — when the last wave is partial and its units fit in one wave; else
+// (0, 1). grid is the blocks the launch needs.
 func (p wsPlan) wsTailSplit(m, n, k, blocks int, act string) (tail, split, grid int) {
 	tiles := p.unitsAct(m, n, act)
 	grid = min(tiles, blocks)
@@ -148,8 +149,13 @@ func (p wsPlan) wsTailSplit(m, n, k, blocks int, act string) (tail, split, grid 
 		return 0, 1, grid
 	case p.ksplit:
 		split = min(blocks/tail, wsMaxKSplit, ceilDiv(k, wsBK))
-	case p.tail > 0 && p.tail < p.bn && p.bn%p.tail == 0 && act != "swiglu":
-		split = p.bn / p.tail
+	case p.tail > 0 && act != "swiglu":
+		for nw := p.tail; nw <= 128 && nw < p.bn; nw *= 2 {
+			if p.bn%nw == 0 && tail*(p.bn/nw) <= blocks {
+				split = p.bn / nw
+				break
+			}
+		}
 	default:
 		return 0, 1, grid
 	}
@@ -182,28 +188,70 @@ func (p wsPlan) unitsAct(m, n int, act string) int {
 // wsPlanFor picks the plan of an m × n GEMM on a GPU of sms multiprocessors; the tests swap it.
 var wsPlanFor = wsChoosePlan
 
-// wsWidths are the tile widths the chooser considers, each without clusters: on an H200 the cluster pairs
-// (each block loading half of the shared operand and multicasting it) ran no faster than single blocks on
-// any of the cuda grid's shapes (705 against 706 TFLOP/s at 4096³, 655 against 653 at 2048 × 11008 × 4096,
-// 698 against 703 at 2048 × 4096 × 11008): these kernels are not short of L2 bandwidth, and a cluster only
-// adds co-scheduling constraints. The cluster kernels stay in the module for TestCUDAGEMMTune.
-var wsWidths = []wsPlan{{256, 1, 0, wsDefaultGroup, false, 0, false}, {232, 1, 0, wsDefaultGroup, false, 0, false}, {192, 1, 0, wsDefaultGroup, false, 0, false}, {128, 1, 0, wsDefaultGroup, false, 0, false}}
+// wsWidths are the plans the chooser considers, widest first: the store kernels of 256, 192 and 128 columns
+// with their last wave split into narrow tiles, and the 232-column kernel (no store kernel: its tile is not
+// whole 64-column boxes). No cluster: on an H200 the cluster pairs (each block loading half of the shared
+// operand and multicasting it) ran no faster than single blocks on any of the cuda grid's shapes (705 against
+// 706 TFLOP/s at 4096³, 655 against 653 at 2048 × 11008 × 4096, 698 against 703 at 2048 × 4096 × 11008): these
+// kernels are not short of L2 bandwidth, and a cluster only adds co-scheduling constraints. No split along K:
+// its parts' round trip through the workspace made a split last wave cost about 0.9 of a whole one (H200,
+// 2048 × 11008 × 4096 and 512 × 4096 × 11008), where narrow tiles cost 0.4 (64 columns) or 0.5 (128). The
+// cluster and split-K kernels stay in the module for TestCUDAGEMMTune.
+var wsWidths = []wsPlan{
+	{256, 1, 0, wsDefaultGroup, true, 64, false}, {232, 1, 0, wsDefaultGroup, false, 0, false},
+	{192, 1, 0, wsDefaultGroup, true, 64, false}, {128, 1, 0, wsDefaultGroup, true, 64, false},
+}
 
-// wsChoosePlan takes the tile width whose last wave wastes least: a persistent block computes its tiles one
-// after another, so an m × n GEMM takes ⌈tiles / blocks⌉ tile times, each proportional to the tile's width;
-// of equal costs the wider tile (fewer tiles, less of w and x read again). 11008 columns, for one, make 43
-// tiles of 256 (5.2 waves of 132 blocks at 2048 rows: the sixth mostly idle) or 48 of 232 (5.8 waves): 95%
-// of cuBLASLt's rate against 88% on an H200.
+// wsChoosePlan takes the plan of wsWidths that wsCost expects to be fastest. On 132 multiprocessors that is
+// the 256-column store kernel at the cuda grid's three shapes (H200: 95%, 102% and 100% of cuBLASLt's rate
+// at 4096³, 2048 × 11008 × 4096 and 2048 × 4096 × 11008, against 91%, 95% (232 columns) and 101% for the
+// kernels storing from registers).
 func wsChoosePlan(m, n, sms int) wsPlan { return wsCheapest(wsWidths, "", m, n, sms) }
 
-// wsCheapest is the plan of plans (widest first) whose last wave wastes least for an m × n output with
-// epilogue act: ⌈tiles / blocks⌉ tile times, each proportional to the tile's width bn (the wgmma work; a
-// swiglu tile of width bn writes bn/2 columns).
+// wsCost is the time the chooser expects plan p to take on an m × n output with epilogue act on sms
+// multiprocessors, in column-waves: a persistent block computes its tiles one after another, so the whole
+// waves of tiles take their count × bn (the wgmma work of a tile is proportional to its width; a swiglu tile
+// of width bn writes bn/2 columns), and a last wave split into narrow tiles takes what those measured: 1.6 ×
+// 64 for tiles of 64 columns (112 of them ended 2048 × 11008 × 4096 in 0.4 of a 256-column wave, H200), their
+// width for 128. The sum is divided by the plan's measured efficiency (wsEfficiency).
+func wsCost(p wsPlan, act string, m, n, sms int) float64 {
+	blocks := max(sms/p.cluster, 1)
+	tiles := p.unitsAct(m, n, act)
+	tail, split, _ := p.wsTailSplit(m, n, math.MaxInt32, blocks, act)
+	var c float64
+	switch {
+	case split > 1 && p.ksplit:
+		c = float64((tiles-tail)/blocks*p.bn) + 0.9*float64(p.bn)
+	case split > 1:
+		nw := p.bn / split
+		c = float64((tiles-tail)/blocks*p.bn) + float64(nw)*map[int]float64{64: 1.6, 128: 1}[nw]
+	default:
+		c = float64(ceilDiv(tiles, blocks) * p.bn)
+	}
+	return c / wsEfficiency(p)
+}
+
+// wsEfficiency is a plan's rate relative to the 256-column store kernel's at equal waves: 0.957 for a kernel
+// storing from registers (704 against 736 TFLOP/s at 4096³, H200: its epilogue stalls the next tile), × 0.92
+// for 128-column tiles (679 against 736 with the store: twice the tiles, each reading its A rows again and
+// paying its epilogue).
+func wsEfficiency(p wsPlan) float64 {
+	e := 1.0
+	if !p.st {
+		e *= 0.957
+	}
+	if p.bn <= 128 {
+		e *= 0.92
+	}
+	return e
+}
+
+// wsCheapest is the plan of plans (widest first) that wsCost expects to be fastest for an m × n output with
+// epilogue act, the wider of equal costs (fewer tiles, less of w and x read again).
 func wsCheapest(plans []wsPlan, act string, m, n, sms int) wsPlan {
-	best, bestCost := wsPlan{}, math.MaxInt
+	best, bestCost := wsPlan{}, math.Inf(1)
 	for _, p := range plans {
-		blocks := max(sms/p.cluster, 1)
-		if cost := ceilDiv(p.unitsAct(m, n, act), blocks) * p.bn; cost < bestCost {
+		if cost := wsCost(p, act, m, n, sms); cost < bestCost {
 			best, bestCost = p, cost
 		}
 	}

@@ -158,8 +158,9 @@ func wsCheckBounds(t *testing.T, be *harness.CUDA, c Case, want string) {
 
 // TestCUDAGEMMTune (with -kernels.tune) times, on each GEMM shape of the cuda grid, the verified mma.sync
 // kernel, every wgmma kernel (wsPlans, and the default tiles with other raster groups) and cuBLASLt on the
-// same buffers, under the suite's GPU policy (cold L2), and prints TFLOP/s and each one's share of cuBLASLt's
-// rate, with the kernel's grid and registers a thread. The default plan (wsChoosePlan) is marked.
+// same buffers, under the suite's GPU policy (cold L2), interleaved (tuneTimes), and prints TFLOP/s and each
+// one's share of cuBLASLt's rate, with the kernel's grid and registers a thread. The default plan
+// (wsChoosePlan) is marked.
 func TestCUDAGEMMTune(t *testing.T) {
 	if !*tuneFlag {
 		t.Skip("needs -kernels.tune")
@@ -171,16 +172,6 @@ func TestCUDAGEMMTune(t *testing.T) {
 	lib, vendorErr := be.VendorGEMM()
 	fmt.Printf("device: %s (cc %d.%d, %d SMs); cublaslt: %s%v\n", be.Device().Name, be.CC()/10, be.CC()%10,
 		be.Device().Workers, lib, vendorErr)
-	timeIt := func(l harness.Launch) float64 {
-		if _, err := be.Time(l, 3, s.Policy.Timing); err != nil {
-			t.Fatal(err)
-		}
-		ns, err := be.Time(l, 25, s.Policy.Timing)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return harness.Median(ns)
-	}
 	for _, c := range GEMMFamily.CasesOn("cuda", nil) {
 		m, n, k := c.Dims[0], c.Dims[1], c.Dims[2]
 		st, err := s.Buffers(GEMMFamily, c, nil)
@@ -188,41 +179,39 @@ func TestCUDAGEMMTune(t *testing.T) {
 			t.Fatal(err)
 		}
 		tf := func(ns float64) float64 { return GEMMFamily.Flops(c) / ns / 1e3 }
-		lines := []string{GEMMFamily.BenchName(c, Fused)}
-		var ref float64
+		type row struct {
+			name string
+			l    harness.Launch
+			info string
+		}
+		var rows []row
+		var failed []string
 		if vendorErr == nil {
 			l, err := be.VendorGEMMLaunch(m, n, k, st.In[0], st.In[1], st.Out[0])
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref = tf(timeIt(l))
-			l.Release()
-			lines = append(lines, fmt.Sprintf("    %-34s %6.1f TFLOP/s", "cuBLASLt", ref))
+			rows = append(rows, row{"cuBLASLt", l, ""})
 		}
-		row := func(name string, on bool, p wsPlan) {
+		add := func(name string, on bool, p wsPlan) {
 			wgmmaGEMMOn = on
 			wsPlanFor = func(int, int, int) wsPlan { return p }
 			l, err := be.Prepare(GEMMFamily, Fused, c, st.In, st.Out)
 			if err != nil {
-				lines = append(lines, fmt.Sprintf("    %-34s %v", name, err))
+				failed = append(failed, fmt.Sprintf("    %-34s %v", name, err))
 				return
 			}
 			ks, err := l.(*harness.CUDALaunch).Kernels()
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := tf(timeIt(l))
-			l.Release()
-			line := fmt.Sprintf("    %-34s %6.1f TFLOP/s  grid %4d, %3d registers", name, r, ks[0].Grid, ks[0].Registers)
-			if ref > 0 {
-				line += fmt.Sprintf("  %5.1f%% cuBLASLt", 100*r/ref)
-			}
+			info := fmt.Sprintf("  grid %4d, %3d registers", ks[0].Grid, ks[0].Registers)
 			if on && p == wsChoosePlan(m, n, be.Device().Workers) {
-				line += "  <- default"
+				info += "  <- default"
 			}
-			lines = append(lines, line)
+			rows = append(rows, row{name, l, info})
 		}
-		row("mma.sync (gemm_bf16, verified)", false, wsPlan{})
+		add("mma.sync (gemm_bf16, verified)", false, wsPlan{})
 		if gemmUsesWGMMA(be.CC(), true) {
 			plans := wsTestPlans(t)
 			if *wsPlansFlag == "" {
@@ -237,10 +226,60 @@ func TestCUDAGEMMTune(t *testing.T) {
 				}
 			}
 			for _, p := range plans {
-				row(p.String(), true, p)
+				add(p.String(), true, p)
 			}
 		}
+		var ls []harness.Launch
+		for _, r := range rows {
+			ls = append(ls, r.l)
+		}
+		ns := tuneTimes(t, be, s, ls)
+		lines := []string{GEMMFamily.BenchName(c, Fused)}
+		var ref float64
+		for i, r := range rows {
+			v := tf(ns[i])
+			if r.name == "cuBLASLt" {
+				ref = v
+			}
+			line := fmt.Sprintf("    %-34s %6.1f TFLOP/s%s", r.name, v, r.info)
+			if ref > 0 && r.name != "cuBLASLt" {
+				line += fmt.Sprintf("  %5.1f%% cuBLASLt", 100*v/ref)
+			}
+			lines = append(lines, line)
+			r.l.Release()
+		}
 		st.Release()
-		fmt.Println(strings.Join(lines, "\n"))
+		fmt.Println(strings.Join(append(lines, failed...), "\n"))
 	}
+}
+
+// tuneRounds is how many times tuneTimes times each launch, 5 runs at a time.
+const tuneRounds = 5
+
+// tuneTimes times each launch under the suite's GPU policy, interleaved: after 3 warm-up runs of each, tuneRounds
+// rounds each time every launch in turn (5 runs, their median), so that a drift of the GPU's clock over the
+// test (an FFN table's last rows ran about 10% slower than its first on an H200, the same kernels) falls on
+// every launch alike. It returns the median of each launch's round medians, in ns.
+func tuneTimes(t *testing.T, be *harness.CUDA, s *harness.Suite, ls []harness.Launch) []float64 {
+	t.Helper()
+	for _, l := range ls {
+		if _, err := be.Time(l, 3, s.Policy.Timing); err != nil {
+			t.Fatal(err)
+		}
+	}
+	per := make([][]float64, len(ls))
+	for range tuneRounds {
+		for i, l := range ls {
+			ns, err := be.Time(l, 5, s.Policy.Timing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			per[i] = append(per[i], harness.Median(ns))
+		}
+	}
+	med := make([]float64, len(ls))
+	for i, p := range per {
+		med[i] = harness.Median(p)
+	}
+	return med
 }

@@ -22,23 +22,32 @@ func TestGEMMUsesWGMMA(t *testing.T) {
 	}
 }
 
-// TestWSChoosePlan checks the wgmma GEMM's plan on 132 multiprocessors (H100 SXM, H200): the widest tiles where
-// the last wave is full anyway, 232 columns where 11008 columns of 256 leave most of a sixth wave idle (48
-// tiles of 232 fill six waves of 132 blocks), the narrow tiles for problems that fill less than one wave, and
-// never a cluster (they ran no faster on an H200).
+// TestWSChoosePlan checks the wgmma GEMM's plan on 132 multiprocessors (H100 SXM, H200): the 256-column store
+// kernel at the cuda grid's shapes — 2048 × 11008 with its last 28 tiles split into 112 of 64 columns (5 × 256
+// + 1.6 × 64 column-waves, against 6 × 232 / 0.957 for the 232-column kernel and 7 × 192 + 1.6 × 64 for the
+// 192-column store kernel) —, the same where one wave is more than the problem (its tiles split into
+// narrow ones), 192 columns where that splits a last wave that 256 cannot, and never a cluster (they ran no
+// faster on an H200) or a split along K (slower than narrow tiles).
 func TestWSChoosePlan(t *testing.T) {
+	st := func(bn int) wsPlan { return wsPlan{bn, 1, 0, wsDefaultGroup, true, 64, false} }
 	for _, tc := range []struct {
 		m, n, sms int
 		want      wsPlan
 	}{
-		{4096, 4096, 132, wsPlan{256, 1, 0, wsDefaultGroup, false, 0, false}},
-		{2048, 4096, 132, wsPlan{256, 1, 0, wsDefaultGroup, false, 0, false}},
-		{2048, 11008, 132, wsPlan{232, 1, 0, wsDefaultGroup, false, 0, false}},
-		{1, 8, 132, wsPlan{128, 1, 0, wsDefaultGroup, false, 0, false}},
-		{130, 200, 132, wsPlan{128, 1, 0, wsDefaultGroup, false, 0, false}},
-		{512, 1024, 132, wsPlan{128, 1, 0, wsDefaultGroup, false, 0, false}},
-		// H100 PCIe: 512 tiles of 256 are 4.5 waves of 114 blocks (5 × 256), 1024 of 128 are 8.98 (9 × 128).
-		{4096, 4096, 114, wsPlan{128, 1, 0, wsDefaultGroup, false, 0, false}},
+		{4096, 4096, 132, st(256)},
+		{2048, 4096, 132, st(256)},
+		{2048, 11008, 132, st(256)},
+		{1, 8, 132, st(256)},
+		{130, 200, 132, st(256)},
+		{512, 1024, 132, st(256)},
+		// 4096 × 16384: 2048 tiles of 256 are 15 waves and 68 (too many to split) = 16 × 256; 2752 of 192 are 20
+		// waves and 112 (too many) = 21 × 192.
+		{4096, 16384, 132, st(192)},
+		// 512 × 11008: 172 tiles of 256, a wave and 40 split in two (256 + 128), ties with 232 of 192 (2 × 192):
+		// the wider.
+		{512, 11008, 132, st(256)},
+		// H100 PCIe: 512 tiles of 256 are 4 waves of 114 blocks and 56 split in two (4 × 256 + 128).
+		{4096, 4096, 114, st(256)},
 	} {
 		if got := wsChoosePlan(tc.m, tc.n, tc.sms); got != tc.want {
 			t.Errorf("wsChoosePlan(%d, %d, %d) = %v, want %v", tc.m, tc.n, tc.sms, got, tc.want)
@@ -129,7 +138,7 @@ func TestWSTailSplit(t *testing.T) {
 		{st256(64), 4096, 4096, 132, "", 0, 1, 132},
 		// Fewer tiles than blocks: all of them are the last wave (512 × 4096: 64 tiles → 128 of 128).
 		{st256(128), 512, 4096, 132, "", 64, 2, 128},
-		{st256(64), 512, 4096, 132, "", 0, 1, 64},
+		{st256(64), 512, 4096, 132, "", 64, 2, 128}, // tiles of 128 where those of 64 would not fit one wave
 		// Whole waves: nothing to split.
 		{st256(64), 128, 256 * 132, 132, "", 0, 1, 132},
 		// Not a store plan, no tail width, swiglu: never.
