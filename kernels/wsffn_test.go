@@ -98,8 +98,9 @@ func TestWSFFNPlansMatchModule(t *testing.T) {
 // TestWSChooseFFNPlan checks FC1's plan on 132 multiprocessors: gelu's is the GEMM's (its tiles write bn
 // columns); swiglu's tiles write bn/2 columns, so its choice counts tiles of half width: at 2048 × 11008, 86
 // tiles of 128 columns (bn 256) a row of tiles make 11 waves of 256 where 115 of 96 (bn 192, storing from
-// registers) make 14 of 192 (2816 against 2688 / 0.957 = 2809), and at 512 and 4096 tokens the 256-column
-// store kernel is cheapest; one token takes the narrowest. Never 232 for swiglu.
+// registers) make 14 of 192 (2816 against 2688 / (0.91 · 0.98) = 3014; H100: 98.4% of cuBLASLt's rate against
+// 94.7%), and at 512 and 4096 tokens the 256-column store kernel is cheapest too; one token takes the
+// narrowest. Never 232 for swiglu.
 func TestWSChooseFFNPlan(t *testing.T) {
 	st := func(bn, tail int) wsPlan { return wsPlan{bn, 1, 0, wsDefaultGroup, true, tail, false} }
 	for _, tc := range []struct {
@@ -107,11 +108,10 @@ func TestWSChooseFFNPlan(t *testing.T) {
 		act  string
 		want wsPlan
 	}{
-		{2048, 11008, "swiglu", wsPlan{192, 1, 0, wsDefaultGroup, false, 0, false}}, {4096, 11008, "swiglu", st(256, 0)},
+		{2048, 11008, "swiglu", st(256, 0)}, {4096, 11008, "swiglu", st(256, 0)},
 		{1, 8, "swiglu", st(128, 0)}, {512, 11008, "swiglu", st(256, 0)},
 		{2048, 16384, "gelu", wsChoosePlan(2048, 16384, 132)}, {2048, 11008, "gelu", st(256, 64)},
-		// 4096 × 16384: 21 waves of 192 (the last split in 3) cost less than 16 of 256.
-		{4096, 16384, "gelu", st(192, 64)},
+		{4096, 16384, "gelu", st(256, 64)},
 	} {
 		got := wsChooseFFNPlan(tc.m, tc.n, 132, tc.act)
 		if got != tc.want {

@@ -203,17 +203,18 @@ var wsWidths = []wsPlan{
 }
 
 // wsChoosePlan takes the plan of wsWidths that wsCost expects to be fastest. On 132 multiprocessors that is
-// the 256-column store kernel at the cuda grid's three shapes (H200: 95%, 102% and 100% of cuBLASLt's rate
-// at 4096³, 2048 × 11008 × 4096 and 2048 × 4096 × 11008, against 91%, 95% (232 columns) and 101% for the
-// kernels storing from registers).
+// the 256-column store kernel at the cuda grid's three shapes: 98%, 102% and 98% of cuBLASLt's rate at 4096³,
+// 2048 × 11008 × 4096 and 2048 × 4096 × 11008 on an H100 (TestCUDAGEMMTune; the benchmarks' pct-cublas 99%,
+// 102%, 99%), against 89%, 87% (232 columns) and 94% for the kernels storing from registers; 100%, 103% and
+// 100% on an H200.
 func wsChoosePlan(m, n, sms int) wsPlan { return wsCheapest(wsWidths, "", m, n, sms) }
 
 // wsCost is the time the chooser expects plan p to take on an m × n output with epilogue act on sms
 // multiprocessors, in column-waves: a persistent block computes its tiles one after another, so the whole
 // waves of tiles take their count × bn (the wgmma work of a tile is proportional to its width; a swiglu tile
-// of width bn writes bn/2 columns), and a last wave split into narrow tiles takes what those measured: 1.6 ×
-// 64 for tiles of 64 columns (112 of them ended 2048 × 11008 × 4096 in 0.4 of a 256-column wave, H200), their
-// width for 128. The sum is divided by the plan's measured efficiency (wsEfficiency).
+// of width bn writes bn/2 columns), and a last wave split into narrow tiles takes what those measured: 1.8 ×
+// 64 for tiles of 64 columns (112 of them ended 2048 × 11008 × 4096 in 0.41 of a 256-column wave on an H200,
+// 0.5 on an H100), their width for 128. The sum is divided by the plan's measured efficiency (wsEfficiency).
 func wsCost(p wsPlan, act string, m, n, sms int) float64 {
 	blocks := max(sms/p.cluster, 1)
 	tiles := p.unitsAct(m, n, act)
@@ -224,24 +225,27 @@ func wsCost(p wsPlan, act string, m, n, sms int) float64 {
 		c = float64((tiles-tail)/blocks*p.bn) + 0.9*float64(p.bn)
 	case split > 1:
 		nw := p.bn / split
-		c = float64((tiles-tail)/blocks*p.bn) + float64(nw)*map[int]float64{64: 1.6, 128: 1}[nw]
+		c = float64((tiles-tail)/blocks*p.bn) + float64(nw)*map[int]float64{64: 1.8, 128: 1}[nw]
 	default:
 		c = float64(ceilDiv(tiles, blocks) * p.bn)
 	}
 	return c / wsEfficiency(p)
 }
 
-// wsEfficiency is a plan's rate relative to the 256-column store kernel's at equal waves: 0.957 for a kernel
-// storing from registers (704 against 736 TFLOP/s at 4096³, H200: its epilogue stalls the next tile), × 0.92
-// for 128-column tiles (679 against 736 with the store: twice the tiles, each reading its A rows again and
-// paying its epilogue).
+// wsEfficiency is a plan's rate relative to the 256-column store kernel's at equal waves, as TestCUDAGEMMTune
+// measured it at 4096³ (H100 and H200 alike within 2%): 0.91 for a kernel storing from registers (688 against
+// 761 TFLOP/s on an H100: its epilogue stalls the next tile), × 0.98 for 192-column tiles and × 0.925 for
+// 128-column ones (700 against 761: twice the tiles, each reading its A rows again and paying its epilogue).
 func wsEfficiency(p wsPlan) float64 {
 	e := 1.0
 	if !p.st {
-		e *= 0.957
+		e *= 0.91
 	}
-	if p.bn <= 128 {
-		e *= 0.92
+	switch {
+	case p.bn <= 128:
+		e *= 0.925
+	case p.bn <= 192:
+		e *= 0.98
 	}
 	return e
 }

@@ -437,15 +437,21 @@ __device__ __forceinline__ bool ws_kreduce(float (&d)[R], const ws_kpart& kp, in
     asm volatile("bar.sync 3, 256;\n" ::: "memory");
     if (!ws_last) return false;
     __threadfence();
+    // The sum in part order, this part's own slot read back like the others' (so the sum is the same whichever
+    // part is last): a pass a part, its loads independent of one another, so that they are in flight together
+    // (not one L2 round trip per float4 behind the previous add).
 #pragma unroll
     for (int e = 0; e < R / 4; e++) {
-        const float4 mine = make_float4(d[4 * e], d[4 * e + 1], d[4 * e + 2], d[4 * e + 3]);
-        float4 sum = kp.part == 0 ? mine : __ldcg(slots + 256 * e + c);
-        for (int p = 1; p < kp.parts; p++) {
-            const float4 v = p == kp.part ? mine : __ldcg(slots + (long long)p * 64 * R + 256 * e + c);
-            sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+        const float4 v = __ldcg(slots + 256 * e + c);
+        d[4 * e] = v.x, d[4 * e + 1] = v.y, d[4 * e + 2] = v.z, d[4 * e + 3] = v.w;
+    }
+    for (int p = 1; p < kp.parts; p++) {
+        const float4* sp = slots + (long long)p * 64 * R;
+#pragma unroll
+        for (int e = 0; e < R / 4; e++) {
+            const float4 v = __ldcg(sp + 256 * e + c);
+            d[4 * e] += v.x, d[4 * e + 1] += v.y, d[4 * e + 2] += v.z, d[4 * e + 3] += v.w;
         }
-        d[4 * e] = sum.x, d[4 * e + 1] = sum.y, d[4 * e + 2] = sum.z, d[4 * e + 3] = sum.w;
     }
     return true;
 }
