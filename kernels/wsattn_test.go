@@ -1,0 +1,56 @@
+package kernels
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
+)
+
+// TestAttentionUsesWGMMA holds the choice between the wgmma and the mma.sync attention kernels: wgmma on
+// compute capability 9.0 with the switch on, at the head dims the module has, and nowhere else; and, while the
+// kernels have not run on a GPU, the switch on only where the run asks for pending code.
+func TestAttentionUsesWGMMA(t *testing.T) {
+	for _, tc := range []struct {
+		cc, d int
+		on    bool
+		want  bool
+	}{
+		{90, 128, true, true}, {90, 64, true, true}, {90, 96, true, false}, {90, 128, false, false},
+		{89, 128, true, false}, {80, 64, true, false}, {100, 128, true, false}, {120, 64, true, false},
+	} {
+		if got := attentionUsesWGMMA(tc.cc, tc.d, tc.on); got != tc.want {
+			t.Errorf("attentionUsesWGMMA(cc %d, d %d, on %v) = %v, want %v", tc.cc, tc.d, tc.on, got, tc.want)
+		}
+	}
+	if wgmmaAttnPending != "" && wgmmaAttnOn != harness.RunPending() {
+		t.Errorf("wgmmaAttnPending %q, wgmmaAttnOn %v with -kernels.pending=%v", wgmmaAttnPending, wgmmaAttnOn,
+			harness.RunPending())
+	}
+}
+
+// TestWSAttnPlans: every plan fits a block's shared memory, has key tiles of whole 16-key k-steps whose
+// 64-column chunks are whole 1024-byte swizzle periods, and the chooser picks, for each head dim of the
+// family's grids and each mask, a plan the module holds of that head dim.
+func TestWSAttnPlans(t *testing.T) {
+	for _, p := range wsAttnPlans {
+		if p.smem() > wsAttnSmemLimit || p.bn%16 != 0 || p.bn*128%1024 != 0 || p.bn > 256 {
+			t.Errorf("%v: %d B of shared memory (limit %d), key tile %d", p, p.smem(), wsAttnSmemLimit, p.bn)
+		}
+		if !slices.Contains([]string{"plain", "ov", "pp"}, p.form) {
+			t.Errorf("%v: form %q", p, p.form)
+		}
+	}
+	for _, grid := range []string{"test", "cuda"} {
+		for _, c := range AttentionFamily.CasesOn(grid, nil) {
+			d := c.Dims[3]
+			p := wsAttnChoose(d, c.Variant)
+			if p.d != d || !slices.Contains(wsAttnPlans, p) {
+				t.Errorf("wsAttnChoose(%d, %s) = %v: not a kernel of the module for d = %d", d, c.Variant, p, d)
+			}
+		}
+	}
+	if got, want := (wsAttnPlan{128, 176, "pp"}).kernel("causal"), "wsattn_d128_bn176_pp_causal"; got != want {
+		t.Errorf("kernel name %q, want %q", got, want)
+	}
+}
