@@ -3,7 +3,7 @@ package kernels
 import "fmt"
 
 // The Attention family's Hopper plan: the wgmma + TMA kernels of cuda/wsattn_sm90a.cu (sm_90a, compute
-// capability exactly 9.0), after FlashAttention-3: 128 queries a block in two warpgroups, K and V tiles of bn
+// capability exactly 9.0), after FlashAttention-3: 128 or 192 queries a block in warpgroups of 64, K and V tiles of bn
 // keys in 2-stage rings filled by the copy engine, S = Q·Kᵀ and O += P·V on wgmma with P from registers.
 // Elsewhere, and while the switch is off, the family runs its mma.sync kernel (cuda/attention.cu), which
 // every GPU from compute capability 8.0 on runs. Which kernel a case gets is decided here, on the CPU.
@@ -23,38 +23,39 @@ var wgmmaAttnOn = wgmmaAttnPending == ""
 // 9.0; and the module holds kernels for d = 64 and 128 only (as the mma.sync one).
 func attentionUsesWGMMA(cc, d int, on bool) bool { return on && cc == 90 && (d == 64 || d == 128) }
 
-// wsAttnPlan is one kernel of cuda/wsattn_sm90a.cu: head dim d, key tiles of bn, and its form: "plain" (S,
-// softmax, P·V in turn), "ov" (the softmax of one tile overlapping the P·V product of the one before) or "pp"
-// ("ov", the two warpgroups taking turns to issue their products).
+// wsAttnPlan is one kernel of cuda/wsattn_sm90a.cu: head dim d, bm queries a block (bm/64 warpgroups of
+// 64, 2·bm threads), key tiles of bn, and its form: "plain" (S, softmax, P·V in turn), "ov" (the softmax of
+// one tile overlapping the P·V product of the one before) or "pp" ("ov", the warpgroups taking turns to issue
+// their products).
 type wsAttnPlan struct {
-	d, bn int
-	form  string
+	d, bm, bn int
+	form      string
 }
 
-// Shape of the kernels: wsAttnBM queries a block, wsAttnThreads threads (two warpgroups), and the shared
-// memory a block may take on compute capability 9.0.
-const (
-	wsAttnBM        = 128
-	wsAttnThreads   = 256
-	wsAttnSmemLimit = 227 << 10
-)
+// wsAttnSmemLimit is the shared memory a block may take on compute capability 9.0.
+const wsAttnSmemLimit = 227 << 10
 
 // wsAttnPlans lists every kernel pair (mask none and causal) the module holds (WA_KERNEL lines).
 var wsAttnPlans = []wsAttnPlan{
-	{128, 128, "plain"}, {128, 128, "ov"}, {128, 128, "pp"}, {128, 176, "pp"},
-	{64, 128, "plain"}, {64, 128, "pp"}, {64, 192, "pp"},
+	{128, 128, 128, "plain"}, {128, 128, 128, "ov"}, {128, 128, 128, "pp"}, {128, 128, 176, "pp"},
+	{64, 128, 128, "plain"}, {64, 128, 128, "pp"}, {64, 128, 192, "pp"}, {64, 192, 128, "ov"}, {64, 192, 128, "pp"},
 }
 
 // kernel is the plan's kernel name for mask ("none" or "causal").
 func (p wsAttnPlan) kernel(mask string) string {
-	return fmt.Sprintf("wsattn_d%d_bn%d_%s_%s", p.d, p.bn, p.form, mask)
+	return fmt.Sprintf("%v_%s", p, mask)
 }
 
-func (p wsAttnPlan) String() string { return fmt.Sprintf("wsattn_d%d_bn%d_%s", p.d, p.bn, p.form) }
+func (p wsAttnPlan) String() string {
+	return fmt.Sprintf("wsattn_d%d_m%d_n%d_%s", p.d, p.bm, p.bn, p.form)
+}
+
+// threads is the plan's block size: bm/64 warpgroups.
+func (p wsAttnPlan) threads() int { return 2 * p.bm }
 
 // smem is the dynamic shared memory a block takes: the Q tile, 2 stages each of K and V, and the 1024 bytes
 // of slack that align them to the swizzle's period (the .cu's layout).
-func (p wsAttnPlan) smem() int { return wsAttnBM*p.d*2 + 4*p.bn*p.d*2 + 1024 }
+func (p wsAttnPlan) smem() int { return p.bm*p.d*2 + 4*p.bn*p.d*2 + 1024 }
 
 // wsAttnPlanFor picks the plan for head dim d and mask; the tests swap it.
 var wsAttnPlanFor = wsAttnChoose
@@ -65,12 +66,12 @@ var wsAttnPlanFor = wsAttnChoose
 func wsAttnChoose(d int, mask string) wsAttnPlan {
 	switch {
 	case d == 128 && mask == "causal":
-		return wsAttnPlan{128, 128, "pp"}
+		return wsAttnPlan{128, 128, 128, "pp"}
 	case d == 128:
-		return wsAttnPlan{128, 176, "pp"}
+		return wsAttnPlan{128, 128, 176, "pp"}
 	case mask == "causal":
-		return wsAttnPlan{64, 128, "pp"}
+		return wsAttnPlan{64, 128, 128, "pp"}
 	default:
-		return wsAttnPlan{64, 192, "pp"}
+		return wsAttnPlan{64, 128, 192, "pp"}
 	}
 }

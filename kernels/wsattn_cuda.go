@@ -18,8 +18,8 @@ const wsAttnModule = "wsattn_sm90a"
 
 // wsAttention records one launch of plan p's kernel for the case's mask: O = attention(Q, K, V), each
 // (batch·heads, t, d) bf16. The tensor maps read them as (d, t, batch·heads) in boxes of 64 columns (the
-// 128-byte swizzle's row) × 128 query rows (Q) or p.bn key rows (K, V), rows past t as zeros; one block per
-// 128 queries of a (batch, head).
+// 128-byte swizzle's row) × p.bm query rows (Q) or p.bn key rows (K, V), rows past t as zeros; one block per
+// p.bm queries of a (batch, head).
 func (l cudaLaunch) wsAttention(p wsAttnPlan, q, k, v, o *harness.DeviceBuffer) {
 	if l.Err() != nil {
 		return
@@ -31,8 +31,8 @@ func (l cudaLaunch) wsAttention(p wsAttnPlan, q, k, v, o *harness.DeviceBuffer) 
 			name, p.d, l.CC()/10, l.CC()%10, d, ErrNotImplemented))
 		return
 	}
-	blocks := nbh * int64(ceilDiv(int(nt), wsAttnBM))
-	if blocks >= 1<<31 || nt > math.MaxInt32-int64(wsAttnBM) || nbh > math.MaxInt32 {
+	blocks := nbh * int64(ceilDiv(int(nt), p.bm))
+	if blocks >= 1<<31 || nt > math.MaxInt32-int64(p.bm) || nbh > math.MaxInt32 {
 		l.Fail(fmt.Errorf("%s: %d × %d queries: too many blocks or tensor-map coordinates past 32 bits", name, nbh, nt))
 		return
 	}
@@ -40,6 +40,6 @@ func (l cudaLaunch) wsAttention(p wsAttnPlan, q, k, v, o *harness.DeviceBuffer) 
 		return l.TensorMap3D(harness.TensorMap3D{Ptr: b, Planes: int(nbh), Rows: int(nt), Cols: d, RowBytes: 2 * int64(d),
 			PlaneBytes: 2 * int64(d) * nt, BoxRows: rows, BoxCols: 64, Swizzle128: true})
 	}
-	maps := []harness.TensorMap{tm(q, wsAttnBM), tm(k, p.bn), tm(v, p.bn)}
-	l.KernelTMA(wsAttnModule, name, int(blocks), wsAttnThreads, 1, p.smem(), maps, o, nbh, nt, attentionScaleLog2(d))
+	maps := []harness.TensorMap{tm(q, p.bm), tm(k, p.bn), tm(v, p.bn)}
+	l.KernelTMA(wsAttnModule, name, int(blocks), p.threads(), 1, p.smem(), maps, o, nbh, nt, attentionScaleLog2(d))
 }

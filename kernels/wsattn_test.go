@@ -29,13 +29,16 @@ func TestAttentionUsesWGMMA(t *testing.T) {
 	}
 }
 
-// TestWSAttnPlans: every plan fits a block's shared memory, has key tiles of whole 16-key k-steps whose
-// 64-column chunks are whole 1024-byte swizzle periods, and the chooser picks, for each head dim of the
+// TestWSAttnPlans: every plan fits a block's shared memory, has query tiles of whole warpgroups and key tiles
+// of whole 16-key k-steps whose 64-column chunks are whole 1024-byte swizzle periods, boxes the copy engine
+// takes (at most 256 rows), and the chooser picks, for each head dim of the
 // family's grids and each mask, a plan the module holds of that head dim.
 func TestWSAttnPlans(t *testing.T) {
 	for _, p := range wsAttnPlans {
-		if p.smem() > wsAttnSmemLimit || p.bn%16 != 0 || p.bn*128%1024 != 0 || p.bn > 256 {
-			t.Errorf("%v: %d B of shared memory (limit %d), key tile %d", p, p.smem(), wsAttnSmemLimit, p.bn)
+		if p.smem() > wsAttnSmemLimit || p.bn%16 != 0 || p.bn*128%1024 != 0 || p.bn > 256 || p.bm%64 != 0 ||
+			p.bm > 256 || p.threads() > 1024 {
+			t.Errorf("%v: %d B of shared memory (limit %d), %d queries and %d keys a tile", p, p.smem(), wsAttnSmemLimit,
+				p.bm, p.bn)
 		}
 		if !slices.Contains([]string{"plain", "ov", "pp"}, p.form) {
 			t.Errorf("%v: form %q", p, p.form)
@@ -50,7 +53,7 @@ func TestWSAttnPlans(t *testing.T) {
 			}
 		}
 	}
-	if got, want := (wsAttnPlan{128, 176, "pp"}).kernel("causal"), "wsattn_d128_bn176_pp_causal"; got != want {
+	if got, want := (wsAttnPlan{128, 128, 176, "pp"}).kernel("causal"), "wsattn_d128_m128_n176_pp_causal"; got != want {
 		t.Errorf("kernel name %q, want %q", got, want)
 	}
 }

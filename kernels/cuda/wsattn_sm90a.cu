@@ -5,9 +5,9 @@
 // capability exactly 9.0, and the family's launcher (attention_cuda.go → wsattn_cuda.go) launches it there
 // while the pending switch allows (wsattn.go: attentionUsesWGMMA; the kernel is wsAttnChoose's).
 //
-// Kernel wsattn_d<D>_bn<BN>_<form>_<mask>: a block of 256 threads, two consumer warpgroups, computes O for 128
-// queries of one (batch, head); warpgroup h takes queries 64h … 64h + 63.
-//   - Copies: thread 0 of the second warpgroup issues them (the issuer). It loads the block's Q tile (128 × D)
+// Kernel wsattn_d<D>_m<BM>_n<BN>_<form>_<mask>: a block of BM/64 warpgroups (2 · BM threads) computes O for BM
+// queries (128 or 192) of one (batch, head); warpgroup h takes queries 64h … 64h + 63.
+//   - Copies: thread 0 of the last warpgroup issues them (the issuer). It loads the block's Q tile (BM × D)
 //     once, then the K and V tiles of BN keys × D, each into its own 2-stage ring, with
 //     cp.async.bulk.tensor.3d (tensor maps of (D, t, batch·heads) by value as __grid_constant__ parameters,
 //     boxes of 64 columns: the 128-byte swizzle's row; rows past t read as zeros). Each stage completes on its
@@ -25,8 +25,8 @@
 //     swizzle rows of a D = 128 tile one chunk apart (leading byte offset).
 // Forms: "plain" runs S, softmax, P·V one after the other; "ov" overlaps the softmax of tile n with the P·V
 // product of tile n−1 (two wgmma groups in flight: S(n) is issued, then P(n−1)·V(n−1), and the softmax starts
-// when S(n) completes; O is rescaled once P·V has); "pp" is "ov" with the two warpgroups taking turns to issue
-// (named barriers 1 and 2), so that one's softmax runs while the other's products do.
+// when S(n) completes; O is rescaled once P·V has); "pp" is "ov" with the warpgroups taking turns to issue
+// (named barriers 1 …  BM/64, round robin), so that one's softmax runs while another's products do.
 // Causal: a block takes the key tiles up to its last query only, and masks only the tiles that cross the
 // diagonal of a warpgroup's rows; the blocks are ordered longest first.
 // Why no producer warp (FlashAttention-3 has one, with setmaxnreg): the "ov" and "pp" forms hold S, P and O at
@@ -34,17 +34,15 @@
 // code of a 384-thread block within its entry cap of 168 whatever setmaxnreg.inc granted, and spilled; a
 // block of 288 threads has the same cap (three warps on one of the four register files). With 256 threads
 // (__launch_bounds__(256, 1)) every thread may have 255, and the issuer costs one thread a few instructions
-// a tile. Every mbarrier wait is bounded (about 2^32 cycles, then __trap): a kernel that would hang fails its
+// a tile. The 192-query blocks (three warpgroups, 168 registers) are for D = 64 and 128-key tiles, which fit. Every mbarrier wait is bounded (about 2^32 cycles, then __trap): a kernel that would hang fails its
 // launch instead.
 //
-// Shared memory: Q (128 × D × 2 bytes), then 2 stages of K and 2 of V (BN × D × 2 bytes each), each a list of
+// Shared memory: Q (BM × D × 2 bytes), then 2 stages of K and 2 of V (BN × D × 2 bytes each), each a list of
 // 64-column chunks (rows × 128 bytes), at a 1024-byte boundary (the swizzle's period), + 1024 bytes of
 // alignment slack; the barriers are static. The launcher's wsAttnPlan.smem is the same sum.
 //
 // Self-contained (no common.cuh), as wsgemm_sm90a.cu and for the same reason: its PTX is recorded against its
 // sources' hash (ptx/sm90a.sum).
-
-#define WA_BM 128
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #include <cuda.h>  // CUtensorMap
@@ -93,9 +91,9 @@ __device__ __forceinline__ void wa_tma_load(unsigned dst, const CUtensorMap* tm,
         : "memory");
 }
 
-// Named barriers 1 and 2 (0 is __syncthreads'): the "pp" form's turns, 256 threads (both consumers).
-__device__ __forceinline__ void wa_bar_sync(int id) { asm volatile("bar.sync %0, 256;\n" ::"r"(id) : "memory"); }
-__device__ __forceinline__ void wa_bar_arrive(int id) { asm volatile("bar.arrive %0, 256;\n" ::"r"(id) : "memory"); }
+// Named barriers 1 … BM/64 (0 is __syncthreads'): the "pp" form's turns, n threads (every warpgroup).
+__device__ __forceinline__ void wa_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void wa_bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 
 // wa_desc_k is the wgmma descriptor of a K-major operand tile at shared address addr laid out by the copy
 // engine's 128-byte swizzle: rows of 128 bytes, 8-row core-matrix groups 1024 bytes apart (stride byte
@@ -218,10 +216,12 @@ __device__ __forceinline__ float wa_exp2(float x) {
 #define WA_FORM_PP 2
 
 // wsattn is the kernel body: D the head dim (64 or 128), BN the keys a tile, FORM one of WA_FORM_*.
-template <int D, int BN, bool CAUSAL, int FORM>
+template <int D, int WGS, int BN, bool CAUSAL, int FORM>
 __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap* tmk, const CUtensorMap* tmv,
                                        unsigned short* __restrict__ o, long long nbh, long long t, float scale) {
-    constexpr int Q_BYTES = WA_BM * D * 2;
+    constexpr int BM = 64 * WGS;          // queries a block
+    constexpr int THREADS = 128 * WGS;
+    constexpr int Q_BYTES = BM * D * 2;
     constexpr int KV_CHUNK = BN * 128;  // 64 columns of a K or V tile
     constexpr int KV_BYTES = BN * D * 2;
     constexpr int RS = BN / 2;          // S accumulators a consumer thread
@@ -238,7 +238,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
                    vempty = qfull + 56;
 
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-    const int qtiles = (int)((t + WA_BM - 1) / WA_BM);
+    const int qtiles = (int)((t + BM - 1) / BM);
     int bh, mt;
     if (CAUSAL) {  // longest first: the last query tiles of every head, then the ones before
         mt = qtiles - 1 - (int)(blockIdx.x / nbh);
@@ -247,8 +247,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         bh = (int)(blockIdx.x / qtiles);
         mt = (int)(blockIdx.x % qtiles);
     }
-    const long long q0 = (long long)mt * WA_BM;
-    const long long kend = CAUSAL ? min(t, q0 + WA_BM) : t;
+    const long long q0 = (long long)mt * BM;
+    const long long kend = CAUSAL ? min(t, q0 + BM) : t;
     const int ntiles = (int)((kend + BN - 1) / BN);
 
     if (threadIdx.x == 0) {
@@ -256,8 +256,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         for (int s = 0; s < 2; s++) {
             wa_mbar_init(kfull + 8 * s, 1);  // the producer's arrive.expect_tx; the bytes complete it
             wa_mbar_init(vfull + 8 * s, 1);
-            wa_mbar_init(kempty + 8 * s, 2);  // one arrive per consumer warpgroup
-            wa_mbar_init(vempty + 8 * s, 2);
+            wa_mbar_init(kempty + 8 * s, WGS);  // one arrive per warpgroup
+            wa_mbar_init(vempty + 8 * s, WGS);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -265,9 +265,9 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 
     {
         const int half = wg;  // queries 64·half … 64·half + 63 of the tile
-        // The copy issuer: thread 0 of the second consumer, which in the "pp" form issues its products after
-        // the first, so that the stages it waits for are (nearly always) already free.
-        const bool issuer = threadIdx.x == 128;
+        // The copy issuer: thread 0 of the last warpgroup, which in the "pp" form issues its products after
+        // the others, so that the stages it waits for are (nearly always) already free.
+        const bool issuer = threadIdx.x == THREADS - 128;
         // tile n of K (or V) → stage n % 2, once both consumers have released the tile two before.
         auto load = [&](const CUtensorMap* tm, unsigned base, unsigned full, unsigned empty, int n) {
             const int st = n & 1;
@@ -280,7 +280,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         if (issuer) {
             wa_mbar_expect_tx(qfull, Q_BYTES);
 #pragma unroll
-            for (int c = 0; c < D / 64; c++) wa_tma_load(sq + c * WA_BM * 128, tmq, 64 * c, (int)q0, bh, qfull);
+            for (int c = 0; c < D / 64; c++) wa_tma_load(sq + c * BM * 128, tmq, 64 * c, (int)q0, bh, qfull);
             for (int n = 0; n < 2 && n < ntiles; n++) {
                 load(tmk, sk, kfull, kempty, n);
                 load(tmv, sv, vfull, vempty, n);
@@ -303,7 +303,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++)
-                wa_mma_ss(s, wa_desc_k(qa + (kk / 4) * WA_BM * 128 + 32 * (kk % 4)),
+                wa_mma_ss(s, wa_desc_k(qa + (kk / 4) * BM * 128 + 32 * (kk % 4)),
                           wa_desc_k(kb + (kk / 4) * KV_CHUNK + 32 * (kk % 4)), kk > 0);
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         };
@@ -387,7 +387,9 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
                 release(tmv, sv, vfull, vempty, n);
             }
         } else {
-            if (PP && half == 1) wa_bar_arrive(1);  // the first consumer issues first
+            // Warpgroup h issues when barrier 1 + h completes and then lets the next one go; the last lets the
+            // first go at the start, and each waits ntiles times, so the last skips its last arrive.
+            if (PP && half == WGS - 1) wa_bar_arrive(1, THREADS);
             gemm_s(0);
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             wa_fence(s);
@@ -395,10 +397,10 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
             softmax(0);
             rescale_pack();
             for (int n = 1; n < ntiles; n++) {
-                if (PP) wa_bar_sync(1 + half);
+                if (PP) wa_bar_sync(1 + half, THREADS);
                 gemm_s(n);
                 gemm_pv(n - 1);
-                if (PP) wa_bar_arrive(2 - half);  // the other consumer's turn
+                if (PP) wa_bar_arrive(1 + (half + 1) % WGS, THREADS);
                 asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
                 wa_fence(s);
                 release(tmk, sk, kfull, kempty, n);
@@ -409,10 +411,9 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
                 release(tmv, sv, vfull, vempty, n - 1);
                 rescale_pack();
             }
-            // Each consumer waits on its barrier ntiles times; the second's last arrive would have no taker.
-            if (PP) wa_bar_sync(1 + half);
+            if (PP) wa_bar_sync(1 + half, THREADS);
             gemm_pv(ntiles - 1);
-            if (PP && half == 0) wa_bar_arrive(2);
+            if (PP && half < WGS - 1) wa_bar_arrive(2 + half, THREADS);
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             wa_fence(oacc);
             wa_fence(p);
@@ -436,24 +437,26 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
     }
 }
 
-// The kernels: the tensor maps of Q (boxes 64 × 128 × 1), K and V (64 × BN × 1), then O, batch·heads, t and
-// the score scale log2 e / √d.
-#define WA_KERNEL_MASK(D, BN, FNAME, FORM, MNAME, CAUSAL)                                                      \
-    extern "C" __global__ void __launch_bounds__(256, 1) wsattn_d##D##_bn##BN##_##FNAME##_##MNAME(            \
+// The kernels: the tensor maps of Q (boxes 64 × BM × 1), K and V (64 × BN × 1), then O, batch·heads, t and
+// the score scale log2 e / √d. BM/64 warpgroups, 2 · BM threads.
+#define WA_KERNEL_MASK(D, BM, BN, FNAME, FORM, MNAME, CAUSAL)                                                  \
+    extern "C" __global__ void __launch_bounds__(2 * BM, 1) wsattn_d##D##_m##BM##_n##BN##_##FNAME##_##MNAME(    \
         const __grid_constant__ CUtensorMap tmq, const __grid_constant__ CUtensorMap tmk,                      \
         const __grid_constant__ CUtensorMap tmv, unsigned short* __restrict__ o, long long nbh, long long t,    \
         double scale) {                                                                                         \
-        wsattn<D, BN, CAUSAL, FORM>(&tmq, &tmk, &tmv, o, nbh, t, (float)scale);                                \
+        wsattn<D, BM / 64, BN, CAUSAL, FORM>(&tmq, &tmk, &tmv, o, nbh, t, (float)scale);                       \
     }
-#define WA_KERNEL(D, BN, FNAME, FORM)                   \
-    WA_KERNEL_MASK(D, BN, FNAME, FORM, none, false)     \
-    WA_KERNEL_MASK(D, BN, FNAME, FORM, causal, true)
+#define WA_KERNEL(D, BM, BN, FNAME, FORM)                   \
+    WA_KERNEL_MASK(D, BM, BN, FNAME, FORM, none, false)     \
+    WA_KERNEL_MASK(D, BM, BN, FNAME, FORM, causal, true)
 
-WA_KERNEL(128, 128, plain, WA_FORM_PLAIN)
-WA_KERNEL(128, 128, ov, WA_FORM_OV)
-WA_KERNEL(128, 128, pp, WA_FORM_PP)
-WA_KERNEL(128, 176, pp, WA_FORM_PP)
-WA_KERNEL(64, 128, plain, WA_FORM_PLAIN)
-WA_KERNEL(64, 128, pp, WA_FORM_PP)
-WA_KERNEL(64, 192, pp, WA_FORM_PP)
+WA_KERNEL(128, 128, 128, plain, WA_FORM_PLAIN)
+WA_KERNEL(128, 128, 128, ov, WA_FORM_OV)
+WA_KERNEL(128, 128, 128, pp, WA_FORM_PP)
+WA_KERNEL(128, 128, 176, pp, WA_FORM_PP)
+WA_KERNEL(64, 128, 128, plain, WA_FORM_PLAIN)
+WA_KERNEL(64, 128, 128, pp, WA_FORM_PP)
+WA_KERNEL(64, 128, 192, pp, WA_FORM_PP)
+WA_KERNEL(64, 192, 128, ov, WA_FORM_OV)
+WA_KERNEL(64, 192, 128, pp, WA_FORM_PP)
 #endif
