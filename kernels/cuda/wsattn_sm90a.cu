@@ -91,7 +91,8 @@ __device__ __forceinline__ void wa_tma_load(unsigned dst, const CUtensorMap* tm,
         : "memory");
 }
 
-// Named barriers 1 … BM/64 (0 is __syncthreads'): the "pp" form's turns, n threads (every warpgroup).
+// Named barriers 1 … BM/64 (0 is __syncthreads'): the "pp" form's turns. Each completes with 256 threads: the
+// warpgroup that waits on it and the one before it, which arrives.
 __device__ __forceinline__ void wa_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 __device__ __forceinline__ void wa_bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 
@@ -389,7 +390,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         } else {
             // Warpgroup h issues when barrier 1 + h completes and then lets the next one go; the last lets the
             // first go at the start, and each waits ntiles times, so the last skips its last arrive.
-            if (PP && half == WGS - 1) wa_bar_arrive(1, THREADS);
+            if (PP && half == WGS - 1) wa_bar_arrive(1, 256);
             gemm_s(0);
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             wa_fence(s);
@@ -397,10 +398,10 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
             softmax(0);
             rescale_pack();
             for (int n = 1; n < ntiles; n++) {
-                if (PP) wa_bar_sync(1 + half, THREADS);
+                if (PP) wa_bar_sync(1 + half, 256);
                 gemm_s(n);
                 gemm_pv(n - 1);
-                if (PP) wa_bar_arrive(1 + (half + 1) % WGS, THREADS);
+                if (PP) wa_bar_arrive(1 + (half + 1) % WGS, 256);
                 asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
                 wa_fence(s);
                 release(tmk, sk, kfull, kempty, n);
@@ -411,9 +412,9 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
                 release(tmv, sv, vfull, vempty, n - 1);
                 rescale_pack();
             }
-            if (PP) wa_bar_sync(1 + half, THREADS);
+            if (PP) wa_bar_sync(1 + half, 256);
             gemm_pv(ntiles - 1);
-            if (PP && half < WGS - 1) wa_bar_arrive(2 + half, THREADS);
+            if (PP && half < WGS - 1) wa_bar_arrive(2 + half, 256);
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             wa_fence(oacc);
             wa_fence(p);
