@@ -24,21 +24,24 @@ var wgmmaAttnOn = wgmmaAttnPending == ""
 func attentionUsesWGMMA(cc, d int, on bool) bool { return on && cc == 90 && (d == 64 || d == 128) }
 
 // wsAttnPlan is one kernel of cuda/wsattn_sm90a.cu: head dim d, bm queries a block (bm/64 warpgroups of
-// 64, 2·bm threads), key tiles of bn, and its form: "plain" (S, softmax, P·V in turn), "ov" (the softmax of
+// 64, 2·bm threads), key tiles of bn in rings of `stages`, and its form: "plain" (S, softmax, P·V in turn), "ov" (the softmax of
 // one tile overlapping the P·V product of the one before) or "pp" ("ov", the warpgroups taking turns to issue
 // their products).
 type wsAttnPlan struct {
-	d, bm, bn int
-	form      string
+	d, bm, bn, stages int
+	form              string
 }
 
-// wsAttnSmemLimit is the shared memory a block may take on compute capability 9.0.
-const wsAttnSmemLimit = 227 << 10
+// wsAttnSmemLimit is the dynamic shared memory a block may take on compute capability 9.0: 227 KiB less the
+// kilobyte of static shared memory (the barriers, as ptxas lays them out).
+const wsAttnSmemLimit = 227<<10 - 1024
 
 // wsAttnPlans lists every kernel pair (mask none and causal) the module holds (WA_KERNEL lines).
 var wsAttnPlans = []wsAttnPlan{
-	{128, 128, 128, "plain"}, {128, 128, 128, "ov"}, {128, 128, 128, "pp"}, {128, 128, 176, "pp"},
-	{64, 128, 128, "plain"}, {64, 128, 128, "pp"}, {64, 128, 192, "pp"}, {64, 192, 128, "ov"}, {64, 192, 128, "pp"},
+	{128, 128, 128, 2, "plain"}, {128, 128, 128, 2, "ov"}, {128, 128, 128, 2, "pp"}, {128, 128, 176, 2, "pp"},
+	{64, 128, 128, 2, "plain"}, {64, 128, 128, 2, "pp"}, {64, 128, 192, 2, "pp"}, {64, 192, 128, 2, "ov"},
+	{64, 192, 128, 2, "pp"},
+	{128, 128, 128, 3, "pp"}, {64, 128, 128, 3, "pp"}, {64, 128, 192, 3, "pp"}, {64, 192, 128, 3, "pp"},
 }
 
 // kernel is the plan's kernel name for mask ("none" or "causal").
@@ -47,15 +50,15 @@ func (p wsAttnPlan) kernel(mask string) string {
 }
 
 func (p wsAttnPlan) String() string {
-	return fmt.Sprintf("wsattn_d%d_m%d_n%d_%s", p.d, p.bm, p.bn, p.form)
+	return fmt.Sprintf("wsattn_d%d_m%d_n%d_s%d_%s", p.d, p.bm, p.bn, p.stages, p.form)
 }
 
 // threads is the plan's block size: bm/64 warpgroups.
 func (p wsAttnPlan) threads() int { return 2 * p.bm }
 
-// smem is the dynamic shared memory a block takes: the Q tile, 2 stages each of K and V, and the 1024 bytes
-// of slack that align them to the swizzle's period (the .cu's layout).
-func (p wsAttnPlan) smem() int { return p.bm*p.d*2 + 4*p.bn*p.d*2 + 1024 }
+// smem is the dynamic shared memory a block takes: the Q tile, the stages of K and V, and the 1024 bytes of
+// slack that align them to the swizzle's period (the .cu's layout).
+func (p wsAttnPlan) smem() int { return p.bm*p.d*2 + 2*p.stages*p.bn*p.d*2 + 1024 }
 
 // wsAttnPlanFor picks the plan for head dim d and mask; the tests swap it.
 var wsAttnPlanFor = wsAttnChoose
@@ -66,12 +69,12 @@ var wsAttnPlanFor = wsAttnChoose
 func wsAttnChoose(d int, mask string) wsAttnPlan {
 	switch {
 	case d == 128 && mask == "causal":
-		return wsAttnPlan{128, 128, 128, "pp"}
+		return wsAttnPlan{128, 128, 128, 2, "pp"}
 	case d == 128:
-		return wsAttnPlan{128, 128, 176, "pp"}
+		return wsAttnPlan{128, 128, 176, 2, "pp"}
 	case mask == "causal":
-		return wsAttnPlan{64, 128, 128, "pp"}
+		return wsAttnPlan{64, 128, 128, 2, "pp"}
 	default:
-		return wsAttnPlan{64, 128, 192, "pp"}
+		return wsAttnPlan{64, 128, 192, 2, "pp"}
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 var wsAttnFlag = flag.String("kernels.wsattn", "", "TestCUDAWGMMAAttention, TestCUDAAttentionTune: only these wgmma "+
-	"attention kernels (comma-separated plan names, such as wsattn_d128_m128_n176_pp)")
+	"attention kernels (comma-separated plan names, such as wsattn_d128_m128_n176_s2_pp)")
 
 // wsAttnTestPlans is wsAttnPlans, narrowed by -kernels.wsattn.
 func wsAttnTestPlans(t *testing.T) []wsAttnPlan {

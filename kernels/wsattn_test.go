@@ -35,7 +35,7 @@ func TestAttentionUsesWGMMA(t *testing.T) {
 // family's grids and each mask, a plan the module holds of that head dim.
 func TestWSAttnPlans(t *testing.T) {
 	for _, p := range wsAttnPlans {
-		if p.smem() > wsAttnSmemLimit || p.bn%16 != 0 || p.bn*128%1024 != 0 || p.bn > 256 || p.bm%64 != 0 ||
+		if p.smem() > wsAttnSmemLimit || p.stages < 2 || p.bn%16 != 0 || p.bn*128%1024 != 0 || p.bn > 256 || p.bm%64 != 0 ||
 			p.bm > 256 || p.threads() > 1024 {
 			t.Errorf("%v: %d B of shared memory (limit %d), %d queries and %d keys a tile", p, p.smem(), wsAttnSmemLimit,
 				p.bm, p.bn)
@@ -53,7 +53,7 @@ func TestWSAttnPlans(t *testing.T) {
 			}
 		}
 	}
-	if got, want := (wsAttnPlan{128, 128, 176, "pp"}).kernel("causal"), "wsattn_d128_m128_n176_pp_causal"; got != want {
+	if got, want := (wsAttnPlan{128, 128, 176, 2, "pp"}).kernel("causal"), "wsattn_d128_m128_n176_s2_pp_causal"; got != want {
 		t.Errorf("kernel name %q, want %q", got, want)
 	}
 }

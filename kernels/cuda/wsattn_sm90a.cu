@@ -5,15 +5,15 @@
 // capability exactly 9.0, and the family's launcher (attention_cuda.go → wsattn_cuda.go) launches it there
 // while the pending switch allows (wsattn.go: attentionUsesWGMMA; the kernel is wsAttnChoose's).
 //
-// Kernel wsattn_d<D>_m<BM>_n<BN>_<form>_<mask>: a block of BM/64 warpgroups (2 · BM threads) computes O for BM
+// Kernel wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<mask>: a block of BM/64 warpgroups (2 · BM threads) computes O for BM
 // queries (128 or 192) of one (batch, head); warpgroup h takes queries 64h … 64h + 63.
 //   - Copies: thread 0 of the last warpgroup issues them (the issuer). It loads the block's Q tile (BM × D)
-//     once, then the K and V tiles of BN keys × D, each into its own 2-stage ring, with
+//     once, then the K and V tiles of BN keys × D, each into its own ring of ST stages (2 or 3), with
 //     cp.async.bulk.tensor.3d (tensor maps of (D, t, batch·heads) by value as __grid_constant__ parameters,
 //     boxes of 64 columns: the 128-byte swizzle's row; rows past t read as zeros). Each stage completes on its
 //     "full" mbarrier by transaction count; when both warpgroups have released tile n of K (or V) on its
-//     "empty" mbarrier, the issuer refills the stage with tile n + 2, so K(n+2) is in flight during the
-//     softmax of tile n and V(n+1) during the products of tile n + 1.
+//     "empty" mbarrier, the issuer refills the stage with tile n + ST, so that (ST = 2) K(n+2) is in flight
+//     during the softmax of tile n and V(n+1) during the products of tile n + 1.
 //   - Products: per key tile, S = Q·Kᵀ (wgmma.m64nBNk16, both operands from shared memory, K-major), the keys
 //     past t (and, causal, after the query) masked to −∞ on the tiles that have any, the online softmax in
 //     registers (a running max and sum per row in the exp2 domain, the scale log2 e / √d folded into one
@@ -37,7 +37,7 @@
 // a tile. The 192-query blocks (three warpgroups, 168 registers) are for D = 64 and 128-key tiles, which fit. Every mbarrier wait is bounded (about 2^32 cycles, then __trap): a kernel that would hang fails its
 // launch instead.
 //
-// Shared memory: Q (BM × D × 2 bytes), then 2 stages of K and 2 of V (BN × D × 2 bytes each), each a list of
+// Shared memory: Q (BM × D × 2 bytes), then ST stages of K and ST of V (BN × D × 2 bytes each), each a list of
 // 64-column chunks (rows × 128 bytes), at a 1024-byte boundary (the swizzle's period), + 1024 bytes of
 // alignment slack; the barriers are static. The launcher's wsAttnPlan.smem is the same sum.
 //
@@ -217,7 +217,7 @@ __device__ __forceinline__ float wa_exp2(float x) {
 #define WA_FORM_PP 2
 
 // wsattn is the kernel body: D the head dim (64 or 128), BN the keys a tile, FORM one of WA_FORM_*.
-template <int D, int WGS, int BN, bool CAUSAL, int FORM>
+template <int D, int WGS, int BN, int ST, bool CAUSAL, int FORM>
 __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap* tmk, const CUtensorMap* tmv,
                                        unsigned short* __restrict__ o, long long nbh, long long t, float scale) {
     constexpr int BM = 64 * WGS;          // queries a block
@@ -232,11 +232,11 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
     static_assert(BN % 16 == 0 && KV_CHUNK % 1024 == 0, "key tiles of whole k-steps and swizzle periods");
 
     extern __shared__ __align__(1024) unsigned char wa_smem_raw[];
-    __shared__ __align__(8) unsigned long long wa_bars[9];
+    __shared__ __align__(8) unsigned long long wa_bars[1 + 4 * ST];
     unsigned char* smem = (unsigned char*)(((unsigned long long)wa_smem_raw + 1023) & ~1023ull);
-    const unsigned sq = wa_smem(smem), sk = sq + Q_BYTES, sv = sk + 2 * KV_BYTES;
-    const unsigned qfull = wa_smem(wa_bars), kfull = qfull + 8, kempty = qfull + 24, vfull = qfull + 40,
-                   vempty = qfull + 56;
+    const unsigned sq = wa_smem(smem), sk = sq + Q_BYTES, sv = sk + ST * KV_BYTES;
+    const unsigned qfull = wa_smem(wa_bars), kfull = qfull + 8, kempty = kfull + 8 * ST, vfull = kempty + 8 * ST,
+                   vempty = vfull + 8 * ST;
 
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const int qtiles = (int)((t + BM - 1) / BM);
@@ -254,7 +254,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 
     if (threadIdx.x == 0) {
         wa_mbar_init(qfull, 1);
-        for (int s = 0; s < 2; s++) {
+        for (int s = 0; s < ST; s++) {
             wa_mbar_init(kfull + 8 * s, 1);  // the producer's arrive.expect_tx; the bytes complete it
             wa_mbar_init(vfull + 8 * s, 1);
             wa_mbar_init(kempty + 8 * s, WGS);  // one arrive per warpgroup
@@ -269,10 +269,10 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         // The copy issuer: thread 0 of the last warpgroup, which in the "pp" form issues its products after
         // the others, so that the stages it waits for are (nearly always) already free.
         const bool issuer = threadIdx.x == THREADS - 128;
-        // tile n of K (or V) → stage n % 2, once both consumers have released the tile two before.
+        // tile n of K (or V) → stage n % ST, once every warpgroup has released the tile ST before.
         auto load = [&](const CUtensorMap* tm, unsigned base, unsigned full, unsigned empty, int n) {
-            const int st = n & 1;
-            wa_mbar_wait(empty + 8 * st, ((n >> 1) & 1) ^ 1);
+            const int st = n % ST;
+            wa_mbar_wait(empty + 8 * st, ((n / ST) & 1) ^ 1);
             wa_mbar_expect_tx(full + 8 * st, KV_BYTES);
 #pragma unroll
             for (int c = 0; c < D / 64; c++)
@@ -282,7 +282,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
             wa_mbar_expect_tx(qfull, Q_BYTES);
 #pragma unroll
             for (int c = 0; c < D / 64; c++) wa_tma_load(sq + c * BM * 128, tmq, 64 * c, (int)q0, bh, qfull);
-            for (int n = 0; n < 2 && n < ntiles; n++) {
+            for (int n = 0; n < ST && n < ntiles; n++) {
                 load(tmk, sk, kfull, kempty, n);
                 load(tmv, sv, vfull, vempty, n);
             }
@@ -298,8 +298,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 
         // S = Q · K(n)ᵀ, issued and committed (one wgmma group).
         auto gemm_s = [&](int n) {
-            const unsigned kb = sk + (n & 1) * KV_BYTES;
-            wa_mbar_wait(kfull + 8 * (n & 1), (n >> 1) & 1);
+            const unsigned kb = sk + (n % ST) * KV_BYTES;
+            wa_mbar_wait(kfull + 8 * (n % ST), (n / ST) & 1);
             wa_fence(s);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -310,8 +310,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         };
         // O += P · V(n), issued and committed.
         auto gemm_pv = [&](int n) {
-            const unsigned vb = sv + (n & 1) * KV_BYTES;
-            wa_mbar_wait(vfull + 8 * (n & 1), (n >> 1) & 1);
+            const unsigned vb = sv + (n % ST) * KV_BYTES;
+            wa_mbar_wait(vfull + 8 * (n % ST), (n / ST) & 1);
             wa_fence(oacc);
             wa_fence(p);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -323,10 +323,10 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         };
         // release: this consumer is done with tile n of K (or V); the issuer then refills the stage with
-        // tile n + 2.
+        // tile n + ST.
         auto release = [&](const CUtensorMap* tm, unsigned base, unsigned full, unsigned empty, int n) {
-            if (tid == 0) wa_mbar_arrive(empty + 8 * (n & 1));
-            if (issuer && n + 2 < ntiles) load(tm, base, full, empty, n + 2);
+            if (tid == 0) wa_mbar_arrive(empty + 8 * (n % ST));
+            if (issuer && n + ST < ntiles) load(tm, base, full, empty, n + ST);
         };
         // The online softmax of S(n): masked, new running max, alpha (the old accumulators' factor), S
         // overwritten by 2^(s·scale − max), the running sums (this thread's columns only; the quad's are added
@@ -440,24 +440,29 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 
 // The kernels: the tensor maps of Q (boxes 64 × BM × 1), K and V (64 × BN × 1), then O, batch·heads, t and
 // the score scale log2 e / √d. BM/64 warpgroups, 2 · BM threads.
-#define WA_KERNEL_MASK(D, BM, BN, FNAME, FORM, MNAME, CAUSAL)                                                  \
-    extern "C" __global__ void __launch_bounds__(2 * BM, 1) wsattn_d##D##_m##BM##_n##BN##_##FNAME##_##MNAME(    \
-        const __grid_constant__ CUtensorMap tmq, const __grid_constant__ CUtensorMap tmk,                      \
-        const __grid_constant__ CUtensorMap tmv, unsigned short* __restrict__ o, long long nbh, long long t,    \
-        double scale) {                                                                                         \
-        wsattn<D, BM / 64, BN, CAUSAL, FORM>(&tmq, &tmk, &tmv, o, nbh, t, (float)scale);                       \
+#define WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, MNAME, CAUSAL)                                              \
+    extern "C" __global__ void __launch_bounds__(2 * BM, 1)                                                    \
+        wsattn_d##D##_m##BM##_n##BN##_s##ST##_##FNAME##_##MNAME(                                               \
+            const __grid_constant__ CUtensorMap tmq, const __grid_constant__ CUtensorMap tmk,                  \
+            const __grid_constant__ CUtensorMap tmv, unsigned short* __restrict__ o, long long nbh, long long t, \
+            double scale) {                                                                                     \
+        wsattn<D, BM / 64, BN, ST, CAUSAL, FORM>(&tmq, &tmk, &tmv, o, nbh, t, (float)scale);                   \
     }
-#define WA_KERNEL(D, BM, BN, FNAME, FORM)                   \
-    WA_KERNEL_MASK(D, BM, BN, FNAME, FORM, none, false)     \
-    WA_KERNEL_MASK(D, BM, BN, FNAME, FORM, causal, true)
+#define WA_KERNEL(D, BM, BN, ST, FNAME, FORM)                   \
+    WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, none, false)     \
+    WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, causal, true)
 
-WA_KERNEL(128, 128, 128, plain, WA_FORM_PLAIN)
-WA_KERNEL(128, 128, 128, ov, WA_FORM_OV)
-WA_KERNEL(128, 128, 128, pp, WA_FORM_PP)
-WA_KERNEL(128, 128, 176, pp, WA_FORM_PP)
-WA_KERNEL(64, 128, 128, plain, WA_FORM_PLAIN)
-WA_KERNEL(64, 128, 128, pp, WA_FORM_PP)
-WA_KERNEL(64, 128, 192, pp, WA_FORM_PP)
-WA_KERNEL(64, 192, 128, ov, WA_FORM_OV)
-WA_KERNEL(64, 192, 128, pp, WA_FORM_PP)
+WA_KERNEL(128, 128, 128, 2, plain, WA_FORM_PLAIN)
+WA_KERNEL(128, 128, 128, 2, ov, WA_FORM_OV)
+WA_KERNEL(128, 128, 128, 2, pp, WA_FORM_PP)
+WA_KERNEL(128, 128, 128, 3, pp, WA_FORM_PP)
+WA_KERNEL(128, 128, 176, 2, pp, WA_FORM_PP)
+WA_KERNEL(64, 128, 128, 2, plain, WA_FORM_PLAIN)
+WA_KERNEL(64, 128, 128, 2, pp, WA_FORM_PP)
+WA_KERNEL(64, 128, 128, 3, pp, WA_FORM_PP)
+WA_KERNEL(64, 128, 192, 2, pp, WA_FORM_PP)
+WA_KERNEL(64, 128, 192, 3, pp, WA_FORM_PP)
+WA_KERNEL(64, 192, 128, 2, ov, WA_FORM_OV)
+WA_KERNEL(64, 192, 128, 2, pp, WA_FORM_PP)
+WA_KERNEL(64, 192, 128, 3, pp, WA_FORM_PP)
 #endif
