@@ -43,7 +43,7 @@ var wsAttnPlans = []wsAttnPlan{
 	{64, 192, 128, 2, "pp"},
 	{128, 128, 128, 3, "pp"}, {64, 128, 128, 3, "pp"}, {64, 128, 192, 3, "pp"}, {64, 192, 128, 3, "pp"},
 	{128, 128, 176, 2, "plain"}, {128, 192, 128, 2, "plain"},
-	{64, 192, 128, 2, "plain"}, {64, 256, 128, 2, "plain"}, {64, 192, 192, 2, "plain"},
+	{64, 192, 128, 2, "plain"}, {64, 256, 128, 2, "plain"},
 }
 
 // kernel is the plan's kernel name for mask ("none" or "causal").
@@ -65,18 +65,21 @@ func (p wsAttnPlan) smem() int { return p.bm*p.d*2 + 2*p.stages*p.bn*p.d*2 + 102
 // wsAttnPlanFor picks the plan for head dim d and mask; the tests swap it.
 var wsAttnPlanFor = wsAttnChoose
 
-// wsAttnChoose is FlashAttention-3's choice for an H100, pending timings of these kernels: the "pp" form,
-// key tiles of 176 at d = 128 without a mask (128 causal, whose diagonal tiles a longer tile would waste),
-// 192 at d = 64 (128 causal).
+// wsAttnChoose is the plan that timed fastest on an H100 (TestCUDAAttentionTune; TFLOP/s as attentionFlops
+// counts them, at t = 4096 and 16384 for d = 128, (8, 16, 2048, 64) for d = 64). The plain form: with two or
+// more warpgroups a block, one's softmax already runs while another's products do, and the forms that overlap
+// them within a warpgroup ("ov") or make the warpgroups take turns ("pp") timed no faster (176-key tiles at
+// d = 128: pp 553 and 575, plain 555 and 579) or slower (d = 64, 128-query blocks: pp 316, plain 399). Without a mask, d = 128: 176-key tiles (555 and 579; 128-key 535
+// and 553); causal: 192-query blocks (488 and 535, against 471 and 474 for the 128-query pp kernel), whose
+// longer blocks cost less at the diagonal than they lose to the last wave. d = 64: 256-query blocks, four
+// warpgroups (440 and 332 causal, against 399 and 280 with 128).
 func wsAttnChoose(d int, mask string) wsAttnPlan {
 	switch {
 	case d == 128 && mask == "causal":
-		return wsAttnPlan{128, 128, 128, 2, "pp"}
+		return wsAttnPlan{128, 192, 128, 2, "plain"}
 	case d == 128:
-		return wsAttnPlan{128, 128, 176, 2, "pp"}
-	case mask == "causal":
-		return wsAttnPlan{64, 128, 128, 2, "pp"}
+		return wsAttnPlan{128, 128, 176, 2, "plain"}
 	default:
-		return wsAttnPlan{64, 128, 192, 2, "pp"}
+		return wsAttnPlan{64, 256, 128, 2, "plain"}
 	}
 }
