@@ -3,17 +3,17 @@ package kernels
 import "fmt"
 
 // The Attention family's Hopper plan: the wgmma + TMA kernels of cuda/wsattn_sm90a.cu (sm_90a, compute
-// capability exactly 9.0), after FlashAttention-3: 128 or 192 queries a block in warpgroups of 64, K and V tiles of bn
-// keys in 2-stage rings filled by the copy engine, S = Q·Kᵀ and O += P·V on wgmma with P from registers.
+// capability exactly 9.0), after FlashAttention-3: 128 to 256 queries a block in warpgroups of 64, K and V
+// tiles of bn keys in rings of 2 or 3 stages filled by the copy engine, S = Q·Kᵀ and O += P·V on wgmma with P
+// from registers.
 // Elsewhere, and while the switch is off, the family runs its mma.sync kernel (cuda/attention.cu), which
 // every GPU from compute capability 8.0 on runs. Which kernel a case gets is decided here, on the CPU.
 
-// wgmmaAttnPending says why the family's launcher does not take the wgmma kernels by default: they have not
-// run on a GPU. Until they pass TestCUDAWGMMAAttention on an H100 or H200, the launcher takes them only when
-// the run asks for pending code (-kernels.pending sets wgmmaAttnOn), so the benchmarks and the gate keep the
-// verified mma.sync kernel; "" once verified.
-const wgmmaAttnPending = "the wgmma attention kernels (cuda/wsattn_sm90a.cu) have not yet run on a GPU " +
-	"(TestCUDAWGMMAAttention)"
+// wgmmaAttnPending says why the family's launcher would not take the wgmma kernels by default: "" since they
+// passed TestCUDAWGMMAAttention (every kernel and the default plans, ragged t, nothing written past O, no
+// spills) on an H100, and the 128-query ones on an H200 too. -kernels.pending is no longer needed for them;
+// the tests swap wgmmaAttnOn to compare.
+const wgmmaAttnPending = ""
 
 // wgmmaAttnOn is whether the family's launcher may take the wgmma kernels.
 var wgmmaAttnOn = wgmmaAttnPending == ""
@@ -23,10 +23,10 @@ var wgmmaAttnOn = wgmmaAttnPending == ""
 // 9.0; and the module holds kernels for d = 64 and 128 only (as the mma.sync one).
 func attentionUsesWGMMA(cc, d int, on bool) bool { return on && cc == 90 && (d == 64 || d == 128) }
 
-// wsAttnPlan is one kernel of cuda/wsattn_sm90a.cu: head dim d, bm queries a block (bm/64 warpgroups of
-// 64, 2·bm threads), key tiles of bn in rings of `stages`, and its form: "plain" (S, softmax, P·V in turn), "ov" (the softmax of
-// one tile overlapping the P·V product of the one before) or "pp" ("ov", the warpgroups taking turns to issue
-// their products).
+// wsAttnPlan is one kernel of cuda/wsattn_sm90a.cu: head dim d, bm queries a block (bm/64 warpgroups of 64,
+// 2·bm threads), key tiles of bn in rings of `stages`, and its form: "plain" (S, softmax, P·V in turn), "ov"
+// (the softmax of one tile overlapping the P·V product of the one before) or "pp" ("ov", the warpgroups taking
+// turns to issue their products).
 type wsAttnPlan struct {
 	d, bm, bn, stages int
 	form              string
@@ -65,14 +65,14 @@ func (p wsAttnPlan) smem() int { return p.bm*p.d*2 + 2*p.stages*p.bn*p.d*2 + 102
 // wsAttnPlanFor picks the plan for head dim d and mask; the tests swap it.
 var wsAttnPlanFor = wsAttnChoose
 
-// wsAttnChoose is the plan that timed fastest on an H100 (TestCUDAAttentionTune; TFLOP/s as attentionFlops
-// counts them, at t = 4096 and 16384 for d = 128, (8, 16, 2048, 64) for d = 64). The plain form: with two or
-// more warpgroups a block, one's softmax already runs while another's products do, and the forms that overlap
-// them within a warpgroup ("ov") or make the warpgroups take turns ("pp") timed no faster (176-key tiles at
-// d = 128: pp 553 and 575, plain 555 and 579) or slower (d = 64, 128-query blocks: pp 316, plain 399). Without a mask, d = 128: 176-key tiles (555 and 579; 128-key 535
-// and 553); causal: 192-query blocks (488 and 535, against 471 and 474 for the 128-query pp kernel), whose
-// longer blocks cost less at the diagonal than they lose to the last wave. d = 64: 256-query blocks, four
-// warpgroups (440 and 332 causal, against 399 and 280 with 128).
+// wsAttnChoose is the plan that timed fastest on an H100 (TestCUDAAttentionTune; TFLOP/s as attentionFlops counts
+// them, at t = 4096 and 16384 for d = 128, (8, 16, 2048, 64) for d = 64). The plain form: with two or more
+// warpgroups a block, one's softmax already runs while another's products do, and the forms that overlap them
+// within a warpgroup ("ov") or make the warpgroups take turns ("pp") timed no faster (176-key tiles at d = 128: pp
+// 553 and 575, plain 555 and 579) or slower (d = 64, 128-query blocks: pp 316, plain 399). Without a mask, d = 128:
+// 176-key tiles (555 and 579; 128-key 535 and 553); causal: 192-query blocks (488 and 535, against 471 and 474 for
+// the 128-query pp kernel), whose longer blocks cost less at the diagonal than they lose to the last wave. d = 64:
+// 256-query blocks, four warpgroups (440 and 332 causal, against 399 and 280 with 128).
 func wsAttnChoose(d int, mask string) wsAttnPlan {
 	switch {
 	case d == 128 && mask == "causal":

@@ -8,8 +8,8 @@ import (
 )
 
 // TestAttentionUsesWGMMA holds the choice between the wgmma and the mma.sync attention kernels: wgmma on
-// compute capability 9.0 with the switch on, at the head dims the module has, and nowhere else; and, while the
-// kernels have not run on a GPU, the switch on only where the run asks for pending code.
+// compute capability 9.0 with the switch on, at the head dims the module has, and nowhere else; and the switch
+// on by default once the kernels are verified (wgmmaAttnPending ""), only under -kernels.pending before.
 func TestAttentionUsesWGMMA(t *testing.T) {
 	for _, tc := range []struct {
 		cc, d int
@@ -23,9 +23,10 @@ func TestAttentionUsesWGMMA(t *testing.T) {
 			t.Errorf("attentionUsesWGMMA(cc %d, d %d, on %v) = %v, want %v", tc.cc, tc.d, tc.on, got, tc.want)
 		}
 	}
-	if wgmmaAttnPending != "" && wgmmaAttnOn != harness.RunPending() {
-		t.Errorf("wgmmaAttnPending %q, wgmmaAttnOn %v with -kernels.pending=%v", wgmmaAttnPending, wgmmaAttnOn,
-			harness.RunPending())
+	// Pending, the switch is on only where the run asks for pending code (TestMain); verified, always.
+	if want := wgmmaAttnPending == "" || harness.RunPending(); wgmmaAttnOn != want {
+		t.Errorf("wgmmaAttnPending %q, wgmmaAttnOn %v with -kernels.pending=%v, want %v", wgmmaAttnPending, wgmmaAttnOn,
+			harness.RunPending(), want)
 	}
 }
 

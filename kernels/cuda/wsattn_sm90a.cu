@@ -6,7 +6,7 @@
 // while the pending switch allows (wsattn.go: attentionUsesWGMMA; the kernel is wsAttnChoose's).
 //
 // Kernel wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<mask>: a block of BM/64 warpgroups (2 · BM threads) computes O for BM
-// queries (128 or 192) of one (batch, head); warpgroup h takes queries 64h … 64h + 63.
+// queries (128, 192 or 256) of one (batch, head); warpgroup h takes queries 64h … 64h + 63.
 //   - Copies: thread 0 of the last warpgroup issues them (the issuer). It loads the block's Q tile (BM × D)
 //     once, then the K and V tiles of BN keys × D, each into its own ring of ST stages (2 or 3), with
 //     cp.async.bulk.tensor.3d (tensor maps of (D, t, batch·heads) by value as __grid_constant__ parameters,
@@ -29,13 +29,14 @@
 // (named barriers 1 …  BM/64, round robin), so that one's softmax runs while another's products do.
 // Causal: a block takes the key tiles up to its last query only, and masks only the tiles that cross the
 // diagonal of a warpgroup's rows; the blocks are ordered longest first.
-// Why no producer warp (FlashAttention-3 has one, with setmaxnreg): the "ov" and "pp" forms hold S, P and O at
-// once (up to 226 registers a thread at D = 128, BN = 176), and ptxas (CUDA 12.4) allocated the consumers'
-// code of a 384-thread block within its entry cap of 168 whatever setmaxnreg.inc granted, and spilled; a
-// block of 288 threads has the same cap (three warps on one of the four register files). With 256 threads
-// (__launch_bounds__(256, 1)) every thread may have 255, and the issuer costs one thread a few instructions
-// a tile. The 192-query blocks (three warpgroups, 168 registers) are for D = 64 and 128-key tiles, which fit. Every mbarrier wait is bounded (about 2^32 cycles, then __trap): a kernel that would hang fails its
-// launch instead.
+// Why no producer warp (FlashAttention-3 has one, with setmaxnreg): the "ov" and "pp" forms hold S, P and O at once
+// (up to 226 registers a thread at D = 128, BN = 176), and ptxas (CUDA 12.4) allocated the consumers' code of a
+// 384-thread block within its entry cap of 168 whatever setmaxnreg.inc granted, and spilled; a block of 288 threads
+// has the same cap (three warps on one of the four register files). With 256 threads (__launch_bounds__(256, 1))
+// every thread may have 255, and the issuer costs one thread a few instructions a tile. Blocks of three warpgroups
+// (168 registers) and four (128) hold the kernels that fit: the plain form at D = 128 with 128-key tiles, and
+// D = 64. Every mbarrier wait is bounded (about 2^32 cycles, then __trap): a kernel that would hang fails its launch
+// instead.
 //
 // Shared memory: Q (BM × D × 2 bytes), then ST stages of K and ST of V (BN × D × 2 bytes each), each a list of
 // 64-column chunks (rows × 128 bytes), at a 1024-byte boundary (the swizzle's period), + 1024 bytes of
@@ -93,8 +94,12 @@ __device__ __forceinline__ void wa_tma_load(unsigned dst, const CUtensorMap* tm,
 
 // Named barriers 1 … BM/64 (0 is __syncthreads'): the "pp" form's turns. Each completes with 256 threads: the
 // warpgroup that waits on it and the one before it, which arrives.
-__device__ __forceinline__ void wa_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
-__device__ __forceinline__ void wa_bar_arrive(int id, int n) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
+__device__ __forceinline__ void wa_bar_sync(int id, int n) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void wa_bar_arrive(int id, int n) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
 
 // wa_desc_k is the wgmma descriptor of a K-major operand tile at shared address addr laid out by the copy
 // engine's 128-byte swizzle: rows of 128 bytes, 8-row core-matrix groups 1024 bytes apart (stride byte
@@ -135,7 +140,8 @@ __device__ __forceinline__ void wa_mma_ss(float (&d)[64], unsigned long long da,
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
         "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28), WA_D4(32), WA_D4(36), WA_D4(40), WA_D4(44), WA_D4(48), WA_D4(52), WA_D4(56), WA_D4(60)
+        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28),
+          WA_D4(32), WA_D4(36), WA_D4(40), WA_D4(44), WA_D4(48), WA_D4(52), WA_D4(56), WA_D4(60)
         : "l"(da), "l"(db), "r"(acc));
 }
 __device__ __forceinline__ void wa_mma_ss(float (&d)[88], unsigned long long da, unsigned long long db, int acc) {
@@ -149,7 +155,9 @@ __device__ __forceinline__ void wa_mma_ss(float (&d)[88], unsigned long long da,
         "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
         "%80, %81, %82, %83, %84, %85, %86, %87"
         "}, %88, %89, p, 1, 1, 0, 0;\n}\n"
-        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28), WA_D4(32), WA_D4(36), WA_D4(40), WA_D4(44), WA_D4(48), WA_D4(52), WA_D4(56), WA_D4(60), WA_D4(64), WA_D4(68), WA_D4(72), WA_D4(76), WA_D4(80), WA_D4(84)
+        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28),
+          WA_D4(32), WA_D4(36), WA_D4(40), WA_D4(44), WA_D4(48), WA_D4(52), WA_D4(56), WA_D4(60),
+          WA_D4(64), WA_D4(68), WA_D4(72), WA_D4(76), WA_D4(80), WA_D4(84)
         : "l"(da), "l"(db), "r"(acc));
 }
 __device__ __forceinline__ void wa_mma_ss(float (&d)[96], unsigned long long da, unsigned long long db, int acc) {
@@ -163,7 +171,9 @@ __device__ __forceinline__ void wa_mma_ss(float (&d)[96], unsigned long long da,
         "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
         "}, %96, %97, p, 1, 1, 0, 0;\n}\n"
-        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28), WA_D4(32), WA_D4(36), WA_D4(40), WA_D4(44), WA_D4(48), WA_D4(52), WA_D4(56), WA_D4(60), WA_D4(64), WA_D4(68), WA_D4(72), WA_D4(76), WA_D4(80), WA_D4(84), WA_D4(88), WA_D4(92)
+        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28),
+          WA_D4(32), WA_D4(36), WA_D4(40), WA_D4(44), WA_D4(48), WA_D4(52), WA_D4(56), WA_D4(60),
+          WA_D4(64), WA_D4(68), WA_D4(72), WA_D4(76), WA_D4(80), WA_D4(84), WA_D4(88), WA_D4(92)
         : "l"(da), "l"(db), "r"(acc));
 }
 __device__ __forceinline__ void wa_mma_rs(float (&d)[32], const unsigned (&a)[4], unsigned long long db) {
@@ -185,7 +195,8 @@ __device__ __forceinline__ void wa_mma_rs(float (&d)[64], const unsigned (&a)[4]
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
         "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28), WA_D4(32), WA_D4(36), WA_D4(40), WA_D4(44), WA_D4(48), WA_D4(52), WA_D4(56), WA_D4(60)
+        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28),
+          WA_D4(32), WA_D4(36), WA_D4(40), WA_D4(44), WA_D4(48), WA_D4(52), WA_D4(56), WA_D4(60)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
 }
 
@@ -216,7 +227,8 @@ __device__ __forceinline__ float wa_exp2(float x) {
 #define WA_FORM_OV 1
 #define WA_FORM_PP 2
 
-// wsattn is the kernel body: D the head dim (64 or 128), BN the keys a tile, FORM one of WA_FORM_*.
+// wsattn is the kernel body: D the head dim (64 or 128), WGS the warpgroups (64 queries each), BN the keys a
+// tile, ST the stages of the K and V rings, FORM one of WA_FORM_*.
 template <int D, int WGS, int BN, int ST, bool CAUSAL, int FORM>
 __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap* tmk, const CUtensorMap* tmv,
                                        unsigned short* __restrict__ o, long long nbh, long long t, float scale) {
@@ -225,8 +237,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
     constexpr int Q_BYTES = BM * D * 2;
     constexpr int KV_CHUNK = BN * 128;  // 64 columns of a K or V tile
     constexpr int KV_BYTES = BN * D * 2;
-    constexpr int RS = BN / 2;          // S accumulators a consumer thread
-    constexpr int RO = D / 2;           // O accumulators a consumer thread
+    constexpr int RS = BN / 2;          // S accumulators a thread
+    constexpr int RO = D / 2;           // O accumulators a thread
     constexpr bool OV = FORM != WA_FORM_PLAIN, PP = FORM == WA_FORM_PP;
     static_assert(D == 64 || D == 128, "head dims 64 and 128");
     static_assert(BN % 16 == 0 && KV_CHUNK % 1024 == 0, "key tiles of whole k-steps and swizzle periods");
@@ -255,7 +267,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
     if (threadIdx.x == 0) {
         wa_mbar_init(qfull, 1);
         for (int s = 0; s < ST; s++) {
-            wa_mbar_init(kfull + 8 * s, 1);  // the producer's arrive.expect_tx; the bytes complete it
+            wa_mbar_init(kfull + 8 * s, 1);  // the issuer's arrive.expect_tx; the bytes complete it
             wa_mbar_init(vfull + 8 * s, 1);
             wa_mbar_init(kempty + 8 * s, WGS);  // one arrive per warpgroup
             wa_mbar_init(vempty + 8 * s, WGS);
@@ -322,7 +334,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
             }
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         };
-        // release: this consumer is done with tile n of K (or V); the issuer then refills the stage with
+        // release: this warpgroup is done with tile n of K (or V); the issuer then refills the stage with
         // tile n + ST.
         auto release = [&](const CUtensorMap* tm, unsigned base, unsigned full, unsigned empty, int n) {
             if (tid == 0) wa_mbar_arrive(empty + 8 * (n % ST));
