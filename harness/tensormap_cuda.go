@@ -65,6 +65,20 @@ static CUresult kw_tensor_map_2d(void* out, int dtype, CUdeviceptr base, uint64_
 	return r;
 }
 
+// kw_tensor_map_3d encodes a 3-D tiled map of a tensor of planes × rows × cols elements (rows rowBytes
+// apart, planes planeBytes apart) with boxes of 1 × boxRows × boxCols, into out (128 bytes).
+static CUresult kw_tensor_map_3d(void* out, int dtype, CUdeviceptr base, uint64_t cols, uint64_t rows,
+                                 uint64_t planes, uint64_t rowBytes, uint64_t planeBytes, uint32_t boxCols,
+                                 uint32_t boxRows, int swizzle, int l2) {
+	kw_tensor_map m;
+	uint64_t dims[3] = {cols, rows, planes}, strides[2] = {rowBytes, planeBytes};
+	uint32_t box[3] = {boxCols, boxRows, 1}, estr[3] = {1, 1, 1};
+	memset(&m, 0, sizeof m);
+	CUresult r = kw_encode(&m, dtype, 3, (void*)(uintptr_t)base, dims, strides, box, estr, 0, swizzle, l2, 0);
+	memcpy(out, &m, sizeof m);
+	return r;
+}
+
 // kw_launch_maps launches f on grid × block threads (in clusters of `cluster` blocks along x when cluster > 1)
 // with smem bytes of dynamic shared memory; its parameters are the nmaps tensor maps at maps (128 bytes each),
 // then n 8-byte arguments. Everything is copied into C memory first.
@@ -164,6 +178,20 @@ type TensorMap2D struct {
 	Swizzle128       bool
 }
 
+// TensorMap3D describes Planes row-major matrices of Rows × Cols elements of DType in device memory, rows
+// RowBytes and planes PlaneBytes apart (multiples of 16), read in boxes of one plane's BoxRows × BoxCols, as
+// TensorMap2D's; rows past Rows read as zeros, not as the next plane's: the attention kernels' (batch·heads, t,
+// d) tensors, whose last tile of keys or queries may be ragged.
+type TensorMap3D struct {
+	Ptr              *DeviceBuffer
+	Planes           int
+	Rows, Cols       int
+	RowBytes         int64
+	PlaneBytes       int64
+	BoxRows, BoxCols int
+	Swizzle128       bool
+}
+
 // CUDA 12's enum values (cuda.h of CUDA 12.4).
 const (
 	cuTensorMapBF16       = 9 // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
@@ -176,26 +204,9 @@ const (
 // driver has no tensor maps (before CUDA 12) or refuses the description, naming it.
 func (l *CUDALaunch) TensorMap(d TensorMap2D) TensorMap {
 	var m TensorMap
-	if l.err != nil {
+	dt, sw, ok := l.tensorMapKind(d.Ptr, d.Swizzle128)
+	if !ok {
 		return m
-	}
-	var dt C.int
-	switch d.Ptr.dt {
-	case BF16:
-		dt = cuTensorMapBF16
-	case FP32:
-		dt = cuTensorMapFP32
-	default:
-		l.Fail(fmt.Errorf("tensor map of %v: only bf16 and fp32", d.Ptr.dt))
-		return m
-	}
-	if C.kw_tensor_map_lookup() != 0 {
-		l.Fail(fmt.Errorf("tensor map: the CUDA driver has no cuTensorMapEncodeTiled (it is CUDA 12 driver API): %w", ErrNotImplemented))
-		return m
-	}
-	sw := C.int(0)
-	if d.Swizzle128 {
-		sw = cuTensorMapSwizzle128
 	}
 	r := C.kw_tensor_map_2d(unsafe.Pointer(&m[0]), dt, C.CUdeviceptr(uint64(d.Ptr.ptr)+uint64(d.Offset)), C.uint64_t(d.Cols),
 		C.uint64_t(d.Rows), C.uint64_t(d.RowBytes), C.uint32_t(d.BoxCols), C.uint32_t(d.BoxRows), sw, cuTensorMapL2Promo256)
@@ -204,6 +215,50 @@ func (l *CUDALaunch) TensorMap(d TensorMap2D) TensorMap {
 			d.RowBytes, d.BoxRows, d.BoxCols, err))
 	}
 	return m
+}
+
+// TensorMap3D encodes d as TensorMap encodes a TensorMap2D.
+func (l *CUDALaunch) TensorMap3D(d TensorMap3D) TensorMap {
+	var m TensorMap
+	dt, sw, ok := l.tensorMapKind(d.Ptr, d.Swizzle128)
+	if !ok {
+		return m
+	}
+	r := C.kw_tensor_map_3d(unsafe.Pointer(&m[0]), dt, C.CUdeviceptr(uint64(d.Ptr.ptr)), C.uint64_t(d.Cols),
+		C.uint64_t(d.Rows), C.uint64_t(d.Planes), C.uint64_t(d.RowBytes), C.uint64_t(d.PlaneBytes),
+		C.uint32_t(d.BoxCols), C.uint32_t(d.BoxRows), sw, cuTensorMapL2Promo256)
+	if err := cuCheck("cuTensorMapEncodeTiled", r); err != nil {
+		l.Fail(fmt.Errorf("tensor map of %d × %d × %d %v (rows %d B, planes %d B apart), boxes %d × %d: %w", d.Planes,
+			d.Rows, d.Cols, d.Ptr.dt, d.RowBytes, d.PlaneBytes, d.BoxRows, d.BoxCols, err))
+	}
+	return m
+}
+
+// tensorMapKind is the tensor-map element type and swizzle of buffer b, and whether the driver can encode
+// maps; it records the error when not.
+func (l *CUDALaunch) tensorMapKind(b *DeviceBuffer, swizzle128 bool) (C.int, C.int, bool) {
+	if l.err != nil {
+		return 0, 0, false
+	}
+	var dt C.int
+	switch b.dt {
+	case BF16:
+		dt = cuTensorMapBF16
+	case FP32:
+		dt = cuTensorMapFP32
+	default:
+		l.Fail(fmt.Errorf("tensor map of %v: only bf16 and fp32", b.dt))
+		return 0, 0, false
+	}
+	if C.kw_tensor_map_lookup() != 0 {
+		l.Fail(fmt.Errorf("tensor map: the CUDA driver has no cuTensorMapEncodeTiled (it is CUDA 12 driver API): %w", ErrNotImplemented))
+		return 0, 0, false
+	}
+	sw := C.int(0)
+	if swizzle128 {
+		sw = cuTensorMapSwizzle128
+	}
+	return dt, sw, true
 }
 
 // ResidentTMA sets kernel name's (of module) dynamic shared memory limit to smem bytes and returns how many of

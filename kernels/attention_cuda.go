@@ -10,7 +10,8 @@ import (
 	"math"
 )
 
-// Attention on the GPU (cuda/attention.cu). The fused kernel and the naive chain's two matrix products use
+// Attention on the GPU (cuda/attention.cu). On compute capability 9.0, while its pending switch allows, the
+// fused launch takes the wgmma kernels of cuda/wsattn_sm90a.cu instead (wsattn.go, wsattn_cuda.go). The fused kernel and the naive chain's two matrix products use
 // mma.sync bf16 tensor cores, ldmatrix and cp.async: module attention_sm80, which the backend loads on compute
 // capability 8.0 and later only; on older GPUs Prepare fails with ErrNotImplemented, and the tests and
 // benchmarks skip. The naive chain's softmax is in module attention (compute_75).
@@ -57,6 +58,10 @@ func attentionFusedCUDA(l cudaLaunch) {
 		return
 	}
 	nbh, nt, d := int64(l.Dims[0])*int64(l.Dims[1]), int64(l.Dims[2]), l.Dims[3]
+	if attentionUsesWGMMA(l.CC(), d, wgmmaAttnOn) {
+		l.wsAttention(wsAttnPlanFor(d, l.Variant), l.In[0], l.In[1], l.In[2], l.Out[0])
+		return
+	}
 	blocks := nbh * int64(ceilDiv(int(nt), attentionTile))
 	if blocks >= 1<<31 {
 		l.Fail(fmt.Errorf("attention: %d blocks", blocks))

@@ -10,12 +10,13 @@ import (
 // TestMain opens the harness's backends and, for benchmarks, its suite (harness.Main). A run that asks for
 // pending GPU code (-kernels.pending) also lets the row families, the LSTM and the sLSTM choose their pending
 // plans (rowplan.go, recurrent.go), the GEMM family its wgmma kernels (wsgemm.go) and the FFN its wgmma FC1 and
-// FC2 (wsffn.go), where those are pending.
+// FC2 (wsffn.go) and attention its wgmma kernels (wsattn.go), where those are pending.
 func TestMain(m *testing.M) {
 	rowDSMEMOn = rowDSMEMOn || harness.RunPending()
 	rnnTCOn = rnnTCOn || harness.RunPending()
 	wgmmaGEMMOn = wgmmaGEMMOn || harness.RunPending()
 	wgmmaFFNOn = wgmmaFFNOn || harness.RunPending()
+	wgmmaAttnOn = wgmmaAttnOn || harness.RunPending()
 	rnnUnitsOn = rnnUnitsOn || harness.RunPending()
 	os.Exit(harness.Main(m))
 }

@@ -287,14 +287,21 @@ func rowCluster512(c Case) rowPlan {
 
 // fp8QuantChoosePlan is rowStreamChoosePlan, except for rows wider than 512 threads' worth on sm_90 (16-byte
 // accesses): a cluster of 512-thread blocks per row (two blocks a multiprocessor, so that one row's reduction
-// overlaps another's loads), and beyond 8 of them the streaming cluster of 8 × 512. Measured on an H200
-// (TestCUDARowSweep), pct of the 1 GiB copy: fp32 65536 4 × 512 98% (2 × 1024: 86–90%), 262144 streaming 8 × 512
-// 78% (8 × 1024 holding the row: 74–75%); bf16 65536 2 × 512 97% (one 1024-thread block: 92%), 262144 8 × 512
-// 84–85% (4 × 1024: 81%).
+// overlaps another's loads), and beyond 8 of them a cluster of 8 × 1024 holding the row. Measured on an H200
+// (TestCUDARowSweep), pct of the 1 GiB copy: fp32 65536 4 × 512 98% (2 × 1024: 86–90%); bf16 65536 2 × 512 97%
+// (one 1024-thread block: 92%), 262144 8 × 512 84–85% (4 × 1024: 81%). At fp32 262144 the GPUs disagree
+// (TestCUDARowTune): 8 × 1024 holding the row 84.1% on an H100 and 75.2% on an H200, the streaming cluster of 8 ×
+// 512 65.4% and 77.8%; the cluster's worst case is the better one.
 func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
 	e := 16 / c.DType.Size()
 	if c.Cols%e != 0 || cc < 90 || c.Cols <= 512*8*e {
 		return rowStreamChoosePlan(fp8QuantRows, c, cc, sms)
+	}
+	if p := rowCluster512(c); p.kind == rowCluster {
+		return p
+	}
+	if p, ok := rowCluster1024(c, cc); ok {
+		return p
 	}
 	return rowCluster512(c)
 }
@@ -348,40 +355,36 @@ const rowDSMEMPending = ""
 // rowDSMEMOn is whether the choosers may pick row_dsmem (the tests turn it off to compare).
 var rowDSMEMOn = rowDSMEMPending == ""
 
-// Sizes of row_dsmem: a block's slice of the row is about rowDSMEMSlice bytes (rowDSMEMWideSlice for rows of
-// rowDSMEMWideRow bytes and more) and at most rowDSMEMMaxSlice. Measured on an H100 and an H200
-// (TestCUDARowTune), in blocks of 256 threads: rows of 128–256 KiB were fastest in 32 KiB slices (4 or 8
-// blocks); bf16 rows of 512 KiB in 8 slices of 64 KiB rather than 16 of 32 KiB (RMSNorm on an H100 433 against
-// 513 µs, CrossEntropy 385 against 448; Softmax 438 against 431 there and 363 against 385 on an H200); fp32 rows
-// of 1 MiB can only take 16 of 64 KiB. Blocks of 1024 threads were up to 2× slower.
+// Sizes of row_dsmem: a block's slice of the row is about rowDSMEMSlice bytes and at most rowDSMEMMaxSlice, in
+// blocks of 128–256 threads that copy and read back 16 packs each. Measured on an H100 and an H200
+// (TestCUDARowTune, pct of the suite's copy), 16 packs a thread in 64 KiB slices were the fastest or within 2% of
+// it at every width and family that takes row_dsmem: CrossEntropy fp32 4096×65536 in 4 × 256 threads 101.7% (H100)
+// and 95.6% (H200) against 96.0% and 87.2% for 8 slices of 32 KiB in 256 threads (8 packs each), bf16 in 2 × 256
+// 98.6% and 88.7% against 93.1% and 80.4%, Softmax fp32 96.6% and 87.1% against 93.5% and 85.9%; rows of 512 KiB
+// and 1 MiB were already cut so (RMSNorm bf16 262144 in 8 × 256: H100 83.6%, 8 × 512 79.3%). Blocks of 1024
+// threads were up to 2× slower.
 const (
-	rowDSMEMSlice     = 32 << 10
-	rowDSMEMWideSlice = 64 << 10
-	rowDSMEMWideRow   = 512 << 10
+	rowDSMEMSlice     = 64 << 10
 	rowDSMEMMaxSlice  = 96 << 10
 	rowDSMEMMaxBlocks = 16
+	rowDSMEMPacks     = 16 // packs a thread copies
 )
 
 // rowDSMEMPlan is the row_dsmem plan of case c on compute capability cc: the fewest blocks (2–16, a power of
-// two) whose slices are at most rowDSMEMSlice bytes (rowDSMEMWideSlice for wide rows; more for rows past 16 such
-// slices), in blocks of 128–256
-// threads with about 8 accesses each; ok is false where clusters are missing or the row is too long.
+// two) whose slices are at most rowDSMEMSlice bytes (more for rows past 16 such slices), in blocks of 128–256
+// threads of about rowDSMEMPacks packs each; ok is false where clusters are missing or the row is too long.
 func rowDSMEMPlan(c Case, cc int) (p rowPlan, ok bool) {
 	if cc < 90 {
 		return rowPlan{}, false
 	}
 	vec, e, _ := rowAccess(c)
 	packs, packBytes := ceilDiv(c.Cols, e), e*c.DType.Size()
-	slice := rowDSMEMSlice
-	if packs*packBytes >= rowDSMEMWideRow {
-		slice = rowDSMEMWideSlice
-	}
-	cs := min(max(ceilPow2(ceilDiv(packs*packBytes, slice)), 2), rowDSMEMMaxBlocks)
+	cs := min(max(ceilPow2(ceilDiv(packs*packBytes, rowDSMEMSlice)), 2), rowDSMEMMaxBlocks)
 	per := ceilDiv(packs, cs) // packs a block
 	if per*packBytes > rowDSMEMMaxSlice {
 		return rowPlan{}, false
 	}
-	t := min(max(ceilPow2(ceilDiv(per, 8)), 128), 256)
+	t := min(max(ceilPow2(ceilDiv(per, rowDSMEMPacks)), 128), 256)
 	return rowPlan{kind: rowDSMEM, cluster: cs, vec: vec, threads: t}, true
 }
 

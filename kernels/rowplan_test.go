@@ -12,12 +12,15 @@ import (
 
 var updateRowPlans = flag.Bool("kernels.update-rowplans", false, "rewrite testdata/rowplans.golden from the row plan choosers")
 
-// rowPlanChoices lists, one line per case, the fused kernel and block size each row family's plan chooser
+// rowPlanChoices lists, one line per case, the fused kernel, block size and cluster each row family's plan chooser
 // picks on an sm_80 GPU with 108 multiprocessors and an sm_90 one with 132, over the suite's CUDA grid and the
 // correctness tests' shapes.
 func rowPlanChoices() string {
 	pick := func(rf *rowFamily, plan func(c Case, cc, sms int) rowPlan, c Case, cc, sms int) string {
 		p := plan(c, cc, sms)
+		if p.cluster > 0 {
+			return fmt.Sprintf("%s t=%d c=%d", rf.kernel(p, c.DType), p.threads, p.cluster)
+		}
 		return fmt.Sprintf("%s t=%d", rf.kernel(p, c.DType), p.threads)
 	}
 	choosers := []struct {

@@ -11,3 +11,4 @@ package kernels
 // sm_90 pass that rejects wgmma with some nvcc versions.
 //
 //go:generate ../scripts/nvcc-hopper -ptx -gencode=arch=compute_90a,code=compute_90a -o cuda/ptx/wsgemm_sm90a.ptx cuda/wsgemm_sm90a.cu
+//go:generate ../scripts/nvcc-hopper -ptx -gencode=arch=compute_90a,code=compute_90a -o cuda/ptx/wsattn_sm90a.ptx cuda/wsattn_sm90a.cu

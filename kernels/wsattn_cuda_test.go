@@ -1,0 +1,225 @@
+//go:build cuda
+
+package kernels
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
+)
+
+var wsAttnFlag = flag.String("kernels.wsattn", "", "TestCUDAWGMMAAttention, TestCUDAAttentionTune: only these wgmma "+
+	"attention kernels (comma-separated plan names, such as wsattn_d128_m128_n176_s2_pp)")
+
+// wsAttnTestPlans is wsAttnPlans, narrowed by -kernels.wsattn.
+func wsAttnTestPlans(t *testing.T) []wsAttnPlan {
+	if *wsAttnFlag == "" {
+		return wsAttnPlans
+	}
+	var ps []wsAttnPlan
+	for _, name := range strings.Split(*wsAttnFlag, ",") {
+		found := false
+		for _, p := range wsAttnPlans {
+			if p.String() == name {
+				ps, found = append(ps, p), true
+			}
+		}
+		if !found {
+			t.Fatalf("-kernels.wsattn: no kernel %q (have %v)", name, wsAttnPlans)
+		}
+	}
+	return ps
+}
+
+// TestCUDAWGMMAAttention checks every kernel of the wgmma attention (wsAttnPlans, both masks) and the plan
+// wsAttnChoose picks against the float64 reference with the family's tolerance, outputs poisoned before each
+// run (CheckCase), on the family's test shapes of the kernel's head dim (one query, 60, 64, 65, 127, 129:
+// ragged query and key tiles) and on longer ones (t = 1000 and 777: many key tiles, so that each stage of the
+// K and V rings is refilled and its barriers change phase, and, causal, tiles both below and across the
+// diagonal). For each it checks that the launch runs the wgmma kernel, without spills, and that nothing is
+// written past O. It runs on compute capability 9.0 whether or not -kernels.pending is set: it is how the
+// wgmma attention stops being pending (wgmmaAttnPending).
+func TestCUDAWGMMAAttention(t *testing.T) {
+	be := cudaBackend(t)
+	if !attentionUsesWGMMA(be.CC(), 128, true) {
+		t.Skipf("the wgmma attention needs compute capability 9.0 (sm_90a); this GPU is %d.%d", be.CC()/10, be.CC()%10)
+	}
+	defOn, defPlan := wgmmaAttnOn, wsAttnPlanFor
+	t.Cleanup(func() { wgmmaAttnOn, wsAttnPlanFor = defOn, defPlan })
+	wgmmaAttnOn = true
+	cases := AttentionFamily.CasesOn("test", nil)
+	for _, dims := range [][]int{{1, 2, 1000, 128}, {2, 1, 777, 64}} {
+		for _, mask := range AttentionFamily.Variants {
+			cases = append(cases, Case{DType: BF16, Dims: dims, Variant: mask})
+		}
+	}
+	type plan struct {
+		name string
+		pick func(d int, mask string) wsAttnPlan
+	}
+	plans := []plan{{"default", wsAttnChoose}}
+	for _, p := range wsAttnTestPlans(t) {
+		plans = append(plans, plan{p.String(), func(int, string) wsAttnPlan { return p }})
+	}
+	for _, p := range plans {
+		for _, c := range cases {
+			d := c.Dims[3]
+			want := p.pick(d, c.Variant)
+			if want.d != d {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/%s", p.name, AttentionFamily.BenchName(c, Fused)), func(t *testing.T) {
+				wsAttnPlanFor = p.pick
+				if _, err := harness.CheckCase(be, AttentionFamily, c, Fused, harness.CaseSeed(t), nil); err != nil {
+					t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
+				}
+				wsAttnCheckBounds(t, be, c, want.kernel(c.Variant))
+			})
+		}
+	}
+}
+
+// wsAttnCheckBounds runs case c's fused attention with all-ones Q, K and V (so every output is 1) and O the
+// first elements of a buffer 4096 elements longer, all poisoned, and fails when the launch's kernel is not
+// want, when it spills, when an output is not 1, or when an element past O changed.
+func wsAttnCheckBounds(t *testing.T, be *harness.CUDA, c Case, want string) {
+	t.Helper()
+	n := attentionLen(c)
+	const pad = 4096
+	var bufs []harness.Buffer
+	defer func() {
+		for _, b := range bufs {
+			be.Free(b)
+		}
+	}()
+	alloc := func(n int) *harness.DeviceBuffer {
+		b, err := be.Alloc(BF16, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs = append(bufs, b)
+		return b.(*harness.DeviceBuffer)
+	}
+	ones := make([]float32, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	var in []harness.Buffer
+	for range 3 {
+		b := alloc(n)
+		if err := be.Upload(b, ones); err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, b)
+	}
+	oAll := alloc(n + pad)
+	if err := be.Poison(oAll); err != nil {
+		t.Fatal(err)
+	}
+	l, err := be.Prepare(AttentionFamily, Fused, c, in, []harness.Buffer{oAll.View(0, n)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	ks, err := l.(*harness.CUDALaunch).Kernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) != 1 || ks[0].Name != want {
+		t.Fatalf("launches %v, want one %s", ks, want)
+	}
+	if ks[0].LocalBytes != 0 {
+		t.Errorf("%s: %d B of local memory a thread (spills)", want, ks[0].LocalBytes)
+	}
+	if err := l.Run(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, n+pad)
+	if err := be.Download(oAll, got); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if i < n && v != 1 {
+			t.Fatalf("o[%d] = %v with all-ones inputs, want 1", i, v)
+		}
+		if i >= n && !math.IsNaN(float64(v)) {
+			t.Fatalf("%s wrote o[%d] = %v, past the %d outputs", want, i, v, n)
+		}
+	}
+}
+
+// TestCUDAAttentionTune (with -kernels.tune) times, on each shape of the family's cuda grid and both masks, the
+// verified mma.sync kernel and every wgmma kernel of the shape's head dim (wsAttnPlans, or those of
+// -kernels.wsattn) on the same buffers, under the suite's GPU policy (cold L2), and prints TFLOP/s (as
+// attentionFlops counts them: causal is half) with each kernel's grid and registers a thread. The default
+// plan (wsAttnChoose) is marked.
+func TestCUDAAttentionTune(t *testing.T) {
+	if !*tuneFlag {
+		t.Skip("needs -kernels.tune")
+	}
+	be := cudaBackend(t)
+	if be.CC() < 80 {
+		t.Skipf("attention needs compute capability 8.0, this GPU is %d.%d", be.CC()/10, be.CC()%10)
+	}
+	defOn, defPlan := wgmmaAttnOn, wsAttnPlanFor
+	t.Cleanup(func() { wgmmaAttnOn, wsAttnPlanFor = defOn, defPlan })
+	s := harness.NewSuite(be, nil)
+	fmt.Printf("device: %s (cc %d.%d, %d SMs)\n", be.Device().Name, be.CC()/10, be.CC()%10, be.Device().Workers)
+	timeIt := func(l harness.Launch) float64 {
+		if _, err := be.Time(l, 3, s.Policy.Timing); err != nil {
+			t.Fatal(err)
+		}
+		ns, err := be.Time(l, 15, s.Policy.Timing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return harness.Median(ns)
+	}
+	for _, c := range AttentionFamily.CasesOn("cuda", nil) {
+		if c.Dims[2] < 1024 {
+			continue // the launch-bound 60-step sequences say nothing about the kernels' rates
+		}
+		d := c.Dims[3]
+		st, err := s.Buffers(AttentionFamily, c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tf := func(ns float64) float64 { return AttentionFamily.Flops(c) / ns / 1e3 }
+		lines := []string{AttentionFamily.BenchName(c, Fused)}
+		row := func(name string, on bool, p wsAttnPlan) {
+			wgmmaAttnOn = on
+			wsAttnPlanFor = func(int, string) wsAttnPlan { return p }
+			l, err := be.Prepare(AttentionFamily, Fused, c, st.In, st.Out)
+			if err != nil {
+				lines = append(lines, fmt.Sprintf("    %-34s %v", name, err))
+				return
+			}
+			ks, err := l.(*harness.CUDALaunch).Kernels()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := tf(timeIt(l))
+			l.Release()
+			line := fmt.Sprintf("    %-34s %6.1f TFLOP/s  grid %6d, %3d registers, %d B local", name, r, ks[0].Grid,
+				ks[0].Registers, ks[0].LocalBytes)
+			if on && p == wsAttnChoose(d, c.Variant) {
+				line += "  <- default"
+			}
+			lines = append(lines, line)
+		}
+		row("mma.sync (attention_fused, verified)", false, wsAttnPlan{})
+		if attentionUsesWGMMA(be.CC(), d, true) {
+			for _, p := range wsAttnTestPlans(t) {
+				if p.d == d {
+					row(p.String(), true, p)
+				}
+			}
+		}
+		st.Release()
+		fmt.Println(strings.Join(lines, "\n"))
+	}
+}
