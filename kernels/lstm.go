@@ -53,6 +53,9 @@ func init() { registerCPU(LSTMFamily, lstmFused, lstmNaive) }
 // With units true (fp32, hidden ≤ 64), the SIMT kernel is rnn.cuh's rnn_units (a thread per unit and 1/lanes of
 // its four gate rows, lstmUnitLanes, or lanes), fast: with the gate functions on the special-function unit, bb batch rows
 // a block (0: the fewest that keep the grid resident).
+//
+// With x3 true (fp32 on sm_90, hidden 128 and 256), rnn_x3.cuh's kernel on tensor cores in 3xTF32 over G from a
+// 3xTF32 GEMM first: 16 batch rows a cluster of `cluster` blocks, the K of W_hh·h split over kp warps.
 type lstmPlan struct {
 	tc          bool
 	cluster, mt int
@@ -60,11 +63,20 @@ type lstmPlan struct {
 	units, fast bool
 	lanes, bb   int
 	xa          bool // x a step ahead of h (fast, default lanes)
+	xw          bool // the projection in warps of its own (rnn_units_xw: fast, default lanes, hidden 64)
+	x3          bool
+	kp          int
 }
 
 func (p lstmPlan) String() string {
+	if p.x3 {
+		return fmt.Sprintf("x3_cl%d_kp%d", p.cluster, p.kp)
+	}
 	if p.units && p.xa {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xa"
+	}
+	if p.units && p.xw {
+		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xw"
 	}
 	if p.units {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb)
@@ -103,14 +115,47 @@ func (p lstmPlan) rows() int {
 	return 16 * p.mt
 }
 
+// lstmUnitsXW are the hidden sizes rnn_units_xw (the projection in warps of its own) is built for, with the
+// default lanes (lstmUnitLanes) and batch rows a block up to the lanes.
+var lstmUnitsXW = map[int]bool{64: true}
+
+// lstmX3Kernel is the plan's lstm_x3 kernel (lstm.cu) at hidden nh.
+func (p lstmPlan) lstmX3Kernel(nh int) string {
+	return fmt.Sprintf("lstm_x3_f32_h%d_cl%d_kp%d", nh, p.cluster, p.kp)
+}
+
+// lstmX3Shapes are the (cluster, kp) shapes lstm_x3 is built for at each hidden size, the default first: a
+// cluster's blocks hold W_hh in registers as fp32 (1 MiB at hidden 256: half the registers of 8 multiprocessors),
+// a thread 4·hidden/(8·kp)·2 values of it (128 at hidden 256, kp 2).
+var lstmX3Shapes = map[int][][2]int{128: {{4, 2}, {2, 2}}, 256: {{8, 2}, {8, 4}, {16, 2}}}
+
+// rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden
+// h in clusters of cl blocks with K split over kp warps: two h buffers of 16 rows of h fp32 (rows padded by 16
+// bytes), RNN_TC_PD stages of 16 rows of the block's 4·h/cl columns of G (padded by 32 bytes), and 16 floats a
+// thread for the reduce-scatter when kp > 1.
+func rnnX3Smem(h, cl, kp int) int {
+	const stages, rows = 4, 16
+	u := h / cl
+	threads := 32 * u / 8 * kp
+	x := 0
+	if kp > 1 {
+		x = threads * 16 * 4
+	}
+	return 2*rows*(4*h+16) + stages*rows*(16*u+32) + x
+}
+
+// rnnX3ProjSmem is the dynamic shared memory of lstm_x3_proj_f32 (RNN_X3_PROJ_SMEM): three stages of a 128-row A
+// and B tile of 32 fp32 a row, rows padded by 16 bytes.
+const rnnX3ProjSmem = 3 * 2 * 128 * 144
+
 // lstmTCClusters are the cluster sizes lstm_tc is built for at each hidden size, the default first: the
 // clusters hold W_hh in registers, H/2 a thread for the H/8 warps of 4 gates × 8 units that cover the 4·H gate
 // rows (64 units a block: 8 warps of 256 threads; 32 for hidden 256 at 8 blocks).
 var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: {4, 8}}
 
 // lstmChoosePlan is the plan of case c on a GPU of compute capability cc with sms multiprocessors: the
-// tensor-core kernel for bf16 on sm_90 and later where rnnTCOn allows it (fp32 keeps the SIMT kernels: its
-// tolerance, 1e-5, is below what bf16 products give). The shapes are the fastest of TestCUDALSTMTune on an H200
+// tensor-core kernel for bf16 on sm_90 and later where rnnTCOn allows it (not for fp32: its tolerance, 1e-5, is
+// below what bf16 products give). The shapes are the fastest of TestCUDALSTMTune on an H200
 // (lstm_tc: per step, the mma of a block cost the same whatever its rows, its cells scale with them, and a
 // cluster barrier costs about what a whole step of one block does): hidden 64 over G in 8-row tiles, one block
 // each (batch 256, 1024 steps: 0.76 ms, against 0.86 with 16-row tiles projecting x inside); hidden 256 in
@@ -120,10 +165,16 @@ var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: 
 // fp32 up to hidden 64 takes the unit kernel with the fast gate functions where rnnUnitsOn allows it, the batch
 // rows a block left to the launch (two at batch 256): on an H100 (TestCUDALSTMTune), batch 256, 1024 steps,
 // hidden 64 took 0.825 ms, against 1.085 ms with the accurate functions and 1.344 ms for the SIMT kernel.
+//
+// fp32 at hidden 128 and 256 on sm_90 takes the 3xTF32 tensor-core kernel where rnnX3On allows it, in its
+// default shape (lstmX3Shapes).
 func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 	nb, nh := c.Dims[0], c.Dims[2]
 	if c.DType == FP32 && rnnUnitsOn && lstmUnitLanes[nh] > 0 {
 		return lstmPlan{units: true, fast: true}
+	}
+	if sh := lstmX3Shapes[nh]; c.DType == FP32 && rnnX3On && cc >= 90 && len(sh) > 0 {
+		return lstmPlan{x3: true, cluster: sh[0][0], kp: sh[0][1]}
 	}
 	cls, ok := lstmTCClusters[nh]
 	if !rnnTCOn || !ok || c.DType != BF16 || cc < 90 {
@@ -142,16 +193,26 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 // hidden 64 (always over G) one and two m16 tiles and 8-row tiles a cluster; at hidden 64 also over G (one m16
 // tile, 8-row tiles) in one block; below, the projection inside.
 //
-// For fp32 up to hidden 64: the unit kernels (rnnUnitsPlans), and with x a step ahead at every rnnUnitBatches.
+// For fp32 up to hidden 64: the unit kernels (rnnUnitsPlans), and with x a step ahead at every rnnUnitBatches,
+// and at hidden 64 with the projection in warps of its own (lstmUnitsXW);
+// at hidden 128 and 256 every 3xTF32 shape (lstmX3Shapes).
 func lstmPlans(c Case) []lstmPlan {
 	ps := []lstmPlan{{}}
 	if c.DType != BF16 {
+		for _, sh := range lstmX3Shapes[c.Dims[2]] {
+			ps = append(ps, lstmPlan{x3: true, cluster: sh[0], kp: sh[1]})
+		}
 		ps = append(ps, rnnUnitsPlans(c.Dims[2], lstmUnitLanes, lstmUnitLanesAlt, func(fast bool, lanes, bb int) lstmPlan {
 			return lstmPlan{units: true, fast: fast, lanes: lanes, bb: bb}
 		})...)
 		if lstmUnitLanes[c.Dims[2]] > 0 {
 			for _, bb := range rnnUnitBatches {
 				ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xa: true})
+			}
+		}
+		if lstmUnitsXW[c.Dims[2]] {
+			for _, bb := range rnnUnitBatches {
+				ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xw: true})
 			}
 		}
 		return ps

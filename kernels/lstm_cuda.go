@@ -37,6 +37,10 @@ func lstmFusedCUDA(l cudaLaunch) {
 		lstmTCCUDA(l, p)
 		return
 	}
+	if p.x3 {
+		lstmX3CUDA(l, p)
+		return
+	}
 	nb, nt, nh := lstmDims(l.Case)
 	if p.units {
 		ks := lstmUnitLanes[nh]
@@ -52,18 +56,30 @@ func lstmFusedCUDA(l cudaLaunch) {
 			l.Fail(fmt.Errorf("lstm: no kernel for plan %v (x ahead: fast gate functions, default lanes only)", p))
 			return
 		}
+		if p.xw && (!p.fast || ks != lstmUnitLanes[nh] || !lstmUnitsXW[nh]) {
+			l.Fail(fmt.Errorf("lstm: no kernel for plan %v at hidden %d (projection warps: fast gate functions, default "+
+				"lanes, hidden 64 only)", p, nh))
+			return
+		}
+		threads := nh * ks
 		name := func(bb int) string {
-			if p.xa {
+			switch {
+			case p.xa:
 				return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb) + "_xa"
+			case p.xw:
+				return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb) + "_xw"
 			}
 			return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb)
+		}
+		if p.xw {
+			threads *= 2
 		}
 		blocks := func(bb int) int { return ceilDiv(nb, bb) }
 		bb := p.bb
 		if bb == 0 {
-			bb = rnnBatchFor(l, name, blocks, nh*ks, 4, false)
+			bb = rnnBatchFor(l, name, blocks, threads, 4, false)
 		}
-		l.Kernel(name(bb), blocks(bb), nh*ks, l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
+		l.Kernel(name(bb), blocks(bb), threads, l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
 		return
 	}
 	sp, ok := lstmSplit[nh]
@@ -115,6 +131,33 @@ func lstmTCCUDA(l cudaLaunch, p lstmPlan) {
 	l.KernelIn(mod, "lstm_tc_proj_bf16", ceilDiv(m, 128)*ceilDiv(n, 128), 256, l.In[0], l.In[1], l.In[3], g.ptr, m, n, nh)
 	l.KernelCluster(mod, p.kernel(nh), grid, threads, p.cluster, rnnTCSmem(nh, p.cluster, p.mt, p.r8, false, 4),
 		g.ptr, 0, 0, l.In[2], l.In[4], l.Out[0], nb, nt)
+}
+
+// lstmX3CUDA runs plan p (x3) from module lstm_sm90: the input projection G = x·W_ihᵀ + bias as one 3xTF32 GEMM
+// (lstm_x3_proj_f32), then lstm_x3 over G.
+func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
+	nb, nt, nh := lstmDims(l.Case)
+	if l.CC() < 90 || l.DType != FP32 {
+		l.Fail(fmt.Errorf("lstm: the 3xTF32 plan %v needs fp32 and compute capability 9.0 (clusters); this is %v "+
+			"on %d.%d: %w", p, l.DType, l.CC()/10, l.CC()%10, ErrNotImplemented))
+		return
+	}
+	built := false
+	for _, sh := range lstmX3Shapes[nh] {
+		built = built || sh == [2]int{p.cluster, p.kp}
+	}
+	if !built {
+		l.Fail(fmt.Errorf("lstm: no 3xTF32 kernel for plan %v at hidden %d", p, nh))
+		return
+	}
+	mod := l.Module() + "_sm90"
+	g := l.tmpF32(nb * nt * 4 * nh)
+	m, n := nb*nt, 4*nh
+	l.KernelCluster(mod, "lstm_x3_proj_f32", ceilDiv(m, 128)*ceilDiv(n, 128), 256, 1, rnnX3ProjSmem,
+		l.In[0], l.In[1], l.In[3], g.ptr, m, n, nh)
+	threads := 32 * nh / p.cluster / 8 * p.kp
+	l.KernelCluster(mod, p.lstmX3Kernel(nh), ceilDiv(nb, 16)*p.cluster, threads, p.cluster, rnnX3Smem(nh, p.cluster, p.kp),
+		g.ptr, l.In[2], l.In[4], l.Out[0], nb, nt)
 }
 
 // lstmNaiveCUDA is the CPU's eager cell loop (lstmNaive), op for op.

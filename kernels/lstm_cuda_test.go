@@ -18,22 +18,25 @@ func lstmPlanTestCases() []Case {
 	}
 	// The unit kernels' blocks of 1, 2 and 4 rows with tails, and a run of steps long enough for the fast gate
 	// functions' errors to build up.
-	for _, d := range [][]int{{37, 9, 16}, {37, 9, 32}, {37, 9, 64}, {7, 300, 64}} {
+	// The 3xTF32 kernels' 16-row tiles with tails and whole, and a run of steps long enough for the tf32 products'
+	// errors to build up.
+	for _, d := range [][]int{{37, 9, 16}, {37, 9, 32}, {37, 9, 64}, {7, 300, 64}, {33, 6, 128}, {20, 5, 256},
+		{48, 3, 256}, {9, 200, 256}} {
 		extra = append(extra, Case{DType: FP32, Dims: d})
 	}
 	return extra
 }
 
-// TestCUDALSTMPlans: the fused LSTM in every plan (the SIMT kernels, and for bf16 on sm_90 every tensor-core
-// shape, whether or not -kernels.pending lets the chooser pick them), against the float64 reference, with every
-// reset pattern of TestRecurrentResets.
+// TestCUDALSTMPlans: the fused LSTM in every plan (the SIMT kernels, for bf16 on sm_90 every tensor-core shape,
+// for fp32 on sm_90 every 3xTF32 shape, whether or not -kernels.pending lets the chooser pick them), against the
+// float64 reference, with every reset pattern of TestRecurrentResets.
 func TestCUDALSTMPlans(t *testing.T) {
 	be := cudaBackend(t)
 	use := swapLSTMPlan(t)
 	for _, c := range lstmPlanTestCases() {
 		for _, p := range lstmPlans(c) {
 			t.Run(fmt.Sprintf("%s/%v", LSTMFamily.BenchName(c, Fused), p), func(t *testing.T) {
-				if p.tc && be.CC() < 90 {
+				if (p.tc || p.x3) && be.CC() < 90 {
 					t.Skipf("plan %v needs compute capability 9.0, this GPU is %d.%d", p, be.CC()/10, be.CC()%10)
 				}
 				use(p)

@@ -52,6 +52,13 @@ const rnnUnitsPending = ""
 // rnnUnitsOn is whether the LSTM's and sLSTM's choosers may pick their unit plans.
 var rnnUnitsOn = rnnUnitsPending == ""
 
+// rnnX3Pending says why the LSTM's fp32 tensor-core plans (cuda/rnn_x3.cuh: 3xTF32 on sm_90, hidden 128 and 256)
+// would not be chosen: they have not yet run on a GPU.
+const rnnX3Pending = "not yet run on a GPU"
+
+// rnnX3On is whether the LSTM's chooser may pick its 3xTF32 plans.
+var rnnX3On = rnnX3Pending == ""
+
 // rnnUnitLanes are the threads a unit of rnn_units (lstm.cu, slstm.cu) at each hidden or head size by default:
 // each holds 1/lanes of the unit's four gate rows (of W_hh and, for the LSTM, W_ih) in registers, 128 floats a
 // thread at 32 and 64 for the sLSTM and at 64 for the LSTM. The kernels are also built with twice as many

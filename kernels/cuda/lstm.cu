@@ -16,6 +16,17 @@
 //     writes y_t.
 #include "rnn.cuh"
 
+// LstmCellF is LstmCell (below) with rnn.cuh's fp32 gate functions on the special-function unit: the unit
+// kernels' fast cell, and the 3xTF32 kernel's.
+struct LstmCellF {
+    float c = 0.0f;
+    __device__ __forceinline__ float step(const float z[4], bool first) {
+        if (first) c = 0.0f;
+        c = rnn_sigmoid(z[1]) * c + rnn_sigmoid(z[0]) * rnn_tanh(z[2]);
+        return rnn_sigmoid(z[3]) * rnn_tanh(c);
+    }
+};
+
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 900  // module lstm (compute_75); lstm_sm90 has only lstm_tc below
 
 struct LstmCell {
@@ -34,15 +45,6 @@ struct LstmCell {
         rnn_persistent<LstmCell, S, F32, H, U, KS, BB, false>(g, nullptr, nullptr, w_hh, resets, y, hx, bar, nb, \
                                                                 nt, 1);                                           \
     }
-// LstmCellF is LstmCell with rnn.cuh's fp32 gate functions on the special-function unit.
-struct LstmCellF {
-    float c = 0.0f;
-    __device__ __forceinline__ float step(const float z[4], bool first) {
-        if (first) c = 0.0f;
-        c = rnn_sigmoid(z[1]) * c + rnn_sigmoid(z[0]) * rnn_tanh(z[2]);
-        return rnn_sigmoid(z[3]) * rnn_tanh(c);
-    }
-};
 
 // lstm_units{,f}_f32_h{H}_l{KS}_bb{BB}: rnn.cuh's rnn_units with the input projection inside (a thread per
 // unit and 1/KS of its four gate rows of W_ih and W_hh), with the accurate cell or LstmCellF (f).
@@ -58,6 +60,13 @@ struct LstmCellF {
         const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
         long long nb, long long nt) {                                                                             \
         rnn_units<LstmCellF, F32, F32, H, KS, BB, true, true>(x, w_ih, bias, w_hh, resets, y, nb, nt, 1);         \
+    }
+// _xw: the projection in warps of its own (rnn_units_xw), 2·H·KS threads.
+#define LSTM_UNITS_XW(H, KS, BB)                                                                                  \
+    extern "C" __global__ void __launch_bounds__(2 * H * KS) lstm_unitsf_f32_h##H##_l##KS##_bb##BB##_xw(          \
+        const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
+        long long nb, long long nt) {                                                                             \
+        rnn_units_xw<LstmCellF, H, KS, BB>(x, w_ih, bias, w_hh, resets, y, nb, nt);                               \
     }
 #define LSTM_UNITS_BB(CELL, F, H, KS) LSTM_UNITS(CELL, F, H, KS, 1) LSTM_UNITS(CELL, F, H, KS, 2) LSTM_UNITS(CELL, F, H, KS, 4)
 // The default lanes (lstmUnitLanes) with both cells and with the fast one and x ahead (_xa), twice as many
@@ -121,6 +130,9 @@ LSTM_DTYPE(BF16, bf16)
 LSTM_UNITS_H(16, 1, 2)
 LSTM_UNITS_H(32, 2, 4)
 LSTM_UNITS_H(64, 4, 8)
+LSTM_UNITS_XW(64, 4, 1)
+LSTM_UNITS_XW(64, 4, 2)
+LSTM_UNITS_XW(64, 4, 4)
 RNN_GEMM(lstm, F32, f32, F32, f32, 64)
 RNN_GEMM(lstm, F32, f32, F32, f32, 128)
 RNN_GEMM(lstm, BF16, bf16, BF16, bf16, 64)
@@ -135,6 +147,7 @@ RNN_GEMM(lstm, F32, f32, BF16, bf16, 128)
 //     hidden-64 kernels over G.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include "rnn_tc.cuh"
+#include "rnn_x3.cuh"
 
 // LstmCellTC is LstmCell with tanh.approx gates (bf16 outputs only).
 struct LstmCellTC {
@@ -166,6 +179,25 @@ LSTM_TC_G(64, 1, _g)
 LSTM_TC_G(128, 2, )
 LSTM_TC_G(256, 4, )
 LSTM_TC_G(256, 8, )
+
+// fp32 on tensor cores in 3xTF32 (rnn_x3.cuh), for hidden 128 and 256: lstm_x3_proj_f32, the input projection G
+// (fp32, bias included), then
+//   lstm_x3_f32_h{H}_cl{CL}_kp{KP}: rnn_x3 over G, 16 batch rows a cluster of CL blocks, K split over KP warps.
+#define LSTM_X3(H, CL, KP)                                                                                        \
+    extern "C" __global__ void __launch_bounds__(RnnX3<H, CL, KP>::THREADS, 1) lstm_x3_f32_h##H##_cl##CL##_kp##KP( \
+        const float* g, const float* w_hh, const float* resets, float* y, long long nb, long long nt) {          \
+        rnn_x3<LstmCellF, H, CL, KP>(g, w_hh, resets, y, nb, nt);                                                  \
+    }
+LSTM_X3(128, 4, 2)
+LSTM_X3(128, 2, 2)
+LSTM_X3(256, 8, 2)
+LSTM_X3(256, 8, 4)
+LSTM_X3(256, 16, 2)
+
+extern "C" __global__ void __launch_bounds__(256, 1) lstm_x3_proj_f32(const float* x, const float* w_ih, const float* bias,
+                                                                      float* g, long long m, long long n, long long k) {
+    rnn_x3_proj(x, w_ih, bias, g, m, n, k);
+}
 
 extern "C" __global__ void __launch_bounds__(256) lstm_tc_proj_bf16(const unsigned short* x, const unsigned short* w_ih,
                                                                    const float* bias, float* g, long long m,

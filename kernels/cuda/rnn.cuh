@@ -501,3 +501,130 @@ __device__ __forceinline__ void rnn_units(const typename SI::T* __restrict__ in,
         sync();
     }
 }
+
+// rnn_units_xw is rnn_units with the input projection inside (the LSTM's: XIN, fp32, one head) done by warps of
+// its own: the block is two sets of H·KS threads laid out as rnn_units' (unit u, lane q), the first holding
+// 1/KS of the unit's four rows of W_hh (the recurrence), the second of W_ih (the projection), so that the
+// projection's FMAs, which do not wait for h, issue while the recurrent warps wait on their shuffles and cell —
+// a warp issues in order, and in rnn_units they sit on the step's chain. In step t the projection warps make
+// x_{t+1}·W_ihᵀ + bias (x_{t+1} in shared memory since step t − 1) into a shared buffer that the recurrent
+// warps read in step t + 1, and load x_{t+2}; one barrier a step. Both reduce their KS lanes' partial sums
+// reduce-scatter: lane q ends with the four sums of batch row q mod BB (BB ≤ KS), whose cell it runs (lanes
+// past BB repeat rows and do not write). grid = ⌈batch/BB⌉, 2·H·KS threads.
+template <class Cell, int H, int KS, int BB>
+__device__ __forceinline__ void rnn_units_xw(const float* __restrict__ x, const float* __restrict__ wi,
+                                             const float* __restrict__ bias, const float* __restrict__ w,
+                                             const float* __restrict__ resets, float* __restrict__ y, long long nb,
+                                             long long nt) {
+    constexpr int NT = H * KS, NW = H / (4 * KS), XE = (BB * H + NT - 1) / NT;
+    static_assert(H % (4 * KS) == 0 && (KS & (KS - 1)) == 0 && KS <= 32 && BB <= KS && KS % BB == 0 && NT % 32 == 0,
+                  "rnn_units_xw: bad shape");
+    __shared__ __align__(16) float hs[2][BB][H];
+    __shared__ __align__(16) float xs[2][BB][H];
+    __shared__ float xp[2][BB][4][H];
+    const int tid = threadIdx.x, role = tid / NT, rt = tid % NT, u = rt / KS, q = rt % KS, row = q % BB;
+    const long long b0 = (long long)blockIdx.x * BB;
+    float4 wv[4][NW];
+    {
+        const float* wm = role == 0 ? w : wi;
+#pragma unroll
+        for (int g = 0; g < 4; g++)
+#pragma unroll
+            for (int j = 0; j < NW; j++)
+                wv[g][j] = *reinterpret_cast<const float4*>(wm + ((long long)g * H + u) * H + 4 * (q + KS * j));
+    }
+    float cbias[4];
+#pragma unroll
+    for (int g = 0; g < 4; g++) cbias[g] = bias[g * H + u];
+    // dot(buf) is this thread's part of the four gate rows times each batch row of buf [BB][H], reduced over the KS
+    // lanes of the unit: the four full sums of row q mod BB in v[0].
+    auto dot = [&](const float (*buf)[H], float (&v)[BB][4]) {
+#pragma unroll
+        for (int b = 0; b < BB; b++)
+#pragma unroll
+            for (int g = 0; g < 4; g++) v[b][g] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < NW; j++)
+#pragma unroll
+            for (int b = 0; b < BB; b++) {
+                const float4 h4 = *reinterpret_cast<const float4*>(&buf[b][4 * (q + KS * j)]);
+#pragma unroll
+                for (int g = 0; g < 4; g++)
+                    v[b][g] = fmaf(wv[g][j].x, h4.x, fmaf(wv[g][j].y, h4.y, fmaf(wv[g][j].z, h4.z, fmaf(wv[g][j].w, h4.w, v[b][g]))));
+            }
+        // Reduce-scatter over the bits of q that select the row (o < BB): of rows b and b | o, a lane keeps the one
+        // its bit o selects (into slot b) and sends the other; then sum over the remaining bits.
+#pragma unroll
+        for (int o = 1; o < BB; o <<= 1)
+#pragma unroll
+            for (int b = 0; b < BB; b++)
+                if ((b & o) == 0 && b % o == 0)
+#pragma unroll
+                    for (int g = 0; g < 4; g++) {
+                        const bool hi = (q & o) != 0;
+                        const float keep = hi ? v[b + o][g] : v[b][g], send = hi ? v[b][g] : v[b + o][g];
+                        v[b][g] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+                    }
+#pragma unroll
+        for (int o = BB; o < KS; o <<= 1)
+#pragma unroll
+            for (int g = 0; g < 4; g++) v[0][g] += __shfl_xor_sync(0xffffffffu, v[0][g], o);
+    };
+    float nx[XE];
+    auto fetchx = [&](long long t) {
+#pragma unroll
+        for (int e = 0; e < XE; e++) {
+            const int i = rt + NT * e;
+            const long long b = b0 + i / H;
+            nx[e] = i < BB * H && b < nb && t < nt ? x[(b * nt + t) * H + i % H] : 0.0f;
+        }
+    };
+    auto storex = [&](int buf) {
+#pragma unroll
+        for (int e = 0; e < XE; e++)
+            if (rt + NT * e < BB * H) xs[buf][(rt + NT * e) / H][(rt + NT * e) % H] = nx[e];
+    };
+    auto project = [&](int buf) {  // x·Wiᵀ + bias of buffer buf into xp[buf]
+        float v[BB][4];
+        dot(xs[buf], v);
+        if (q < BB)
+#pragma unroll
+            for (int g = 0; g < 4; g++) xp[buf][row][g][u] = v[0][g] + cbias[g];
+    };
+    const long long rb = b0 + row;  // this lane's batch row
+    auto flag = [&](long long t) -> float { return rb < nb && t < nt ? resets[rb * nt + t] : 0.0f; };
+    for (int i = tid; i < BB * H; i += 2 * NT) hs[0][i / H][i % H] = 0.0f;
+    if (role == 1) {
+        fetchx(0);
+        storex(0);
+        fetchx(1);
+        storex(1);
+    }
+    __syncthreads();
+    if (role == 1) project(0);
+    __syncthreads();
+    Cell st;
+    float nflag = flag(0);
+    for (long long t = 0; t < nt; t++) {
+        const int par = (int)(t & 1);
+        if (role == 0) {
+            const bool first = t == 0 || nflag != 0.0f;
+            nflag = flag(t + 1);
+            float v[BB][4];
+            dot(hs[par], v);
+            float z[4];
+#pragma unroll
+            for (int g = 0; g < 4; g++) z[g] = (first ? 0.0f : v[0][g]) + xp[par][row][g][u];
+            const float hv = st.step(z, first);
+            if (q < BB) {
+                hs[par ^ 1][row][u] = hv;
+                if (rb < nb) y[(rb * nt + t) * H + u] = hv;
+            }
+        } else {
+            fetchx(t + 2);
+            if (t + 1 < nt) project(par ^ 1);
+            storex(par);
+        }
+        __syncthreads();
+    }
+}

@@ -1,0 +1,357 @@
+// rnn_x3.cuh: the LSTM's fp32 persistent kernel on tensor cores (sm_90: mma.sync, ldmatrix, cp.async,
+// thread-block clusters) with fp32 accuracy from tf32 products (3xTF32), and the input projection as a 3xTF32
+// GEMM. For fp32 storage: the LSTM's (lstm.cu, module lstm_sm90) at hidden 128 and 256, where the SIMT kernels
+// spend most of a step on W h and the eager chain is only a few times slower.
+//
+// 3xTF32: an fp32 value a is split as a = hi + lo, hi = a rounded to tf32 (10 mantissa bits), lo = a − hi exact
+// in fp32 (|lo| ≤ 2⁻¹¹|a|; the tensor core reads its upper 19 bits, so lo is carried to about 2⁻²¹|a|), and
+// a·b ≈ lo_a·hi_b + hi_a·lo_b + hi_a·hi_b, the two small products first, three m16n8k8 tf32 mma with fp32
+// accumulation; what is dropped (lo_a·lo_b and the truncation of the lo parts) is about 2⁻²¹ of each product,
+// near fp32's own rounding, where a tf32 product alone is off by about 2⁻¹¹.
+//
+// rnn_x3 runs rnn_tc.cuh's recurrence over G [batch, t, 4H] fp32 (the projection already made, bias included:
+// rnn_x3_proj), with these differences from rnn_tc:
+//   - W_hh is fp32 in registers, split into hi and lo at each use (two instructions a weight a step: the hi and
+//     lo of all of W would need twice the register file of the cluster); h_{t−1} is fp32 in shared memory, read
+//     as A fragments with ldmatrix (an 8 × 16-byte matrix of fp32 is an 8 × 4 tf32 block) and split likewise;
+//   - K is split over KP warps: warp (ug, kp) takes the four gates of 8 units (ug) over the kp-th H/KP of h, so
+//     that a thread holds 4·H/KP/8·2 fp32 of W (128 at H = 256, KP = 2). The KP warps of a unit group then
+//     reduce-scatter their accumulators through shared memory (a named barrier of the KP warps): each ends with
+//     the full pre-activations of 4/KP of the (row, unit) pairs of its accumulator tile and runs their cells;
+//   - h is fp32: each thread writes its h_t into the next buffer of every block of the cluster (distributed
+//     shared memory), then one cluster barrier ends the step.
+// The gates use rnn.cuh's fp32 functions on the special-function unit (LstmCellF), the fp32 unit kernel's.
+//
+// A cluster of CL blocks takes 16 batch rows (one m16 tile); block `rank` owns U = H/CL units in U/8 · KP warps.
+// Layouts: G [batch, t, 4H]; W [4H, H]; y [batch, t, H]; resets [batch, t] (fp32, 0 or 1).
+// grid = ⌈batch / 16⌉ · CL blocks of RnnX3::THREADS threads in clusters of CL; dynamic shared memory
+// RnnX3::SMEM (rnnX3Smem in lstm.go; the kernel traps on less).
+#pragma once
+#include "rnn.cuh"
+#include "rnn_tc.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+
+// x3_split is a = hi + lo with hi = a rounded to the nearest tf32 and lo = a − hi (exact), as mma operands.
+__device__ __forceinline__ void x3_split(float a, unsigned& hi, unsigned& lo) {
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(hi) : "f"(a));
+    lo = __float_as_uint(a - __uint_as_float(hi));
+}
+
+// mma_tf32 is d += a · b on one m16n8k8 tile (row-major A, column-major B, tf32 operands, fp32 accumulators).
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// mma_x3 is d += a · b in 3xTF32 from a's split (ah, al) and b's fp32 values: the small products into ds, the
+// large one into d (two accumulators: shorter chains of dependent mma).
+__device__ __forceinline__ void mma_x3(float (&d)[4], float (&ds)[4], const unsigned (&ah)[4], const unsigned (&al)[4],
+                                       float b0, float b1) {
+    unsigned bh0, bl0, bh1, bl1;
+    x3_split(b0, bh0, bl0);
+    x3_split(b1, bh1, bl1);
+    mma_tf32(ds, al, bh0, bh1);
+    mma_tf32(ds, ah, bl0, bl1);
+    mma_tf32(d, ah, bh0, bh1);
+}
+
+__device__ __forceinline__ void x3_split4(const unsigned (&a)[4], unsigned (&hi)[4], unsigned (&lo)[4]) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) x3_split(__uint_as_float(a[i]), hi[i], lo[i]);
+}
+
+__device__ __forceinline__ void x3_st_cluster2(unsigned addr, float a, float b) {
+    asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(a), "f"(b) : "memory");
+}
+__device__ __forceinline__ void x3_st_cluster1(unsigned addr, float a) {
+    asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(addr), "f"(a) : "memory");
+}
+// x3_bar_sync is a named barrier (bar.sync id, n threads: whole warps).
+__device__ __forceinline__ void x3_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
+
+// RnnX3 is the shape of one instantiation and its shared memory (bytes): two h buffers of 16 rows of H fp32, rows
+// padded by 16 bytes (the eight rows of an ldmatrix fall in distinct banks); RNN_TC_PD input stages of 16 rows of
+// the block's 4·U columns of G (padded by 32 bytes); the reduce-scatter buffer, 16 floats a thread.
+template <int H, int CL, int KP>
+struct RnnX3 {
+    static const int U = H / CL, UG = U / 8, NW = UG * KP, THREADS = 32 * NW, KH = H / KP, KT = KH / 8, ROWS = 16;
+    static const int P = 4 / KP;  // (row half, unit) pairs of an m16n8 accumulator whose cells a thread runs
+    static const int HP = 4 * H + 16, GSEG = 4 * U, SP = 4 * GSEG + 32, CPR = 4 * GSEG / 16;
+    static const int HBYTES = 2 * ROWS * HP, RBYTES = RNN_TC_PD * ROWS * SP, XBYTES = KP > 1 ? THREADS * 16 * 4 : 0;
+    static const int SMEM = HBYTES + RBYTES + XBYTES;
+    static_assert(H % (8 * CL) == 0 && (KP == 1 || KP == 2 || KP == 4) && KH % 8 == 0 && UG >= 1 && NW <= 32 &&
+                      UG <= 15,
+                  "rnn_x3: bad shape");
+};
+
+template <class Cell, int H, int CL, int KP>
+__device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const float* __restrict__ w,
+                                       const float* __restrict__ resets, float* __restrict__ y, long long nb,
+                                       long long nt) {
+    typedef RnnX3<H, CL, KP> L;
+    constexpr int U = L::U, UG = L::UG, KT = L::KT, KH = L::KH, HP = L::HP, SP = L::SP, CPR = L::CPR, P = L::P;
+    constexpr int PD = RNN_TC_PD, ROWS = L::ROWS;
+    extern __shared__ __align__(128) unsigned char x3_smem[];
+    {
+        unsigned dyn;
+        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+        if (dyn < (unsigned)L::SMEM || (CL > 1 && tc_cluster_size() != CL)) __trap();  // a launch that lies
+    }
+    const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, g = lane >> 2, q = lane & 3;
+    const int ug = wp % UG, kp = wp / UG;
+    const unsigned rank = CL > 1 ? tc_cluster_rank() : 0;
+    const long long b0 = (long long)(blockIdx.x / CL) * ROWS;
+    const int lu = ug * 8 + 2 * q;        // this thread's first unit in the block (and lu + 1)
+    const int unit = (int)rank * U + lu;  // … in the layer
+
+    // B fragments of W: gate j of unit rank·U + ug·8 + g (column g of the n8 tile), k = kp·KH + 8·kt + q (+ 4).
+    float wh[KT][4][2];
+    {
+        const float* wrow = w + ((long long)rank * U + ug * 8 + g) * H + kp * KH + q;
+#pragma unroll
+        for (int kt = 0; kt < KT; kt++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                wh[kt][j][0] = wrow[(long long)j * H * H + kt * 8];
+                wh[kt][j][1] = wrow[(long long)j * H * H + kt * 8 + 4];
+            }
+    }
+    const unsigned sbase = smem_addr(x3_smem), stbase = sbase + L::HBYTES;
+    float* xb = reinterpret_cast<float*>(x3_smem + L::HBYTES + L::RBYTES);
+    unsigned hpeer[CL];
+#pragma unroll
+    for (int r = 0; r < CL; r++) hpeer[r] = CL > 1 ? tc_mapa(sbase, r) : sbase;
+
+    // load(s) starts the copies of step s's columns of G into stage s mod PD (one commit group, empty past the end).
+    auto load = [&](long long s) {
+        if (s < nt) {
+            const unsigned dst0 = stbase + (unsigned)(s % PD) * ROWS * SP;
+            for (int i = tid; i < ROWS * CPR; i += L::THREADS) {
+                const int r = i / CPR, cc = i % CPR;
+                const long long b = b0 + r;
+                const bool ok = b < nb;
+                constexpr int PER = L::GSEG / 16;  // chunks a gate
+                const int j = cc / PER, c = cc % PER;
+                const float* src = gin + ((ok ? b : 0) * nt + s) * 4 * H + j * H + rank * U + c * 4;
+                cp_async16(dst0 + r * SP + j * L::GSEG + c * 16, src, ok);
+            }
+        }
+        cp_async_commit();
+    };
+    // The reset flag of step s for row half hh (batch row b0 + 8·hh + g), tested two steps on.
+    auto flag = [&](int hh, long long s) -> float {
+        const long long b = b0 + 8 * hh + g;
+        return b < nb && s < nt ? resets[b * nt + s] : 0.0f;
+    };
+
+    for (int i = tid; i < 2 * ROWS * HP / 16; i += L::THREADS)
+        *reinterpret_cast<uint4*>(x3_smem + 16 * i) = make_uint4(0u, 0u, 0u, 0u);  // h_{−1} = 0
+#pragma unroll
+    for (int s = 0; s < PD - 1; s++) load(s);
+    float f0[2], f1[2];
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++) f0[hh] = flag(hh, 0), f1[hh] = flag(hh, 1);
+    Cell cell[P];
+    cp_async_wait<PD - 2>();
+    rnn_tc_arrive<CL>();
+    rnn_tc_wait<CL>();  // also: every block of the cluster runs before any writes into another's shared memory
+
+    // ldmatrix lane address within the 16-row tile: row lane % 16, 16-byte chunk lane / 16 of a k8 step.
+    const unsigned lda = (lane & 15) * HP + (lane >> 4) * 16 + kp * KH * 4;
+    for (long long t = 0; t < nt; t++) {
+        load(t + PD - 1);
+        const unsigned hcur = sbase + (unsigned)(t & 1) * ROWS * HP, scur = (unsigned)(t % PD) * ROWS * SP;
+        float acc[4][4], accs[4][4];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[j][e] = accs[j][e] = 0.0f;
+#pragma unroll
+        for (int kt = 0; kt < KT; kt++) {
+            // W as if new each step: the compiler would otherwise hoist its split out of the loop, twice the
+            // registers.
+#pragma unroll
+            for (int j = 0; j < 4; j++) asm volatile("" : "+f"(wh[kt][j][0]), "+f"(wh[kt][j][1]));
+            unsigned a[4], ah[4], al[4];
+            ldmatrix_x4(a, hcur + lda + kt * 32);
+            x3_split4(a, ah, al);
+#pragma unroll
+            for (int j = 0; j < 4; j++) mma_x3(acc[j], accs[j], ah, al, wh[kt][j][0], wh[kt][j][1]);
+        }
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[j][e] += accs[j][e];
+        // Reduce-scatter over the KP warps of the unit group: pair p (accumulator element p of each gate: row half
+        // p / 2, unit lu + p % 2) belongs to warp kp = p / P; slot (source warp, owner) of xb holds its 4 gates.
+        if (KP > 1) {
+#pragma unroll
+            for (int p = 0; p < 4; p++)
+                if (p / P != kp)
+#pragma unroll
+                    for (int j = 0; j < 4; j++) xb[((wp * KP + p / P) * 4 * P + (p % P) * 4 + j) * 32 + lane] = acc[j][p];
+            x3_bar_sync(1 + ug, 32 * KP);
+#pragma unroll
+            for (int p = 0; p < 4; p++)
+                if (p / P == kp)
+#pragma unroll
+                    for (int ks = 0; ks < KP; ks++)
+                        if (ks != kp)
+#pragma unroll
+                            for (int j = 0; j < 4; j++)
+                                acc[j][p] += xb[(((ks * UG + ug) * KP + kp) * 4 * P + (p % P) * 4 + j) * 32 + lane];
+        }
+        const unsigned hnext = (unsigned)((t + 1) & 1) * ROWS * HP;
+        float hv[4];
+#pragma unroll
+        for (int p = 0; p < 4; p++) {
+            hv[p] = 0.0f;
+            if (p / P == kp) {
+                const int hh = p >> 1, e = p & 1, row = 8 * hh + g;
+                const bool first = t == 0 || f0[hh] != 0.0f;
+                const float* srow = reinterpret_cast<const float*>(x3_smem + L::HBYTES + scur + row * SP);
+                float z[4];
+#pragma unroll
+                for (int j = 0; j < 4; j++) z[j] = (first ? 0.0f : acc[j][p]) + srow[j * U + lu + e];
+                hv[p] = cell[p % P].step(z, first);
+            }
+        }
+        // h_t into every block's next buffer: rows with both units of the thread as a pair.
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            const unsigned off = hnext + (8 * hh + g) * HP + unit * 4;
+            if (P >= 2) {
+                if ((2 * hh) / P == kp) {
+#pragma unroll
+                    for (int r = 0; r < CL; r++) x3_st_cluster2(hpeer[r] + off, hv[2 * hh], hv[2 * hh + 1]);
+                }
+            } else {
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                    if (2 * hh + e == kp)
+#pragma unroll
+                        for (int r = 0; r < CL; r++) x3_st_cluster1(hpeer[r] + off + 4 * e, hv[2 * hh + e]);
+            }
+        }
+        cp_async_wait<PD - 2>();  // this thread's copies of step t + 1 are in; the barrier publishes them
+        rnn_tc_arrive<CL>();
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            const long long b = b0 + 8 * hh + g;
+            float* yp = y + (b * nt + t) * H + unit;
+            if (b < nb) {
+                if (P >= 2) {
+                    if ((2 * hh) / P == kp) *reinterpret_cast<float2*>(yp) = make_float2(hv[2 * hh], hv[2 * hh + 1]);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 2; e++)
+                        if (2 * hh + e == kp) yp[e] = hv[2 * hh + e];
+                }
+            }
+            f0[hh] = f1[hh], f1[hh] = flag(hh, t + 2);
+        }
+        rnn_tc_wait<CL>();
+    }
+    cp_async_wait<0>();
+}
+
+// rnn_x3_proj is the input projection out[m, n] = Σ_k x[m, k]·Wi[n, k] + bias[n] in 3xTF32, x [M, K] and
+// Wi [N, K] fp32 (K a multiple of 4, N even): 128 × 128 block tiles, K in steps of 32 through a 3-stage cp.async
+// ring (rows of 32 fp32 padded by 16 bytes: the eight rows of an ldmatrix fall in distinct banks), 8 warps of
+// 64 × 32, fragments by ldmatrix (A: one m16k8 tile; B: two n8k8 tiles) split into hi and lo.
+// grid = ⌈M/128⌉·⌈N/128⌉, 256 threads, dynamic shared memory RNN_X3_PROJ_SMEM.
+#define RNN_X3_PROJ_PITCH 144                                         // bytes of a 32-float row
+#define RNN_X3_PROJ_STAGE (2 * 128 * RNN_X3_PROJ_PITCH)               // A and B tiles
+#define RNN_X3_PROJ_SMEM (3 * RNN_X3_PROJ_STAGE)                      // 110592 bytes
+__device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const float* __restrict__ wi,
+                                            const float* __restrict__ bias, float* __restrict__ out, long long M,
+                                            long long N, long long K) {
+    constexpr int BM = 128, BN = 128, BK = 32, ST = 3, PITCH = RNN_X3_PROJ_PITCH, MI = 4, NI = 4;
+    extern __shared__ __align__(128) unsigned char x3_smem[];
+    long long tm, tn;
+    mma_tile_coords((M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
+    const long long m0 = tm * BM, n0 = tn * BN;
+    const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, wm = wp >> 2, wn = wp & 3;
+    const unsigned sbase = smem_addr(x3_smem);
+    const long long nk = (K + BK - 1) / BK;
+    auto load = [&](long long kt) {
+        if (kt < nk) {
+            const unsigned st = sbase + (unsigned)(kt % ST) * RNN_X3_PROJ_STAGE;
+#pragma unroll
+            for (int i = 0; i < 8; i++) {  // 2 × 128 rows × 8 chunks, 256 threads
+                const int c = tid + 256 * i, isb = c >> 10, r = (c >> 3) & 127, ch = c & 7;
+                const long long k = kt * BK + ch * 4;
+                const long long row = (isb ? n0 : m0) + r;
+                const bool ok = row < (isb ? N : M) && k < K;
+                const float* src = (isb ? wi : x) + (ok ? row * K + k : 0);
+                cp_async16(st + isb * 128 * PITCH + r * PITCH + ch * 16, src, ok);
+            }
+        }
+        cp_async_commit();
+    };
+    float acc[MI][NI][4], accs[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[i][j][e] = accs[i][j][e] = 0.0f;
+#pragma unroll
+    for (int s = 0; s < ST - 1; s++) load(s);
+    // ldmatrix lane addresses: A rows lane % 16, chunk lane / 16; B rows (lane / 16)·8 + lane % 8, chunk lane / 8 % 2.
+    const unsigned la = (wm * 64 + (lane & 15)) * PITCH + (lane >> 4) * 16;
+    const unsigned lb = 128 * PITCH + (wn * 32 + ((lane >> 4) << 3) + (lane & 7)) * PITCH + ((lane >> 3) & 1) * 16;
+    for (long long kt = 0; kt < nk; kt++) {
+        cp_async_wait<ST - 2>();
+        __syncthreads();
+        load(kt + ST - 1);
+        const unsigned st = sbase + (unsigned)(kt % ST) * RNN_X3_PROJ_STAGE;
+#pragma unroll
+        for (int kk = 0; kk < BK / 8; kk++) {
+            unsigned bh[NI][2], bl[NI][2];
+#pragma unroll
+            for (int j = 0; j < NI; j += 2) {
+                unsigned b[4];
+                ldmatrix_x4(b, st + lb + j * 8 * PITCH + kk * 32);
+                x3_split(__uint_as_float(b[0]), bh[j][0], bl[j][0]);
+                x3_split(__uint_as_float(b[1]), bh[j][1], bl[j][1]);
+                x3_split(__uint_as_float(b[2]), bh[j + 1][0], bl[j + 1][0]);
+                x3_split(__uint_as_float(b[3]), bh[j + 1][1], bl[j + 1][1]);
+            }
+#pragma unroll
+            for (int i = 0; i < MI; i++) {
+                unsigned a[4], ah[4], al[4];
+                ldmatrix_x4(a, st + la + i * 16 * PITCH + kk * 32);
+                x3_split4(a, ah, al);
+#pragma unroll
+                for (int j = 0; j < NI; j++) {
+                    mma_tf32(accs[i][j], al, bh[j][0], bh[j][1]);
+                    mma_tf32(accs[i][j], ah, bl[j][0], bl[j][1]);
+                    mma_tf32(acc[i][j], ah, bh[j][0], bh[j][1]);
+                }
+            }
+        }
+    }
+    cp_async_wait<0>();
+    const int g = lane >> 2, q = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const long long r = m0 + wm * 64 + i * 16 + h * 8 + g;
+            if (r >= M) continue;
+#pragma unroll
+            for (int j = 0; j < NI; j++) {
+                const long long c = n0 + wn * 32 + j * 8 + 2 * q;
+                if (c < N)
+                    *reinterpret_cast<float2*>(out + r * N + c) =
+                        make_float2(acc[i][j][2 * h] + accs[i][j][2 * h] + bias[c],
+                                    acc[i][j][2 * h + 1] + accs[i][j][2 * h + 1] + bias[c + 1]);
+            }
+        }
+}
+
+#endif
