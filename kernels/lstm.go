@@ -166,14 +166,14 @@ var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: 
 // rows a block left to the launch (two at batch 256): on an H100 (TestCUDALSTMTune), batch 256, 1024 steps,
 // hidden 64 took 0.825 ms, against 1.085 ms with the accurate functions and 1.344 ms for the SIMT kernel.
 //
-// fp32 at hidden 128 and 256 on sm_90 takes the 3xTF32 tensor-core kernel where rnnX3On allows it, in its
-// default shape (lstmX3Shapes).
+// fp32 at hidden 256 on sm_90 takes the 3xTF32 tensor-core kernel where rnnX3On allows it, in its default shape
+// (lstmX3Shapes); hidden 128, which no benchmark times, keeps the SIMT kernel.
 func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 	nb, nh := c.Dims[0], c.Dims[2]
 	if c.DType == FP32 && rnnUnitsOn && lstmUnitLanes[nh] > 0 {
 		return lstmPlan{units: true, fast: true}
 	}
-	if sh := lstmX3Shapes[nh]; c.DType == FP32 && rnnX3On && cc >= 90 && len(sh) > 0 {
+	if sh := lstmX3Shapes[nh]; c.DType == FP32 && rnnX3On && cc >= 90 && nh == 256 {
 		return lstmPlan{x3: true, cluster: sh[0][0], kp: sh[0][1]}
 	}
 	cls, ok := lstmTCClusters[nh]

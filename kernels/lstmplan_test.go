@@ -63,8 +63,8 @@ func TestLSTMChoosePlan(t *testing.T) {
 	}
 }
 
-// TestLSTMX3ChoosePlan: the 3xTF32 plan for fp32 at hidden 128 and 256 on sm_90 only while rnnX3On, in its
-// default shape; every built shape names a kernel of lstm_sm90's PTX, fits a multiprocessor's shared memory and
+// TestLSTMX3ChoosePlan: the 3xTF32 plan for fp32 at hidden 256 on sm_90 only while rnnX3On, in its default
+// shape; every built shape names a kernel of lstm_sm90's PTX, fits a multiprocessor's shared memory and
 // a block's 1024 threads, and prints its shape.
 func TestLSTMX3ChoosePlan(t *testing.T) {
 	defer func(on, units bool) { rnnX3On, rnnUnitsOn = on, units }(rnnX3On, rnnUnitsOn)
@@ -79,7 +79,7 @@ func TestLSTMX3ChoosePlan(t *testing.T) {
 		{false, fp(256, 128, 256), 90, lstmPlan{}},
 		{true, fp(256, 128, 256), 90, lstmPlan{x3: true, cluster: 8, kp: 2}},
 		{true, fp(1, 2048, 256), 90, lstmPlan{x3: true, cluster: 8, kp: 2}},
-		{true, fp(5, 7, 128), 90, lstmPlan{x3: true, cluster: 4, kp: 2}},
+		{true, fp(5, 7, 128), 90, lstmPlan{}},     // built and tested, not timed
 		{true, fp(256, 128, 256), 89, lstmPlan{}}, // no clusters before sm_90
 		{true, fp(256, 1024, 64), 90, lstmPlan{units: true, fast: true}},
 		{true, fp(4, 4, 48), 90, lstmPlan{}}, // no kernel built
