@@ -55,7 +55,7 @@ func init() { registerCPU(LSTMFamily, lstmFused, lstmNaive) }
 // a block (0: the fewest that keep the grid resident).
 //
 // With x3 true (fp32 on sm_90, hidden 128 and 256), rnn_x3.cuh's kernel on tensor cores in 3xTF32 over G from a
-// 3xTF32 GEMM first: 16 batch rows a cluster of `cluster` blocks, the K of W_hh·h split over kp warps.
+// 3xTF32 GEMM first: 16·mt batch rows a cluster of `cluster` blocks, the K of W_hh·h split over kp warps.
 type lstmPlan struct {
 	tc          bool
 	cluster, mt int
@@ -69,6 +69,9 @@ type lstmPlan struct {
 }
 
 func (p lstmPlan) String() string {
+	if p.x3 && p.mt > 1 {
+		return fmt.Sprintf("x3_cl%d_kp%d_mt%d", p.cluster, p.kp, p.mt)
+	}
 	if p.x3 {
 		return fmt.Sprintf("x3_cl%d_kp%d", p.cluster, p.kp)
 	}
@@ -121,28 +124,32 @@ var lstmUnitsXW = map[int]bool{64: true}
 
 // lstmX3Kernel is the plan's lstm_x3 kernel (lstm.cu) at hidden nh.
 func (p lstmPlan) lstmX3Kernel(nh int) string {
-	return fmt.Sprintf("lstm_x3_f32_h%d_cl%d_kp%d", nh, p.cluster, p.kp)
+	return fmt.Sprintf("lstm_x3_f32_h%d_cl%d_kp%d_mt%d", nh, p.cluster, p.kp, p.mt)
 }
 
-// lstmX3Shapes are the (cluster, kp) shapes lstm_x3 is built for at each hidden size, the default first: a
+// lstmX3Shapes are the (cluster, kp, mt) shapes lstm_x3 is built for at each hidden size, the default first: a
 // cluster's blocks hold W_hh in registers as fp32 (1 MiB at hidden 256: half the registers of 8 multiprocessors),
-// a thread 4·hidden/(8·kp)·2 values of it (128 at hidden 256, kp 2).
-var lstmX3Shapes = map[int][][2]int{128: {{4, 2}, {2, 2}}, 256: {{8, 2}, {8, 4}, {16, 2}}}
+// a thread 4·hidden/(8·kp)·2 values of it (128 at hidden 256, kp 2); with two m16 tiles (mt 2) each split of W
+// serves twice the mma.
+var lstmX3Shapes = map[int][][3]int{128: {{4, 2, 1}, {2, 2, 1}}, 256: {{8, 2, 1}, {8, 4, 1}, {16, 2, 1}, {16, 4, 2}}}
 
 // rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden
-// h in clusters of cl blocks with K split over kp warps: two h buffers of 16 rows of h fp32 (rows padded by 16
-// bytes), RNN_TC_PD stages of 16 rows of the block's 4·h/cl columns of G (padded by 32 bytes), and 16 floats a
-// thread for the reduce-scatter when kp > 1.
-func rnnX3Smem(h, cl, kp int) int {
-	const stages, rows = 4, 16
-	u := h / cl
-	threads := 32 * u / 8 * kp
+// h in clusters of cl blocks with K split over kp warps and mt m16 tiles: two h buffers of 16·mt rows of h fp32
+// (rows padded by 16 bytes), RNN_TC_PD stages of 16·mt rows of the block's 4·h/cl columns of G (padded by 32
+// bytes), and 16·mt floats a thread for the reduce-scatter when kp > 1.
+func rnnX3Smem(h, cl, kp, mt int) int {
+	const stages = 4
+	rows, u := 16*mt, h/cl
 	x := 0
 	if kp > 1 {
-		x = threads * 16 * 4
+		x = rnnX3Threads(h, cl, kp) * 16 * mt * 4
 	}
 	return 2*rows*(4*h+16) + stages*rows*(16*u+32) + x
 }
+
+// rnnX3Threads is a block of rnn_x3 (RnnX3::THREADS): a warp for each 8 units of its h/cl and each of kp parts
+// of K.
+func rnnX3Threads(h, cl, kp int) int { return 32 * h / cl / 8 * kp }
 
 // rnnX3ProjSmem is the dynamic shared memory of lstm_x3_proj_f32 (RNN_X3_PROJ_SMEM): three stages of a 128-row A
 // and B tile of 32 fp32 a row, rows padded by 16 bytes.
@@ -174,7 +181,7 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 		return lstmPlan{units: true, fast: true}
 	}
 	if sh := lstmX3Shapes[nh]; c.DType == FP32 && rnnX3On && cc >= 90 && nh == 256 {
-		return lstmPlan{x3: true, cluster: sh[0][0], kp: sh[0][1]}
+		return lstmPlan{x3: true, cluster: sh[0][0], kp: sh[0][1], mt: sh[0][2]}
 	}
 	cls, ok := lstmTCClusters[nh]
 	if !rnnTCOn || !ok || c.DType != BF16 || cc < 90 {
@@ -200,7 +207,7 @@ func lstmPlans(c Case) []lstmPlan {
 	ps := []lstmPlan{{}}
 	if c.DType != BF16 {
 		for _, sh := range lstmX3Shapes[c.Dims[2]] {
-			ps = append(ps, lstmPlan{x3: true, cluster: sh[0], kp: sh[1]})
+			ps = append(ps, lstmPlan{x3: true, cluster: sh[0], kp: sh[1], mt: sh[2]})
 		}
 		ps = append(ps, rnnUnitsPlans(c.Dims[2], lstmUnitLanes, lstmUnitLanesAlt, func(fast bool, lanes, bb int) lstmPlan {
 			return lstmPlan{units: true, fast: fast, lanes: lanes, bb: bb}

@@ -144,7 +144,7 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 	}
 	built := false
 	for _, sh := range lstmX3Shapes[nh] {
-		built = built || sh == [2]int{p.cluster, p.kp}
+		built = built || sh == [3]int{p.cluster, p.kp, p.mt}
 	}
 	if !built {
 		l.Fail(fmt.Errorf("lstm: no 3xTF32 kernel for plan %v at hidden %d", p, nh))
@@ -155,8 +155,8 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 	m, n := nb*nt, 4*nh
 	l.KernelCluster(mod, "lstm_x3_proj_f32", ceilDiv(m, 128)*ceilDiv(n, 128), 256, 1, rnnX3ProjSmem,
 		l.In[0], l.In[1], l.In[3], g.ptr, m, n, nh)
-	threads := 32 * nh / p.cluster / 8 * p.kp
-	l.KernelCluster(mod, p.lstmX3Kernel(nh), ceilDiv(nb, 16)*p.cluster, threads, p.cluster, rnnX3Smem(nh, p.cluster, p.kp),
+	l.KernelCluster(mod, p.lstmX3Kernel(nh), ceilDiv(nb, 16*p.mt)*p.cluster, rnnX3Threads(nh, p.cluster, p.kp), p.cluster,
+		rnnX3Smem(nh, p.cluster, p.kp, p.mt),
 		g.ptr, l.In[2], l.In[4], l.Out[0], nb, nt)
 }
 

@@ -77,8 +77,8 @@ func TestLSTMX3ChoosePlan(t *testing.T) {
 		want lstmPlan
 	}{
 		{false, fp(256, 128, 256), 90, lstmPlan{}},
-		{true, fp(256, 128, 256), 90, lstmPlan{x3: true, cluster: 8, kp: 2}},
-		{true, fp(1, 2048, 256), 90, lstmPlan{x3: true, cluster: 8, kp: 2}},
+		{true, fp(256, 128, 256), 90, lstmPlan{x3: true, cluster: 8, kp: 2, mt: 1}},
+		{true, fp(1, 2048, 256), 90, lstmPlan{x3: true, cluster: 8, kp: 2, mt: 1}},
 		{true, fp(5, 7, 128), 90, lstmPlan{}},     // built and tested, not timed
 		{true, fp(256, 128, 256), 89, lstmPlan{}}, // no clusters before sm_90
 		{true, fp(256, 1024, 64), 90, lstmPlan{units: true, fast: true}},
@@ -110,22 +110,27 @@ func TestLSTMX3ChoosePlan(t *testing.T) {
 			if name := p.lstmX3Kernel(nh); !strings.Contains(string(ptx), ".entry "+name+"(") {
 				t.Errorf("lstm_sm90 has no kernel %s", name)
 			}
-			if s := rnnX3Smem(nh, p.cluster, p.kp); s > 227<<10 {
+			if s := rnnX3Smem(nh, p.cluster, p.kp, p.mt); s > 227<<10 {
 				t.Errorf("hidden %d plan %v: %d B of shared memory", nh, p, s)
 			}
-			if threads := 32 * nh / p.cluster / 8 * p.kp; threads > 1024 || nh%(8*p.cluster) != 0 {
+			if threads := rnnX3Threads(nh, p.cluster, p.kp); threads > 1024 || nh%(8*p.cluster) != 0 {
 				t.Errorf("hidden %d plan %v: %d threads a block", nh, p, threads)
 			}
 		}
 	}
-	if n != 5 {
-		t.Errorf("%d 3xTF32 plans, want 5 (hidden 128: 2, 256: 3)", n)
+	if n != 6 {
+		t.Errorf("%d 3xTF32 plans, want 6 (hidden 128: 2, 256: 4)", n)
 	}
-	if s := (lstmPlan{x3: true, cluster: 8, kp: 4}).String(); s != "x3_cl8_kp4" {
-		t.Errorf("plan name %q, want x3_cl8_kp4", s)
+	for p, want := range map[lstmPlan]string{{x3: true, cluster: 8, kp: 4, mt: 1}: "x3_cl8_kp4", {x3: true, cluster: 16, kp: 4, mt: 2}: "x3_cl16_kp4_mt2"} {
+		if s := p.String(); s != want {
+			t.Errorf("plan name %q, want %s", s, want)
+		}
 	}
-	if got, want := rnnX3Smem(256, 8, 2), 2*16*1040+4*16*544+256*64; got != want {
-		t.Errorf("rnnX3Smem(256, 8, 2) = %d, want %d", got, want)
+	if got, want := rnnX3Smem(256, 8, 2, 1), 2*16*1040+4*16*544+256*64; got != want {
+		t.Errorf("rnnX3Smem(256, 8, 2, 1) = %d, want %d", got, want)
+	}
+	if got, want := rnnX3Smem(256, 16, 4, 2), 2*32*1040+4*32*288+256*128; got != want {
+		t.Errorf("rnnX3Smem(256, 16, 4, 2) = %d, want %d", got, want)
 	}
 }
 

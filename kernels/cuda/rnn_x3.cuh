@@ -22,9 +22,10 @@
 //     shared memory), then one cluster barrier ends the step.
 // The gates use rnn.cuh's fp32 functions on the special-function unit (LstmCellF), the fp32 unit kernel's.
 //
-// A cluster of CL blocks takes 16 batch rows (one m16 tile); block `rank` owns U = H/CL units in U/8 · KP warps.
+// A cluster of CL blocks takes 16·MT batch rows (MT m16 tiles: the split of W serves MT times as many mma);
+// block `rank` owns U = H/CL units in U/8 · KP warps.
 // Layouts: G [batch, t, 4H]; W [4H, H]; y [batch, t, H]; resets [batch, t] (fp32, 0 or 1).
-// grid = ⌈batch / 16⌉ · CL blocks of RnnX3::THREADS threads in clusters of CL; dynamic shared memory
+// grid = ⌈batch / (16·MT)⌉ · CL blocks of RnnX3::THREADS threads in clusters of CL; dynamic shared memory
 // RnnX3::SMEM (rnnX3Smem in lstm.go; the kernel traps on less).
 #pragma once
 #include "rnn.cuh"
@@ -46,18 +47,6 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], 
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// mma_x3 is d += a · b in 3xTF32 from a's split (ah, al) and b's fp32 values: the small products into ds, the
-// large one into d (two accumulators: shorter chains of dependent mma).
-__device__ __forceinline__ void mma_x3(float (&d)[4], float (&ds)[4], const unsigned (&ah)[4], const unsigned (&al)[4],
-                                       float b0, float b1) {
-    unsigned bh0, bl0, bh1, bl1;
-    x3_split(b0, bh0, bl0);
-    x3_split(b1, bh1, bl1);
-    mma_tf32(ds, al, bh0, bh1);
-    mma_tf32(ds, ah, bl0, bl1);
-    mma_tf32(d, ah, bh0, bh1);
-}
-
 __device__ __forceinline__ void x3_split4(const unsigned (&a)[4], unsigned (&hi)[4], unsigned (&lo)[4]) {
 #pragma unroll
     for (int i = 0; i < 4; i++) x3_split(__uint_as_float(a[i]), hi[i], lo[i]);
@@ -72,28 +61,28 @@ __device__ __forceinline__ void x3_st_cluster1(unsigned addr, float a) {
 // x3_bar_sync is a named barrier (bar.sync id, n threads: whole warps).
 __device__ __forceinline__ void x3_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 
-// RnnX3 is the shape of one instantiation and its shared memory (bytes): two h buffers of 16 rows of H fp32, rows
-// padded by 16 bytes (the eight rows of an ldmatrix fall in distinct banks); RNN_TC_PD input stages of 16 rows of
-// the block's 4·U columns of G (padded by 32 bytes); the reduce-scatter buffer, 16 floats a thread.
-template <int H, int CL, int KP>
+// RnnX3 is the shape of one instantiation and its shared memory (bytes): two h buffers of 16·MT rows of H fp32,
+// rows padded by 16 bytes (the eight rows of an ldmatrix fall in distinct banks); RNN_TC_PD input stages of 16·MT
+// rows of the block's 4·U columns of G (padded by 32 bytes); the reduce-scatter buffer, 16·MT floats a thread.
+template <int H, int CL, int KP, int MT>
 struct RnnX3 {
-    static const int U = H / CL, UG = U / 8, NW = UG * KP, THREADS = 32 * NW, KH = H / KP, KT = KH / 8, ROWS = 16;
-    static const int P = 4 / KP;  // (row half, unit) pairs of an m16n8 accumulator whose cells a thread runs
+    static const int U = H / CL, UG = U / 8, NW = UG * KP, THREADS = 32 * NW, KH = H / KP, KT = KH / 8, ROWS = 16 * MT;
+    static const int NP = 4 * MT, P = NP / KP;  // (row, unit) pairs of a thread's accumulators; those whose cells it runs
     static const int HP = 4 * H + 16, GSEG = 4 * U, SP = 4 * GSEG + 32, CPR = 4 * GSEG / 16;
-    static const int HBYTES = 2 * ROWS * HP, RBYTES = RNN_TC_PD * ROWS * SP, XBYTES = KP > 1 ? THREADS * 16 * 4 : 0;
+    static const int HBYTES = 2 * ROWS * HP, RBYTES = RNN_TC_PD * ROWS * SP, XBYTES = KP > 1 ? THREADS * 16 * MT * 4 : 0;
     static const int SMEM = HBYTES + RBYTES + XBYTES;
     static_assert(H % (8 * CL) == 0 && (KP == 1 || KP == 2 || KP == 4) && KH % 8 == 0 && UG >= 1 && NW <= 32 &&
-                      UG <= 15,
+                      UG <= 15 && (MT == 1 || MT == 2),
                   "rnn_x3: bad shape");
 };
 
-template <class Cell, int H, int CL, int KP>
+template <class Cell, int H, int CL, int KP, int MT>
 __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const float* __restrict__ w,
                                        const float* __restrict__ resets, float* __restrict__ y, long long nb,
                                        long long nt) {
-    typedef RnnX3<H, CL, KP> L;
+    typedef RnnX3<H, CL, KP, MT> L;
     constexpr int U = L::U, UG = L::UG, KT = L::KT, KH = L::KH, HP = L::HP, SP = L::SP, CPR = L::CPR, P = L::P;
-    constexpr int PD = RNN_TC_PD, ROWS = L::ROWS;
+    constexpr int NP = L::NP, PD = RNN_TC_PD, ROWS = L::ROWS;
     extern __shared__ __align__(128) unsigned char x3_smem[];
     {
         unsigned dyn;
@@ -141,9 +130,12 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
         }
         cp_async_commit();
     };
-    // The reset flag of step s for row half hh (batch row b0 + 8·hh + g), tested two steps on.
-    auto flag = [&](int hh, long long s) -> float {
-        const long long b = b0 + 8 * hh + g;
+    // Pair p of a thread's accumulators: tile p / 4, element p % 4 of each gate's m16n8 accumulator, which is row
+    // 16·(p / 4) + 8·(p % 4 / 2) + g of the tile and unit lu + p % 2.
+    auto prow = [](int p) { return 16 * (p / 4) + 8 * (p % 4 / 2); };  // + g
+    // The reset flag of step s for the row of half rh (16·MT rows: rh = 2·mt + hh), tested two steps on.
+    auto flag = [&](int rh, long long s) -> float {
+        const long long b = b0 + 8 * rh + g;
         return b < nb && s < nt ? resets[b * nt + s] : 0.0f;
     };
 
@@ -151,108 +143,125 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
         *reinterpret_cast<uint4*>(x3_smem + 16 * i) = make_uint4(0u, 0u, 0u, 0u);  // h_{−1} = 0
 #pragma unroll
     for (int s = 0; s < PD - 1; s++) load(s);
-    float f0[2], f1[2];
+    float f0[2 * MT], f1[2 * MT];
 #pragma unroll
-    for (int hh = 0; hh < 2; hh++) f0[hh] = flag(hh, 0), f1[hh] = flag(hh, 1);
+    for (int rh = 0; rh < 2 * MT; rh++) f0[rh] = flag(rh, 0), f1[rh] = flag(rh, 1);
     Cell cell[P];
     cp_async_wait<PD - 2>();
     rnn_tc_arrive<CL>();
     rnn_tc_wait<CL>();  // also: every block of the cluster runs before any writes into another's shared memory
 
-    // ldmatrix lane address within the 16-row tile: row lane % 16, 16-byte chunk lane / 16 of a k8 step.
+    // ldmatrix lane address within a 16-row tile: row lane % 16, 16-byte chunk lane / 16 of a k8 step.
     const unsigned lda = (lane & 15) * HP + (lane >> 4) * 16 + kp * KH * 4;
     for (long long t = 0; t < nt; t++) {
         load(t + PD - 1);
         const unsigned hcur = sbase + (unsigned)(t & 1) * ROWS * HP, scur = (unsigned)(t % PD) * ROWS * SP;
-        float acc[4][4], accs[4][4];
+        float acc[MT][4][4], accs[MT][4][4];
 #pragma unroll
-        for (int j = 0; j < 4; j++)
+        for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) acc[j][e] = accs[j][e] = 0.0f;
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[mt][j][e] = accs[mt][j][e] = 0.0f;
 #pragma unroll
         for (int kt = 0; kt < KT; kt++) {
             // W as if new each step: the compiler would otherwise hoist its split out of the loop, twice the
             // registers.
 #pragma unroll
             for (int j = 0; j < 4; j++) asm volatile("" : "+f"(wh[kt][j][0]), "+f"(wh[kt][j][1]));
-            unsigned a[4], ah[4], al[4];
-            ldmatrix_x4(a, hcur + lda + kt * 32);
-            x3_split4(a, ah, al);
+            unsigned ah[MT][4], al[MT][4];
 #pragma unroll
-            for (int j = 0; j < 4; j++) mma_x3(acc[j], accs[j], ah, al, wh[kt][j][0], wh[kt][j][1]);
+            for (int mt = 0; mt < MT; mt++) {
+                unsigned a[4];
+                ldmatrix_x4(a, hcur + mt * 16 * HP + lda + kt * 32);
+                x3_split4(a, ah[mt], al[mt]);
+            }
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                unsigned bh0, bl0, bh1, bl1;
+                x3_split(wh[kt][j][0], bh0, bl0);
+                x3_split(wh[kt][j][1], bh1, bl1);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma_tf32(accs[mt][j], al[mt], bh0, bh1);
+                    mma_tf32(accs[mt][j], ah[mt], bl0, bl1);
+                    mma_tf32(acc[mt][j], ah[mt], bh0, bh1);
+                }
+            }
         }
+        float pre[NP][4];  // pair p's four gates
 #pragma unroll
-        for (int j = 0; j < 4; j++)
+        for (int p = 0; p < NP; p++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) acc[j][e] += accs[j][e];
-        // Reduce-scatter over the KP warps of the unit group: pair p (accumulator element p of each gate: row half
-        // p / 2, unit lu + p % 2) belongs to warp kp = p / P; slot (source warp, owner) of xb holds its 4 gates.
+            for (int j = 0; j < 4; j++) pre[p][j] = acc[p / 4][j][p % 4] + accs[p / 4][j][p % 4];
+        // Reduce-scatter over the KP warps of the unit group: pair p belongs to warp kp = p / P; slot (source warp,
+        // owner) of xb holds the 4 gates of each of the owner's P pairs.
         if (KP > 1) {
 #pragma unroll
-            for (int p = 0; p < 4; p++)
+            for (int p = 0; p < NP; p++)
                 if (p / P != kp)
 #pragma unroll
-                    for (int j = 0; j < 4; j++) xb[((wp * KP + p / P) * 4 * P + (p % P) * 4 + j) * 32 + lane] = acc[j][p];
+                    for (int j = 0; j < 4; j++) xb[((wp * KP + p / P) * 4 * P + (p % P) * 4 + j) * 32 + lane] = pre[p][j];
             x3_bar_sync(1 + ug, 32 * KP);
 #pragma unroll
-            for (int p = 0; p < 4; p++)
+            for (int p = 0; p < NP; p++)
                 if (p / P == kp)
 #pragma unroll
                     for (int ks = 0; ks < KP; ks++)
                         if (ks != kp)
 #pragma unroll
                             for (int j = 0; j < 4; j++)
-                                acc[j][p] += xb[(((ks * UG + ug) * KP + kp) * 4 * P + (p % P) * 4 + j) * 32 + lane];
+                                pre[p][j] += xb[(((ks * UG + ug) * KP + kp) * 4 * P + (p % P) * 4 + j) * 32 + lane];
         }
         const unsigned hnext = (unsigned)((t + 1) & 1) * ROWS * HP;
-        float hv[4];
+        float hv[NP];
 #pragma unroll
-        for (int p = 0; p < 4; p++) {
+        for (int p = 0; p < NP; p++) {
             hv[p] = 0.0f;
             if (p / P == kp) {
-                const int hh = p >> 1, e = p & 1, row = 8 * hh + g;
-                const bool first = t == 0 || f0[hh] != 0.0f;
+                const int row = prow(p) + g, e = p & 1;
+                const bool first = t == 0 || f0[p / 2] != 0.0f;
                 const float* srow = reinterpret_cast<const float*>(x3_smem + L::HBYTES + scur + row * SP);
                 float z[4];
 #pragma unroll
-                for (int j = 0; j < 4; j++) z[j] = (first ? 0.0f : acc[j][p]) + srow[j * U + lu + e];
+                for (int j = 0; j < 4; j++) z[j] = (first ? 0.0f : pre[p][j]) + srow[j * U + lu + e];
                 hv[p] = cell[p % P].step(z, first);
             }
         }
-        // h_t into every block's next buffer: rows with both units of the thread as a pair.
+        // h_t into every block's next buffer: a row's two units of the thread as a pair where it has both.
 #pragma unroll
-        for (int hh = 0; hh < 2; hh++) {
-            const unsigned off = hnext + (8 * hh + g) * HP + unit * 4;
+        for (int p = 0; p < NP; p += 2) {
+            const unsigned off = hnext + (prow(p) + g) * HP + unit * 4;
             if (P >= 2) {
-                if ((2 * hh) / P == kp) {
+                if (p / P == kp)
 #pragma unroll
-                    for (int r = 0; r < CL; r++) x3_st_cluster2(hpeer[r] + off, hv[2 * hh], hv[2 * hh + 1]);
-                }
+                    for (int r = 0; r < CL; r++) x3_st_cluster2(hpeer[r] + off, hv[p], hv[p + 1]);
             } else {
 #pragma unroll
                 for (int e = 0; e < 2; e++)
-                    if (2 * hh + e == kp)
+                    if (p + e == kp)
 #pragma unroll
-                        for (int r = 0; r < CL; r++) x3_st_cluster1(hpeer[r] + off + 4 * e, hv[2 * hh + e]);
+                        for (int r = 0; r < CL; r++) x3_st_cluster1(hpeer[r] + off + 4 * e, hv[p + e]);
             }
         }
         cp_async_wait<PD - 2>();  // this thread's copies of step t + 1 are in; the barrier publishes them
         rnn_tc_arrive<CL>();
 #pragma unroll
-        for (int hh = 0; hh < 2; hh++) {
-            const long long b = b0 + 8 * hh + g;
+        for (int p = 0; p < NP; p += 2) {
+            const long long b = b0 + prow(p) + g;
             float* yp = y + (b * nt + t) * H + unit;
             if (b < nb) {
                 if (P >= 2) {
-                    if ((2 * hh) / P == kp) *reinterpret_cast<float2*>(yp) = make_float2(hv[2 * hh], hv[2 * hh + 1]);
+                    if (p / P == kp) *reinterpret_cast<float2*>(yp) = make_float2(hv[p], hv[p + 1]);
                 } else {
 #pragma unroll
                     for (int e = 0; e < 2; e++)
-                        if (2 * hh + e == kp) yp[e] = hv[2 * hh + e];
+                        if (p + e == kp) yp[e] = hv[p + e];
                 }
             }
-            f0[hh] = f1[hh], f1[hh] = flag(hh, t + 2);
         }
+#pragma unroll
+        for (int rh = 0; rh < 2 * MT; rh++) f0[rh] = f1[rh], f1[rh] = flag(rh, t + 2);
         rnn_tc_wait<CL>();
     }
     cp_async_wait<0>();
