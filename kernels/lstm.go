@@ -55,7 +55,8 @@ func init() { registerCPU(LSTMFamily, lstmFused, lstmNaive) }
 // a block (0: the fewest that keep the grid resident).
 //
 // With x3 true (fp32 on sm_90, hidden 128 and 256), rnn_x3.cuh's kernel on tensor cores in 3xTF32 over G from a
-// 3xTF32 GEMM first: 16·mt batch rows a cluster of `cluster` blocks, the K of W_hh·h split over kp warps.
+// 3xTF32 GEMM first: 16·mt batch rows a cluster of `cluster` blocks, the K of W_hh·h split over kp warps, W's lo
+// parts in registers (wl) or made each step.
 type lstmPlan struct {
 	tc          bool
 	cluster, mt int
@@ -64,22 +65,31 @@ type lstmPlan struct {
 	lanes, bb   int
 	xa          bool // x a step ahead of h (fast, default lanes)
 	xw          bool // the projection in warps of its own (rnn_units_xw: fast, default lanes, hidden 64)
+	cp, rs      bool // x and the flags through a cp.async ring (rnn_units_cp: sm_90, fast, default lanes, hidden 64); rs: reduce-scatter
 	x3          bool
 	kp          int
+	wl          bool // x3: W's lo parts held in registers
 }
 
 func (p lstmPlan) String() string {
-	if p.x3 && p.mt > 1 {
-		return fmt.Sprintf("x3_cl%d_kp%d_mt%d", p.cluster, p.kp, p.mt)
-	}
 	if p.x3 {
-		return fmt.Sprintf("x3_cl%d_kp%d", p.cluster, p.kp)
+		s := fmt.Sprintf("x3_cl%d_kp%d", p.cluster, p.kp)
+		if p.mt > 1 {
+			s += fmt.Sprintf("_mt%d", p.mt)
+		}
+		if p.wl {
+			s += "_wl"
+		}
+		return s
 	}
 	if p.units && p.xa {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xa"
 	}
 	if p.units && p.xw {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xw"
+	}
+	if p.units && p.cp {
+		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + p.cpSuffix()
 	}
 	if p.units {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb)
@@ -118,20 +128,38 @@ func (p lstmPlan) rows() int {
 	return 16 * p.mt
 }
 
-// lstmUnitsXW are the hidden sizes rnn_units_xw (the projection in warps of its own) is built for, with the
-// default lanes (lstmUnitLanes) and batch rows a block up to the lanes.
+// lstmUnitsXW are the hidden sizes rnn_units_xw (the projection in warps of its own) and rnn_units_cp (x and the
+// reset flags through a cp.async ring; sm_90) are built for, with the default lanes (lstmUnitLanes) and batch
+// rows a block up to the lanes.
 var lstmUnitsXW = map[int]bool{64: true}
+
+// cpSuffix is the kernel-name suffix of a cp plan.
+func (p lstmPlan) cpSuffix() string {
+	if p.rs {
+		return "_cprs"
+	}
+	return "_cp"
+}
 
 // lstmX3Kernel is the plan's lstm_x3 kernel (lstm.cu) at hidden nh.
 func (p lstmPlan) lstmX3Kernel(nh int) string {
-	return fmt.Sprintf("lstm_x3_f32_h%d_cl%d_kp%d_mt%d", nh, p.cluster, p.kp, p.mt)
+	wl := ""
+	if p.wl {
+		wl = "_wl"
+	}
+	return fmt.Sprintf("lstm_x3_f32_h%d_cl%d_kp%d_mt%d%s", nh, p.cluster, p.kp, p.mt, wl)
 }
 
-// lstmX3Shapes are the (cluster, kp, mt) shapes lstm_x3 is built for at each hidden size, the default first: a
-// cluster's blocks hold W_hh in registers as fp32 (1 MiB at hidden 256: half the registers of 8 multiprocessors),
-// a thread 4·hidden/(8·kp)·2 values of it (128 at hidden 256, kp 2); with two m16 tiles (mt 2) each split of W
-// serves twice the mma.
-var lstmX3Shapes = map[int][][3]int{128: {{4, 2, 1}, {2, 2, 1}}, 256: {{8, 2, 1}, {8, 4, 1}, {16, 2, 1}, {16, 4, 2}}}
+// lstmX3Shapes are the shapes lstm_x3 is built for at each hidden size, the default first: a cluster's blocks hold
+// W_hh in registers as fp32 (1 MiB at hidden 256: half the registers of 8 multiprocessors), a thread
+// 4·hidden/(8·kp)·2 values of it (128 at hidden 256, kp 2), and with wl the bf16 lo parts (half as many
+// registers again); with two m16 tiles (mt 2) each split of W serves twice the mma.
+var lstmX3Shapes = map[int][]lstmPlan{
+	128: {{x3: true, cluster: 4, kp: 2, mt: 1}},
+	256: {{x3: true, cluster: 8, kp: 2, mt: 1}, {x3: true, cluster: 8, kp: 2, mt: 1, wl: true},
+		{x3: true, cluster: 16, kp: 2, mt: 1}, {x3: true, cluster: 16, kp: 4, mt: 2},
+		{x3: true, cluster: 16, kp: 4, mt: 2, wl: true}},
+}
 
 // rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden
 // h in clusters of cl blocks with K split over kp warps and mt m16 tiles: two h buffers of 16·mt rows of h fp32
@@ -181,7 +209,7 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 		return lstmPlan{units: true, fast: true}
 	}
 	if sh := lstmX3Shapes[nh]; c.DType == FP32 && rnnX3On && cc >= 90 && nh == 256 {
-		return lstmPlan{x3: true, cluster: sh[0][0], kp: sh[0][1], mt: sh[0][2]}
+		return sh[0]
 	}
 	cls, ok := lstmTCClusters[nh]
 	if !rnnTCOn || !ok || c.DType != BF16 || cc < 90 {
@@ -201,14 +229,12 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 // tile, 8-row tiles) in one block; below, the projection inside.
 //
 // For fp32 up to hidden 64: the unit kernels (rnnUnitsPlans), and with x a step ahead at every rnnUnitBatches,
-// and at hidden 64 with the projection in warps of its own (lstmUnitsXW);
+// and at hidden 64 with the projection in warps of its own and with the cp.async ring (lstmUnitsXW);
 // at hidden 128 and 256 every 3xTF32 shape (lstmX3Shapes).
 func lstmPlans(c Case) []lstmPlan {
 	ps := []lstmPlan{{}}
 	if c.DType != BF16 {
-		for _, sh := range lstmX3Shapes[c.Dims[2]] {
-			ps = append(ps, lstmPlan{x3: true, cluster: sh[0], kp: sh[1], mt: sh[2]})
-		}
+		ps = append(ps, lstmX3Shapes[c.Dims[2]]...)
 		ps = append(ps, rnnUnitsPlans(c.Dims[2], lstmUnitLanes, lstmUnitLanesAlt, func(fast bool, lanes, bb int) lstmPlan {
 			return lstmPlan{units: true, fast: fast, lanes: lanes, bb: bb}
 		})...)
@@ -220,6 +246,11 @@ func lstmPlans(c Case) []lstmPlan {
 		if lstmUnitsXW[c.Dims[2]] {
 			for _, bb := range rnnUnitBatches {
 				ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xw: true})
+			}
+			for _, rs := range []bool{false, true} {
+				for _, bb := range rnnUnitBatches[1:] {
+					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, cp: true, rs: rs})
+				}
 			}
 		}
 		return ps

@@ -61,6 +61,20 @@ func lstmFusedCUDA(l cudaLaunch) {
 				"lanes, hidden 64 only)", p, nh))
 			return
 		}
+		if p.cp {
+			if !p.fast || ks != lstmUnitLanes[nh] || !lstmUnitsXW[nh] || l.CC() < 90 {
+				l.Fail(fmt.Errorf("lstm: plan %v at hidden %d on %d.%d: the cp.async ring is built for sm_90, fast gate "+
+					"functions, default lanes, hidden 64: %w", p, nh, l.CC()/10, l.CC()%10, ErrNotImplemented))
+				return
+			}
+			bb := p.bb
+			for bb == 0 || bb < 4 && p.bb == 0 && ceilDiv(nb, bb) > l.SMs() {
+				bb = max(1, 2*bb) // the fewest rows a block that keep one block a multiprocessor
+			}
+			l.KernelIn(l.Module()+"_sm90", rnnUnitsName("lstm", "h", nh, true, ks, bb)+p.cpSuffix(), ceilDiv(nb, bb), nh*ks,
+				l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
+			return
+		}
 		threads := nh * ks
 		name := func(bb int) string {
 			switch {
@@ -144,7 +158,7 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 	}
 	built := false
 	for _, sh := range lstmX3Shapes[nh] {
-		built = built || sh == [3]int{p.cluster, p.kp, p.mt}
+		built = built || sh == p
 	}
 	if !built {
 		l.Fail(fmt.Errorf("lstm: no 3xTF32 kernel for plan %v at hidden %d", p, nh))

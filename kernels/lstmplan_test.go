@@ -55,7 +55,7 @@ func TestLSTMChoosePlan(t *testing.T) {
 			want += 4 * len(rnnUnitBatches)
 		}
 		if lstmUnitsXW[nh] {
-			want += len(rnnUnitBatches)
+			want += len(rnnUnitBatches) + 2*len(rnnUnitBatches[1:])
 		}
 		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != want || ps[0] != (lstmPlan{}) || want > 1 && !ps[1].units && !ps[1].x3 {
 			t.Errorf("fp32 hidden %d: plans %v, want simt and %d unit or 3xTF32 plans", nh, ps, want-1)
@@ -119,9 +119,10 @@ func TestLSTMX3ChoosePlan(t *testing.T) {
 		}
 	}
 	if n != 6 {
-		t.Errorf("%d 3xTF32 plans, want 6 (hidden 128: 2, 256: 4)", n)
+		t.Errorf("%d 3xTF32 plans, want 6 (hidden 128: 1, 256: 5)", n)
 	}
-	for p, want := range map[lstmPlan]string{{x3: true, cluster: 8, kp: 4, mt: 1}: "x3_cl8_kp4", {x3: true, cluster: 16, kp: 4, mt: 2}: "x3_cl16_kp4_mt2"} {
+	for p, want := range map[lstmPlan]string{{x3: true, cluster: 8, kp: 4, mt: 1}: "x3_cl8_kp4",
+		{x3: true, cluster: 16, kp: 4, mt: 2, wl: true}: "x3_cl16_kp4_mt2_wl"} {
 		if s := p.String(); s != want {
 			t.Errorf("plan name %q, want %s", s, want)
 		}
@@ -251,6 +252,15 @@ func TestRNNUnitsKernels(t *testing.T) {
 		for _, p := range lstmPlans(Case{DType: FP32, Dims: []int{1, 1, nh}})[1:] {
 			if p.x3 {
 				continue // TestLSTMX3ChoosePlan
+			}
+			if p.cp { // in lstm_sm90, at the plan's batch rows and at each the launch may pick
+				for _, bb := range rnnUnitBatches[1:] {
+					name := rnnUnitsName("lstm", "h", nh, p.fast, lstmUnitLanes[nh], bb) + p.cpSuffix()
+					if !strings.Contains(entries("lstm_sm90"), ".entry "+name+"(") {
+						t.Errorf("lstm_sm90 has no kernel %s (plan %v)", name, p)
+					}
+				}
+				continue
 			}
 			suffix := ""
 			if p.xa {

@@ -3,11 +3,14 @@
 // GEMM. For fp32 storage: the LSTM's (lstm.cu, module lstm_sm90) at hidden 128 and 256, where the SIMT kernels
 // spend most of a step on W h and the eager chain is only a few times slower.
 //
-// 3xTF32: an fp32 value a is split as a = hi + lo, hi = a rounded to tf32 (10 mantissa bits), lo = a − hi exact
-// in fp32 (|lo| ≤ 2⁻¹¹|a|; the tensor core reads its upper 19 bits, so lo is carried to about 2⁻²¹|a|), and
-// a·b ≈ lo_a·hi_b + hi_a·lo_b + hi_a·hi_b, the two small products first, three m16n8k8 tf32 mma with fp32
-// accumulation; what is dropped (lo_a·lo_b and the truncation of the lo parts) is about 2⁻²¹ of each product,
-// near fp32's own rounding, where a tf32 product alone is off by about 2⁻¹¹.
+// 3xTF32: a product a·b of fp32 values is a_hi·b_hi + a_lo·b_hi + a_hi·b_lo, with x = x_hi + x_lo, x_hi the
+// value as a tf32 (10 mantissa bits) and x_lo = x − x_hi exact in fp32 (below 2⁻¹⁰|x|); what is dropped (a_lo·b_lo
+// and the roundings of the lo parts) is about 2⁻²⁰ of the product, near fp32's own rounding, where a tf32 product
+// alone is off by about 2⁻¹¹. Here (mma_x3) the two large products are tf32 m16n8k8 mma with the fp32 a passed
+// as it is (the tensor core ignores its low 13 bits: a_hi is a truncated, for free) and a_lo = x3_lo(a); the
+// small a_hi·b_lo is one bf16 m16n8k16 mma over twice the k, a and b_lo rounded to bf16 (2⁻⁹ of a term below
+// 2⁻¹⁰ of the product), b_hi rounded to nearest so that b_lo is below 2⁻¹¹|b|. Rounding to tf32 with cvt.rna costs
+// five instructions on sm_90 (no such unit): the splits here are one or two integer or fp32 instructions each.
 //
 // rnn_x3 runs rnn_tc.cuh's recurrence over G [batch, t, 4H] fp32 (the projection already made, bias included:
 // rnn_x3_proj), with these differences from rnn_tc:
@@ -33,10 +36,14 @@
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 
-// x3_split is a = hi + lo with hi = a rounded to the nearest tf32 and lo = a − hi (exact), as mma operands.
-__device__ __forceinline__ void x3_split(float a, unsigned& hi, unsigned& lo) {
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(hi) : "f"(a));
-    lo = __float_as_uint(a - __uint_as_float(hi));
+// x3_lo is a − trunc(a), trunc(a) = a with its low 13 bits cleared: what the tensor core drops of an fp32 value
+// passed as a tf32 operand (it reads the upper 19 bits), exact in fp32, below 2⁻¹⁰|a|.
+__device__ __forceinline__ float x3_lo(float a) { return a - __uint_as_float(__float_as_uint(a) & 0xffffe000u); }
+
+// x3_rna is finite a rounded to the nearest tf32 (the carry of bit 12 into the kept bits), so that a − x3_rna(a)
+// is below 2⁻¹¹|a|.
+__device__ __forceinline__ float x3_rna(float a) {
+    return __uint_as_float((__float_as_uint(a) + 0x1000u) & 0xffffe000u);
 }
 
 // mma_tf32 is d += a · b on one m16n8k8 tile (row-major A, column-major B, tf32 operands, fp32 accumulators).
@@ -47,9 +54,45 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], 
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-__device__ __forceinline__ void x3_split4(const unsigned (&a)[4], unsigned (&hi)[4], unsigned (&lo)[4]) {
+// X3A is a thread's A operand of one m16 tile over a k16 step, read as two m16n8k8 tf32 fragments (a[0], a[1]:
+// k 0–7, 8–15) of fp32 values, passed as they are (the tensor core truncates them: their hi parts); lo, their lo
+// parts; bf, the values rounded to bf16 as one m16n8k16 fragment. The k16 fragment's lanes hold other k than the
+// two k8 ones (lane q has k 2q, 2q + 1, 2q + 8, 2q + 9 against q, q + 4, q + 8, q + 12); a product sums over k,
+// so bf takes its own values in the k16 slots of the k8 ones (slot 2q ← k q, 2q + 1 ← q + 4, 2q + 8 ← q + 8,
+// 2q + 9 ← q + 12), and so must the B operand's bf16 fragment (x3_bf16_b).
+struct X3A {
+    unsigned a[2][4], lo[2][4], bf[4];
+    __device__ __forceinline__ void split() {
 #pragma unroll
-    for (int i = 0; i < 4; i++) x3_split(__uint_as_float(a[i]), hi[i], lo[i]);
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) lo[h][i] = __float_as_uint(x3_lo(__uint_as_float(a[h][i])));
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            bf[2 * h] = tc_pack_bf16(__uint_as_float(a[h][0]), __uint_as_float(a[h][2]));
+            bf[2 * h + 1] = tc_pack_bf16(__uint_as_float(a[h][1]), __uint_as_float(a[h][3]));
+        }
+    }
+};
+
+// x3_bf16_b is the m16n8k16 bf16 B fragment (b0, b1) of the values whose m16n8k8 tf32 B fragments over the same
+// k16 step are (v00, v01) (k 0–7) and (v10, v11) (k 8–15), in X3A's slots.
+__device__ __forceinline__ void x3_bf16_b(float v00, float v01, float v10, float v11, unsigned& b0, unsigned& b1) {
+    b0 = tc_pack_bf16(v00, v01);
+    b1 = tc_pack_bf16(v10, v11);
+}
+
+// mma_x3 is d += A·B over a k16 step for fp32 A (X3A) and B given as hi, two tf32 fragments (k 0–7, 8–15), and lo,
+// the bf16 fragment of B − hi (x3_bf16_b): A·hi in two products (A's hi and lo parts: the tensor core drops the
+// low 13 bits of each, about 2⁻²⁰ of A), A·lo in one bf16 product (A and lo each rounded to bf16, 2⁻⁹ of a term
+// below 2⁻¹⁰ of A·B). The small terms go into ds, the large one into d: shorter chains of dependent mma.
+__device__ __forceinline__ void mma_x3(float (&d)[4], float (&ds)[4], const X3A& a, const unsigned (&hi)[2][2],
+                                       unsigned lo0, unsigned lo1) {
+    mma_bf16(ds, a.bf, lo0, lo1);
+    mma_tf32(ds, a.lo[0], hi[0][0], hi[0][1]);
+    mma_tf32(ds, a.lo[1], hi[1][0], hi[1][1]);
+    mma_tf32(d, a.a[0], hi[0][0], hi[0][1]);
+    mma_tf32(d, a.a[1], hi[1][0], hi[1][1]);
 }
 
 __device__ __forceinline__ void x3_st_cluster2(unsigned addr, float a, float b) {
@@ -64,23 +107,23 @@ __device__ __forceinline__ void x3_bar_sync(int id, int n) { asm volatile("bar.s
 // RnnX3 is the shape of one instantiation and its shared memory (bytes): two h buffers of 16·MT rows of H fp32,
 // rows padded by 16 bytes (the eight rows of an ldmatrix fall in distinct banks); RNN_TC_PD input stages of 16·MT
 // rows of the block's 4·U columns of G (padded by 32 bytes); the reduce-scatter buffer, 16·MT floats a thread.
-template <int H, int CL, int KP, int MT>
+template <int H, int CL, int KP, int MT, bool WLO>
 struct RnnX3 {
     static const int U = H / CL, UG = U / 8, NW = UG * KP, THREADS = 32 * NW, KH = H / KP, KT = KH / 8, ROWS = 16 * MT;
     static const int NP = 4 * MT, P = NP / KP;  // (row, unit) pairs of a thread's accumulators; those whose cells it runs
     static const int HP = 4 * H + 16, GSEG = 4 * U, SP = 4 * GSEG + 32, CPR = 4 * GSEG / 16;
     static const int HBYTES = 2 * ROWS * HP, RBYTES = RNN_TC_PD * ROWS * SP, XBYTES = KP > 1 ? THREADS * 16 * MT * 4 : 0;
     static const int SMEM = HBYTES + RBYTES + XBYTES;
-    static_assert(H % (8 * CL) == 0 && (KP == 1 || KP == 2 || KP == 4) && KH % 8 == 0 && UG >= 1 && NW <= 32 &&
+    static_assert(H % (8 * CL) == 0 && (KP == 1 || KP == 2 || KP == 4) && KH % 16 == 0 && UG >= 1 && NW <= 32 &&
                       UG <= 15 && (MT == 1 || MT == 2),
                   "rnn_x3: bad shape");
 };
 
-template <class Cell, int H, int CL, int KP, int MT>
+template <class Cell, int H, int CL, int KP, int MT, bool WLO>
 __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const float* __restrict__ w,
                                        const float* __restrict__ resets, float* __restrict__ y, long long nb,
                                        long long nt) {
-    typedef RnnX3<H, CL, KP, MT> L;
+    typedef RnnX3<H, CL, KP, MT, WLO> L;
     constexpr int U = L::U, UG = L::UG, KT = L::KT, KH = L::KH, HP = L::HP, SP = L::SP, CPR = L::CPR, P = L::P;
     constexpr int NP = L::NP, PD = RNN_TC_PD, ROWS = L::ROWS;
     extern __shared__ __align__(128) unsigned char x3_smem[];
@@ -97,7 +140,10 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
     const int unit = (int)rank * U + lu;  // … in the layer
 
     // B fragments of W: gate j of unit rank·U + ug·8 + g (column g of the n8 tile), k = kp·KH + 8·kt + q (+ 4).
+    // With WLO, W rounded to nearest tf32 and wl, the bf16 fragments of the rest; else W as it is (its lo parts
+    // are made each step, two instructions a value).
     float wh[KT][4][2];
+    unsigned wl[WLO ? KT / 2 : 1][4][2];
     {
         const float* wrow = w + ((long long)rank * U + ug * 8 + g) * H + kp * KH + q;
 #pragma unroll
@@ -107,6 +153,23 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
                 wh[kt][j][0] = wrow[(long long)j * H * H + kt * 8];
                 wh[kt][j][1] = wrow[(long long)j * H * H + kt * 8 + 4];
             }
+        if (WLO) {
+#pragma unroll
+            for (int kk = 0; kk < KT / 2; kk++)
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    float lo[2][2];
+#pragma unroll
+                    for (int h = 0; h < 2; h++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const float v = wh[2 * kk + h][j][e];
+                            wh[2 * kk + h][j][e] = x3_rna(v);
+                            lo[h][e] = v - wh[2 * kk + h][j][e];
+                        }
+                    x3_bf16_b(lo[0][0], lo[0][1], lo[1][0], lo[1][1], wl[WLO ? kk : 0][j][0], wl[WLO ? kk : 0][j][1]);
+                }
+        }
     }
     const unsigned sbase = smem_addr(x3_smem), stbase = sbase + L::HBYTES;
     float* xb = reinterpret_cast<float*>(x3_smem + L::HBYTES + L::RBYTES);
@@ -164,29 +227,37 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
 #pragma unroll
                 for (int e = 0; e < 4; e++) acc[mt][j][e] = accs[mt][j][e] = 0.0f;
 #pragma unroll
-        for (int kt = 0; kt < KT; kt++) {
-            // W as if new each step: the compiler would otherwise hoist its split out of the loop, twice the
-            // registers.
+        for (int kk = 0; kk < KT / 2; kk++) {
+            if (!WLO) {
+                // W as if new each step: the compiler would otherwise hoist its split out of the loop, twice the
+                // registers.
 #pragma unroll
-            for (int j = 0; j < 4; j++) asm volatile("" : "+f"(wh[kt][j][0]), "+f"(wh[kt][j][1]));
-            unsigned ah[MT][4], al[MT][4];
+                for (int h = 0; h < 2; h++)
+#pragma unroll
+                    for (int j = 0; j < 4; j++) asm volatile("" : "+f"(wh[2 * kk + h][j][0]), "+f"(wh[2 * kk + h][j][1]));
+            }
+            X3A a[MT];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
-                unsigned a[4];
-                ldmatrix_x4(a, hcur + mt * 16 * HP + lda + kt * 32);
-                x3_split4(a, ah[mt], al[mt]);
+#pragma unroll
+                for (int h = 0; h < 2; h++) ldmatrix_x4(a[mt].a[h], hcur + mt * 16 * HP + lda + (2 * kk + h) * 32);
+                a[mt].split();
             }
 #pragma unroll
             for (int j = 0; j < 4; j++) {
-                unsigned bh0, bl0, bh1, bl1;
-                x3_split(wh[kt][j][0], bh0, bl0);
-                x3_split(wh[kt][j][1], bh1, bl1);
+                unsigned hi[2][2], lo0, lo1;
 #pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    mma_tf32(accs[mt][j], al[mt], bh0, bh1);
-                    mma_tf32(accs[mt][j], ah[mt], bl0, bl1);
-                    mma_tf32(acc[mt][j], ah[mt], bh0, bh1);
+                for (int h = 0; h < 2; h++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) hi[h][e] = __float_as_uint(wh[2 * kk + h][j][e]);
+                if (WLO) {
+                    lo0 = wl[WLO ? kk : 0][j][0], lo1 = wl[WLO ? kk : 0][j][1];
+                } else {
+                    x3_bf16_b(x3_lo(wh[2 * kk][j][0]), x3_lo(wh[2 * kk][j][1]), x3_lo(wh[2 * kk + 1][j][0]),
+                              x3_lo(wh[2 * kk + 1][j][1]), lo0, lo1);
                 }
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) mma_x3(acc[mt][j], accs[mt][j], a[mt], hi, lo0, lo1);
             }
         }
         float pre[NP][4];  // pair p's four gates
@@ -270,7 +341,8 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
 // rnn_x3_proj is the input projection out[m, n] = Σ_k x[m, k]·Wi[n, k] + bias[n] in 3xTF32, x [M, K] and
 // Wi [N, K] fp32 (K a multiple of 4, N even): 128 × 128 block tiles, K in steps of 32 through a 3-stage cp.async
 // ring (rows of 32 fp32 padded by 16 bytes: the eight rows of an ldmatrix fall in distinct banks), 8 warps of
-// 64 × 32, fragments by ldmatrix (A: one m16k8 tile; B: two n8k8 tiles) split into hi and lo.
+// 64 × 32, fragments by ldmatrix (A: one m16k8 tile; B: two n8k8 tiles) split as mma_x3 takes them, one
+// accumulator a tile (16 independent chains a warp).
 // grid = ⌈M/128⌉·⌈N/128⌉, 256 threads, dynamic shared memory RNN_X3_PROJ_SMEM.
 #define RNN_X3_PROJ_PITCH 144                                         // bytes of a 32-float row
 #define RNN_X3_PROJ_STAGE (2 * 128 * RNN_X3_PROJ_PITCH)               // A and B tiles
@@ -301,13 +373,13 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
         }
         cp_async_commit();
     };
-    float acc[MI][NI][4], accs[MI][NI][4];
+    float acc[MI][NI][4];
 #pragma unroll
     for (int i = 0; i < MI; i++)
 #pragma unroll
         for (int j = 0; j < NI; j++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = accs[i][j][e] = 0.0f;
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
 #pragma unroll
     for (int s = 0; s < ST - 1; s++) load(s);
     // ldmatrix lane addresses: A rows lane % 16, chunk lane / 16; B rows (lane / 16)·8 + lane % 8, chunk lane / 8 % 2.
@@ -319,28 +391,33 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
         load(kt + ST - 1);
         const unsigned st = sbase + (unsigned)(kt % ST) * RNN_X3_PROJ_STAGE;
 #pragma unroll
-        for (int kk = 0; kk < BK / 8; kk++) {
-            unsigned bh[NI][2], bl[NI][2];
+        for (int kk = 0; kk < BK / 16; kk++) {
+            unsigned bh[NI][2][2], bl[NI][2];  // W rounded to tf32 (k8 halves h), and the bf16 fragment of the rest
 #pragma unroll
             for (int j = 0; j < NI; j += 2) {
-                unsigned b[4];
-                ldmatrix_x4(b, st + lb + j * 8 * PITCH + kk * 32);
-                x3_split(__uint_as_float(b[0]), bh[j][0], bl[j][0]);
-                x3_split(__uint_as_float(b[1]), bh[j][1], bl[j][1]);
-                x3_split(__uint_as_float(b[2]), bh[j + 1][0], bl[j + 1][0]);
-                x3_split(__uint_as_float(b[3]), bh[j + 1][1], bl[j + 1][1]);
+                float v[2][4];
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    unsigned b[4];
+                    ldmatrix_x4(b, st + lb + j * 8 * PITCH + (2 * kk + h) * 32);
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const float hv = x3_rna(__uint_as_float(b[e]));
+                        v[h][e] = __uint_as_float(b[e]) - hv;
+                        bh[j + e / 2][h][e % 2] = __float_as_uint(hv);
+                    }
+                }
+                x3_bf16_b(v[0][0], v[0][1], v[1][0], v[1][1], bl[j][0], bl[j][1]);
+                x3_bf16_b(v[0][2], v[0][3], v[1][2], v[1][3], bl[j + 1][0], bl[j + 1][1]);
             }
 #pragma unroll
             for (int i = 0; i < MI; i++) {
-                unsigned a[4], ah[4], al[4];
-                ldmatrix_x4(a, st + la + i * 16 * PITCH + kk * 32);
-                x3_split4(a, ah, al);
+                X3A a;
 #pragma unroll
-                for (int j = 0; j < NI; j++) {
-                    mma_tf32(accs[i][j], al, bh[j][0], bh[j][1]);
-                    mma_tf32(accs[i][j], ah, bl[j][0], bl[j][1]);
-                    mma_tf32(acc[i][j], ah, bh[j][0], bh[j][1]);
-                }
+                for (int h = 0; h < 2; h++) ldmatrix_x4(a.a[h], st + la + i * 16 * PITCH + (2 * kk + h) * 32);
+                a.split();
+#pragma unroll
+                for (int j = 0; j < NI; j++) mma_x3(acc[i][j], acc[i][j], a, bh[j], bl[j][0], bl[j][1]);
             }
         }
     }
@@ -357,10 +434,139 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
                 const long long c = n0 + wn * 32 + j * 8 + 2 * q;
                 if (c < N)
                     *reinterpret_cast<float2*>(out + r * N + c) =
-                        make_float2(acc[i][j][2 * h] + accs[i][j][2 * h] + bias[c],
-                                    acc[i][j][2 * h + 1] + accs[i][j][2 * h + 1] + bias[c + 1]);
+                        make_float2(acc[i][j][2 * h] + bias[c], acc[i][j][2 * h + 1] + bias[c + 1]);
             }
         }
 }
 
+#endif
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// cp_async4 copies 4 bytes from global src to shared dst, or writes 4 zero bytes when !valid.
+__device__ __forceinline__ void x3_cp_async4(unsigned dst, const void* src, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
+}
+
+// rnn_units_cp is rnn.cuh's rnn_units for the LSTM's fp32 layer with the input projection inside (XIN, one head,
+// BB ≤ KS) with its inputs through a ring in shared memory instead of registers: x_t and the reset flags of
+// step t are copied with cp.async RNN_TC_PD − 1 steps ahead into stage t mod RNN_TC_PD, so that no thread waits on
+// a load from device memory within a step (in rnn_units a step's loads are used a step later, about one memory
+// latency). With RS, the KS lanes of a unit reduce-scatter their partial sums (rnn_units_xw's: half the shuffles
+// at BB = 2) rather than all-reduce them. grid = ⌈batch/BB⌉, H·KS threads.
+template <class Cell, int H, int KS, int BB, bool RS>
+__device__ __forceinline__ void rnn_units_cp(const float* __restrict__ x, const float* __restrict__ wi,
+                                             const float* __restrict__ bias, const float* __restrict__ w,
+                                             const float* __restrict__ resets, float* __restrict__ y, long long nb,
+                                             long long nt) {
+    constexpr int NT = H * KS, NW = H / (4 * KS), PD = RNN_TC_PD, XC = BB * H / 4;
+    static_assert(H % (4 * KS) == 0 && (KS & (KS - 1)) == 0 && KS <= 32 && BB <= KS && KS % BB == 0,
+                  "rnn_units_cp: bad shape");
+    __shared__ __align__(16) float hs[2][BB][H];
+    __shared__ __align__(16) float xs[PD][BB][H];
+    __shared__ float fs[PD][BB];
+    const int tid = threadIdx.x, u = tid / KS, q = tid % KS, row = q % BB;
+    const long long b0 = (long long)blockIdx.x * BB;
+    float4 wv[4][NW], wiv[4][NW];
+#pragma unroll
+    for (int g = 0; g < 4; g++)
+#pragma unroll
+        for (int j = 0; j < NW; j++) {
+            const long long k = ((long long)g * H + u) * H + 4 * (q + KS * j);
+            wv[g][j] = *reinterpret_cast<const float4*>(w + k);
+            wiv[g][j] = *reinterpret_cast<const float4*>(wi + k);
+        }
+    float cbias[4];
+#pragma unroll
+    for (int g = 0; g < 4; g++) cbias[g] = bias[g * H + u];
+    auto load = [&](long long s) {
+        if (s < nt) {
+            const unsigned dst = smem_addr(&xs[s % PD][0][0]);
+            for (int i = tid; i < XC; i += NT) {
+                const int b = i / (H / 4), c = i % (H / 4);
+                const bool ok = b0 + b < nb;
+                cp_async16(dst + 16 * i, x + ((ok ? b0 + b : 0) * nt + s) * H + 4 * c, ok);
+            }
+            if (tid < BB) {
+                const bool ok = b0 + tid < nb;
+                x3_cp_async4(smem_addr(&fs[s % PD][tid]), resets + (ok ? (b0 + tid) * nt + s : 0), ok);
+            }
+        }
+        cp_async_commit();
+    };
+    for (int i = tid; i < BB * H; i += NT) hs[0][i / H][i % H] = 0.0f;
+#pragma unroll
+    for (int s = 0; s < PD - 1; s++) load(s);
+    cp_async_wait<PD - 2>();
+    __syncthreads();
+    Cell st;
+    const long long rb = b0 + row;
+    for (long long t = 0; t < nt; t++) {
+        load(t + PD - 1);
+        const int par = (int)(t & 1), sx = (int)(t % PD);
+        float v[BB][4], vx[BB][4];
+#pragma unroll
+        for (int b = 0; b < BB; b++)
+#pragma unroll
+            for (int g = 0; g < 4; g++) v[b][g] = vx[b][g] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < NW; j++)
+#pragma unroll
+            for (int b = 0; b < BB; b++) {
+                const float4 h4 = *reinterpret_cast<const float4*>(&hs[par][b][4 * (q + KS * j)]);
+                const float4 x4 = *reinterpret_cast<const float4*>(&xs[sx][b][4 * (q + KS * j)]);
+#pragma unroll
+                for (int g = 0; g < 4; g++) {
+                    v[b][g] = fmaf(wv[g][j].x, h4.x, fmaf(wv[g][j].y, h4.y, fmaf(wv[g][j].z, h4.z, fmaf(wv[g][j].w, h4.w, v[b][g]))));
+                    const float4 c = wiv[g][j];
+                    vx[b][g] = fmaf(c.x, x4.x, fmaf(c.y, x4.y, fmaf(c.z, x4.z, fmaf(c.w, x4.w, vx[b][g]))));
+                }
+            }
+        // The recurrent part of a row's pre-activations is dropped at its first step, before the lanes add theirs.
+#pragma unroll
+        for (int b = 0; b < BB; b++) {
+            const bool first = t == 0 || fs[sx][b] != 0.0f;
+#pragma unroll
+            for (int g = 0; g < 4; g++) v[b][g] = (first ? 0.0f : v[b][g]) + vx[b][g];
+        }
+        if (RS) {
+#pragma unroll
+            for (int o = 1; o < BB; o <<= 1)
+#pragma unroll
+                for (int b = 0; b < BB; b++)
+                    if ((b & o) == 0 && b % o == 0)
+#pragma unroll
+                        for (int g = 0; g < 4; g++) {
+                            const bool hi = (q & o) != 0;
+                            const float keep = hi ? v[b + o][g] : v[b][g], send = hi ? v[b][g] : v[b + o][g];
+                            v[b][g] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+                        }
+#pragma unroll
+            for (int o = BB; o < KS; o <<= 1)
+#pragma unroll
+                for (int g = 0; g < 4; g++) v[0][g] += __shfl_xor_sync(0xffffffffu, v[0][g], o);
+        } else {
+#pragma unroll
+            for (int o = 1; o < KS; o <<= 1)
+#pragma unroll
+                for (int b = 0; b < BB; b++)
+#pragma unroll
+                    for (int g = 0; g < 4; g++) v[b][g] += __shfl_xor_sync(0xffffffffu, v[b][g], o);
+#pragma unroll
+            for (int b = 1; b < BB; b++)
+#pragma unroll
+                for (int g = 0; g < 4; g++) v[0][g] = row == b ? v[b][g] : v[0][g];
+        }
+        float z[4];
+#pragma unroll
+        for (int g = 0; g < 4; g++) z[g] = v[0][g] + cbias[g];
+        const float hv = st.step(z, t == 0 || fs[sx][row] != 0.0f);
+        if (q < BB) {
+            hs[par ^ 1][row][u] = hv;
+            if (rb < nb) y[(rb * nt + t) * H + u] = hv;
+        }
+        cp_async_wait<PD - 2>();
+        __syncthreads();
+    }
+    cp_async_wait<0>();
+}
 #endif
