@@ -69,6 +69,9 @@ type lstmPlan struct {
 	x3          bool
 	kp          int
 	wl          bool // x3: W's lo parts held in registers
+	a2          bool // x3: two sets of accumulators
+	pt          int  // x3: the projection's tile shape, lstmX3ProjTiles[pt]
+	part        int  // x3, timing only: 1 the projection alone, 2 the recurrence alone (over G as it is)
 }
 
 func (p lstmPlan) String() string {
@@ -79,6 +82,15 @@ func (p lstmPlan) String() string {
 		}
 		if p.wl {
 			s += "_wl"
+		}
+		if p.a2 {
+			s += "_a2"
+		}
+		if p.pt > 0 {
+			s += fmt.Sprintf("_p%d", p.pt)
+		}
+		if p.part > 0 {
+			s += []string{"", "_projonly", "_reconly"}[p.part]
 		}
 		return s
 	}
@@ -143,12 +155,29 @@ func (p lstmPlan) cpSuffix() string {
 
 // lstmX3Kernel is the plan's lstm_x3 kernel (lstm.cu) at hidden nh.
 func (p lstmPlan) lstmX3Kernel(nh int) string {
-	wl := ""
+	s := fmt.Sprintf("lstm_x3_f32_h%d_cl%d_kp%d_mt%d", nh, p.cluster, p.kp, p.mt)
 	if p.wl {
-		wl = "_wl"
+		s += "_wl"
 	}
-	return fmt.Sprintf("lstm_x3_f32_h%d_cl%d_kp%d_mt%d%s", nh, p.cluster, p.kp, p.mt, wl)
+	if p.a2 {
+		s += "_a2"
+	}
+	return s
 }
+
+// lstmX3ProjTiles are the tile shapes lstm_x3_proj_f32 is built for (block rows, columns, warps along each),
+// the default first.
+var lstmX3ProjTiles = [][4]int{{128, 128, 2, 4}, {128, 64, 2, 2}, {64, 64, 2, 2}}
+
+// lstmX3ProjKernel is the projection kernel of tile shape pt.
+func lstmX3ProjKernel(pt int) string {
+	t := lstmX3ProjTiles[pt]
+	return fmt.Sprintf("lstm_x3_proj_f32_%dx%d_w%dx%d", t[0], t[1], t[2], t[3])
+}
+
+// lstmX3ProjSmem is the dynamic shared memory of tile shape pt (RnnX3Proj::SMEM): three stages of the block's
+// rows of A and B, 32 fp32 a row padded by 16 bytes.
+func lstmX3ProjSmem(pt int) int { return 3 * (lstmX3ProjTiles[pt][0] + lstmX3ProjTiles[pt][1]) * 144 }
 
 // lstmX3Shapes are the shapes lstm_x3 is built for at each hidden size, the default first: a cluster's blocks hold
 // W_hh in registers as fp32 (1 MiB at hidden 256: half the registers of 8 multiprocessors), a thread
@@ -156,8 +185,9 @@ func (p lstmPlan) lstmX3Kernel(nh int) string {
 // registers again); with two m16 tiles (mt 2) each split of W serves twice the mma.
 var lstmX3Shapes = map[int][]lstmPlan{
 	128: {{x3: true, cluster: 4, kp: 2, mt: 1}},
-	256: {{x3: true, cluster: 8, kp: 2, mt: 1}, {x3: true, cluster: 8, kp: 2, mt: 1, wl: true},
-		{x3: true, cluster: 16, kp: 2, mt: 1}, {x3: true, cluster: 16, kp: 4, mt: 2},
+	256: {{x3: true, cluster: 8, kp: 2, mt: 1}, {x3: true, cluster: 8, kp: 2, mt: 1, a2: true},
+		{x3: true, cluster: 8, kp: 2, mt: 1, wl: true}, {x3: true, cluster: 16, kp: 2, mt: 1},
+		{x3: true, cluster: 16, kp: 2, mt: 1, a2: true}, {x3: true, cluster: 16, kp: 2, mt: 1, wl: true},
 		{x3: true, cluster: 16, kp: 4, mt: 2, wl: true}},
 }
 
@@ -178,10 +208,6 @@ func rnnX3Smem(h, cl, kp, mt int) int {
 // rnnX3Threads is a block of rnn_x3 (RnnX3::THREADS): a warp for each 8 units of its h/cl and each of kp parts
 // of K.
 func rnnX3Threads(h, cl, kp int) int { return 32 * h / cl / 8 * kp }
-
-// rnnX3ProjSmem is the dynamic shared memory of lstm_x3_proj_f32 (RNN_X3_PROJ_SMEM): three stages of a 128-row A
-// and B tile of 32 fp32 a row, rows padded by 16 bytes.
-const rnnX3ProjSmem = 3 * 2 * 128 * 144
 
 // lstmTCClusters are the cluster sizes lstm_tc is built for at each hidden size, the default first: the
 // clusters hold W_hh in registers, H/2 a thread for the H/8 warps of 4 gates × 8 units that cover the 4·H gate
@@ -235,6 +261,13 @@ func lstmPlans(c Case) []lstmPlan {
 	ps := []lstmPlan{{}}
 	if c.DType != BF16 {
 		ps = append(ps, lstmX3Shapes[c.Dims[2]]...)
+		if sh := lstmX3Shapes[c.Dims[2]]; len(sh) > 0 {
+			for pt := 1; pt < len(lstmX3ProjTiles); pt++ {
+				p := sh[0]
+				p.pt = pt
+				ps = append(ps, p)
+			}
+		}
 		ps = append(ps, rnnUnitsPlans(c.Dims[2], lstmUnitLanes, lstmUnitLanesAlt, func(fast bool, lanes, bb int) lstmPlan {
 			return lstmPlan{units: true, fast: fast, lanes: lanes, bb: bb}
 		})...)

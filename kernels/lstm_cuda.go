@@ -158,20 +158,25 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 	}
 	built := false
 	for _, sh := range lstmX3Shapes[nh] {
-		built = built || sh == p
+		q := p
+		q.pt, q.part = 0, 0
+		built = built || sh == q
 	}
-	if !built {
+	if !built || p.pt < 0 || p.pt >= len(lstmX3ProjTiles) {
 		l.Fail(fmt.Errorf("lstm: no 3xTF32 kernel for plan %v at hidden %d", p, nh))
 		return
 	}
 	mod := l.Module() + "_sm90"
 	g := l.tmpF32(nb * nt * 4 * nh)
-	m, n := nb*nt, 4*nh
-	l.KernelCluster(mod, "lstm_x3_proj_f32", ceilDiv(m, 128)*ceilDiv(n, 128), 256, 1, rnnX3ProjSmem,
-		l.In[0], l.In[1], l.In[3], g.ptr, m, n, nh)
-	l.KernelCluster(mod, p.lstmX3Kernel(nh), ceilDiv(nb, 16*p.mt)*p.cluster, rnnX3Threads(nh, p.cluster, p.kp), p.cluster,
-		rnnX3Smem(nh, p.cluster, p.kp, p.mt),
-		g.ptr, l.In[2], l.In[4], l.Out[0], nb, nt)
+	m, n, t := nb*nt, 4*nh, lstmX3ProjTiles[p.pt]
+	if p.part != 2 {
+		l.KernelCluster(mod, lstmX3ProjKernel(p.pt), ceilDiv(m, t[0])*ceilDiv(n, t[1]), 32*t[2]*t[3], 1, lstmX3ProjSmem(p.pt),
+			l.In[0], l.In[1], l.In[3], g.ptr, m, n, nh)
+	}
+	if p.part != 1 {
+		l.KernelCluster(mod, p.lstmX3Kernel(nh), ceilDiv(nb, 16*p.mt)*p.cluster, rnnX3Threads(nh, p.cluster, p.kp),
+			p.cluster, rnnX3Smem(nh, p.cluster, p.kp, p.mt), g.ptr, l.In[2], l.In[4], l.Out[0], nb, nt)
+	}
 }
 
 // lstmNaiveCUDA is the CPU's eager cell loop (lstmNaive), op for op.

@@ -61,6 +61,33 @@ func TestCUDALSTMTune(t *testing.T) {
 	tunePlans(t, LSTMFamily, lstmPlans, &plan)
 }
 
+// TestCUDALSTMX3Parts (with -kernels.tune) times the default 3xTF32 plan's projection and recurrence apart, at the
+// cuda grid's fp32 cases at hidden 256 (the recurrence alone runs over G as the allocator leaves it: timing only).
+func TestCUDALSTMX3Parts(t *testing.T) {
+	be := cudaBackend(t)
+	if be.CC() < 90 {
+		t.Skip("the 3xTF32 plans need compute capability 9.0")
+	}
+	plan := func(c Case) lstmPlan { return lstmChoosePlan(c, be.CC(), be.Device().Workers) }
+	def := lstmPlanFor
+	t.Cleanup(func() { lstmPlanFor = def })
+	lstmPlanFor = func(c Case, _, _ int) lstmPlan { return plan(c) }
+	tunePlans(t, LSTMFamily, func(c Case) []lstmPlan {
+		var ps []lstmPlan
+		if sh := lstmX3Shapes[c.Dims[2]]; c.DType == FP32 && len(sh) > 0 {
+			for _, p := range lstmPlans(c) {
+				if p.x3 {
+					for part := 1; part <= 2; part++ {
+						p.part = part
+						ps = append(ps, p)
+					}
+				}
+			}
+		}
+		return ps
+	}, &plan)
+}
+
 // TestCUDASLSTMPlans: the fused sLSTM in every plan (the SIMT kernel, and for bf16 on sm_90 the tensor-core
 // kernel with 8-, 16- and 32-row batch tiles, whether or not -kernels.pending lets the chooser pick it), against
 // the float64 reference, with every reset pattern; the extra cases have batch tiles with tails.

@@ -50,7 +50,10 @@ func TestLSTMChoosePlan(t *testing.T) {
 				t.Errorf("hidden %d plan %v: %d B of shared memory, more than %d", nh, p, s, smemMax)
 			}
 		}
-		want := 1 + len(lstmX3Shapes[nh])
+		want := 1
+		if sh := lstmX3Shapes[nh]; len(sh) > 0 {
+			want += len(sh) + len(lstmX3ProjTiles) - 1
+		}
 		if lstmUnitLanes[nh] > 0 {
 			want += 4 * len(rnnUnitBatches)
 		}
@@ -97,8 +100,13 @@ func TestLSTMX3ChoosePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(ptx), ".entry lstm_x3_proj_f32(") {
-		t.Errorf("lstm_sm90 has no kernel lstm_x3_proj_f32")
+	for pt := range lstmX3ProjTiles {
+		if name := lstmX3ProjKernel(pt); !strings.Contains(string(ptx), ".entry "+name+"(") {
+			t.Errorf("lstm_sm90 has no kernel %s", name)
+		}
+		if s := lstmX3ProjSmem(pt); s > 227<<10 {
+			t.Errorf("projection tile %v: %d B of shared memory", lstmX3ProjTiles[pt], s)
+		}
 	}
 	n := 0
 	for nh := range lstmX3Shapes {
@@ -118,8 +126,8 @@ func TestLSTMX3ChoosePlan(t *testing.T) {
 			}
 		}
 	}
-	if n != 6 {
-		t.Errorf("%d 3xTF32 plans, want 6 (hidden 128: 1, 256: 5)", n)
+	if want := len(lstmX3Shapes[128]) + len(lstmX3Shapes[256]) + 2*(len(lstmX3ProjTiles)-1); n != want {
+		t.Errorf("%d 3xTF32 plans, want %d (every shape, and the default with each projection tile)", n, want)
 	}
 	for p, want := range map[lstmPlan]string{{x3: true, cluster: 8, kp: 4, mt: 1}: "x3_cl8_kp4",
 		{x3: true, cluster: 16, kp: 4, mt: 2, wl: true}: "x3_cl16_kp4_mt2_wl"} {

@@ -180,22 +180,25 @@ LSTM_TC_G(128, 2, )
 LSTM_TC_G(256, 4, )
 LSTM_TC_G(256, 8, )
 
-// fp32 on tensor cores in 3xTF32 (rnn_x3.cuh), for hidden 128 and 256: lstm_x3_proj_f32, the input projection G
+// fp32 on tensor cores in 3xTF32 (rnn_x3.cuh), for hidden 128 and 256: lstm_x3_proj_f32_*, the input projection G
 // (fp32, bias included), then
-//   lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}[_wl]: rnn_x3 over G, 16·MT batch rows a cluster of CL blocks, K split
-//     over KP warps; _wl: W's bf16 lo parts held in registers (else made each step).
-#define LSTM_X3(H, CL, KP, MT, WLO, W)                                                                            \
-    extern "C" __global__ void __launch_bounds__(RnnX3<H, CL, KP, MT, WLO>::THREADS, 1)                           \
-        lstm_x3_f32_h##H##_cl##CL##_kp##KP##_mt##MT##W(const float* g, const float* w_hh, const float* resets,     \
-                                                       float* y, long long nb, long long nt) {                    \
-        rnn_x3<LstmCellF, H, CL, KP, MT, WLO>(g, w_hh, resets, y, nb, nt);                                         \
+//   lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}[_wl][_a2]: rnn_x3 over G, 16·MT batch rows a cluster of CL blocks, K
+//     split over KP warps; _wl: W's bf16 lo parts held in registers (else made each step); _a2: two sets of
+//     accumulators.
+#define LSTM_X3(H, CL, KP, MT, WLO, NS, SUFFIX)                                                                   \
+    extern "C" __global__ void __launch_bounds__(RnnX3<H, CL, KP, MT, WLO, NS>::THREADS, 1)                       \
+        lstm_x3_f32_h##H##_cl##CL##_kp##KP##_mt##MT##SUFFIX(const float* g, const float* w_hh, const float* resets, \
+                                                            float* y, long long nb, long long nt) {               \
+        rnn_x3<LstmCellF, H, CL, KP, MT, WLO, NS>(g, w_hh, resets, y, nb, nt);                                     \
     }
-LSTM_X3(128, 4, 2, 1, false, )
-LSTM_X3(256, 8, 2, 1, false, )
-LSTM_X3(256, 8, 2, 1, true, _wl)
-LSTM_X3(256, 16, 2, 1, false, )
-LSTM_X3(256, 16, 4, 2, false, )
-LSTM_X3(256, 16, 4, 2, true, _wl)
+LSTM_X3(128, 4, 2, 1, false, 1, )
+LSTM_X3(256, 8, 2, 1, false, 1, )
+LSTM_X3(256, 8, 2, 1, false, 2, _a2)
+LSTM_X3(256, 8, 2, 1, true, 1, _wl)
+LSTM_X3(256, 16, 2, 1, false, 1, )
+LSTM_X3(256, 16, 2, 1, false, 2, _a2)
+LSTM_X3(256, 16, 2, 1, true, 1, _wl)
+LSTM_X3(256, 16, 4, 2, true, 1, _wl)
 
 // lstm_unitsf_f32_h{H}_l{KS}_bb{BB}_cp[rs]: rnn_units_cp (x and the reset flags through a cp.async ring; rs: the
 // lanes' sums reduce-scattered), with LstmCellF.
@@ -212,10 +215,15 @@ LSTM_UNITS_CP(64, 4, 1, true, rs)
 LSTM_UNITS_CP(64, 4, 2, true, rs)
 LSTM_UNITS_CP(64, 4, 4, true, rs)
 
-extern "C" __global__ void __launch_bounds__(256, 1) lstm_x3_proj_f32(const float* x, const float* w_ih, const float* bias,
-                                                                      float* g, long long m, long long n, long long k) {
-    rnn_x3_proj(x, w_ih, bias, g, m, n, k);
-}
+// lstm_x3_proj_f32_{BM}x{BN}_w{WM}x{WN}: rnn_x3_proj's tile shapes.
+#define LSTM_X3_PROJ(BM, BN, WM, WN)                                                                              \
+    extern "C" __global__ void __launch_bounds__(32 * WM * WN) lstm_x3_proj_f32_##BM##x##BN##_w##WM##x##WN(        \
+        const float* x, const float* w_ih, const float* bias, float* g, long long m, long long n, long long k) {  \
+        rnn_x3_proj<BM, BN, WM, WN>(x, w_ih, bias, g, m, n, k);                                                    \
+    }
+LSTM_X3_PROJ(128, 128, 2, 4)
+LSTM_X3_PROJ(128, 64, 2, 2)
+LSTM_X3_PROJ(64, 64, 2, 2)
 
 extern "C" __global__ void __launch_bounds__(256) lstm_tc_proj_bf16(const unsigned short* x, const unsigned short* w_ih,
                                                                    const float* bias, float* g, long long m,

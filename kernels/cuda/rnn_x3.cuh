@@ -107,7 +107,7 @@ __device__ __forceinline__ void x3_bar_sync(int id, int n) { asm volatile("bar.s
 // RnnX3 is the shape of one instantiation and its shared memory (bytes): two h buffers of 16·MT rows of H fp32,
 // rows padded by 16 bytes (the eight rows of an ldmatrix fall in distinct banks); RNN_TC_PD input stages of 16·MT
 // rows of the block's 4·U columns of G (padded by 32 bytes); the reduce-scatter buffer, 16·MT floats a thread.
-template <int H, int CL, int KP, int MT, bool WLO>
+template <int H, int CL, int KP, int MT, bool WLO, int NS>
 struct RnnX3 {
     static const int U = H / CL, UG = U / 8, NW = UG * KP, THREADS = 32 * NW, KH = H / KP, KT = KH / 8, ROWS = 16 * MT;
     static const int NP = 4 * MT, P = NP / KP;  // (row, unit) pairs of a thread's accumulators; those whose cells it runs
@@ -119,11 +119,11 @@ struct RnnX3 {
                   "rnn_x3: bad shape");
 };
 
-template <class Cell, int H, int CL, int KP, int MT, bool WLO>
+template <class Cell, int H, int CL, int KP, int MT, bool WLO, int NS>
 __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const float* __restrict__ w,
                                        const float* __restrict__ resets, float* __restrict__ y, long long nb,
                                        long long nt) {
-    typedef RnnX3<H, CL, KP, MT, WLO> L;
+    typedef RnnX3<H, CL, KP, MT, WLO, NS> L;
     constexpr int U = L::U, UG = L::UG, KT = L::KT, KH = L::KH, HP = L::HP, SP = L::SP, CPR = L::CPR, P = L::P;
     constexpr int NP = L::NP, PD = RNN_TC_PD, ROWS = L::ROWS;
     extern __shared__ __align__(128) unsigned char x3_smem[];
@@ -219,13 +219,16 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
     for (long long t = 0; t < nt; t++) {
         load(t + PD - 1);
         const unsigned hcur = sbase + (unsigned)(t & 1) * ROWS * HP, scur = (unsigned)(t % PD) * ROWS * SP;
-        float acc[MT][4][4], accs[MT][4][4];
+        // NS sets of accumulators (k16 steps kk mod NS): NS times as many independent chains of mma.
+        float acc[NS][MT][4][4], accs[NS][MT][4][4];
 #pragma unroll
-        for (int mt = 0; mt < MT; mt++)
+        for (int n = 0; n < NS; n++)
 #pragma unroll
-            for (int j = 0; j < 4; j++)
+            for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) acc[mt][j][e] = accs[mt][j][e] = 0.0f;
+                for (int j = 0; j < 4; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) acc[n][mt][j][e] = accs[n][mt][j][e] = 0.0f;
 #pragma unroll
         for (int kk = 0; kk < KT / 2; kk++) {
             if (!WLO) {
@@ -257,14 +260,18 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
                               x3_lo(wh[2 * kk + 1][j][1]), lo0, lo1);
                 }
 #pragma unroll
-                for (int mt = 0; mt < MT; mt++) mma_x3(acc[mt][j], accs[mt][j], a[mt], hi, lo0, lo1);
+                for (int mt = 0; mt < MT; mt++) mma_x3(acc[kk % NS][mt][j], accs[kk % NS][mt][j], a[mt], hi, lo0, lo1);
             }
         }
         float pre[NP][4];  // pair p's four gates
 #pragma unroll
         for (int p = 0; p < NP; p++)
 #pragma unroll
-            for (int j = 0; j < 4; j++) pre[p][j] = acc[p / 4][j][p % 4] + accs[p / 4][j][p % 4];
+            for (int j = 0; j < 4; j++) {
+                pre[p][j] = acc[0][p / 4][j][p % 4] + accs[0][p / 4][j][p % 4];
+#pragma unroll
+                for (int n = 1; n < NS; n++) pre[p][j] += acc[n][p / 4][j][p % 4] + accs[n][p / 4][j][p % 4];
+            }
         // Reduce-scatter over the KP warps of the unit group: pair p belongs to warp kp = p / P; slot (source warp,
         // owner) of xb holds the 4 gates of each of the owner's P pairs.
         if (KP > 1) {
@@ -339,36 +346,42 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
 }
 
 // rnn_x3_proj is the input projection out[m, n] = Σ_k x[m, k]·Wi[n, k] + bias[n] in 3xTF32, x [M, K] and
-// Wi [N, K] fp32 (K a multiple of 4, N even): 128 × 128 block tiles, K in steps of 32 through a 3-stage cp.async
-// ring (rows of 32 fp32 padded by 16 bytes: the eight rows of an ldmatrix fall in distinct banks), 8 warps of
-// 64 × 32, fragments by ldmatrix (A: one m16k8 tile; B: two n8k8 tiles) split as mma_x3 takes them, one
-// accumulator a tile (16 independent chains a warp).
-// grid = ⌈M/128⌉·⌈N/128⌉, 256 threads, dynamic shared memory RNN_X3_PROJ_SMEM.
-#define RNN_X3_PROJ_PITCH 144                                         // bytes of a 32-float row
-#define RNN_X3_PROJ_STAGE (2 * 128 * RNN_X3_PROJ_PITCH)               // A and B tiles
-#define RNN_X3_PROJ_SMEM (3 * RNN_X3_PROJ_STAGE)                      // 110592 bytes
+// Wi [N, K] fp32 (K a multiple of 4, N even): BM × BN block tiles of WM × WN warps, K in steps of 32 through a
+// 3-stage cp.async ring (rows of 32 fp32 padded by 16 bytes: the eight rows of an ldmatrix fall in distinct
+// banks), fragments by ldmatrix (A: one m16k8 tile; B: two n8k8 tiles) split as mma_x3 takes them, one
+// accumulator a tile. grid = ⌈M/BM⌉·⌈N/BN⌉, 32·WM·WN threads, dynamic shared memory RnnX3Proj::SMEM.
+template <int BM, int BN, int WM, int WN>
+struct RnnX3Proj {
+    static const int BK = 32, ST = 3, PITCH = 144, STAGE = (BM + BN) * PITCH, SMEM = ST * STAGE;
+    static const int THREADS = 32 * WM * WN, MI = BM / WM / 16, NI = BN / WN / 8;
+    static_assert(MI >= 1 && NI >= 2 && NI % 2 == 0 && (BM + BN) * 8 % THREADS == 0, "rnn_x3_proj: bad shape");
+};
+
+template <int BM, int BN, int WM, int WN>
 __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const float* __restrict__ wi,
                                             const float* __restrict__ bias, float* __restrict__ out, long long M,
                                             long long N, long long K) {
-    constexpr int BM = 128, BN = 128, BK = 32, ST = 3, PITCH = RNN_X3_PROJ_PITCH, MI = 4, NI = 4;
+    typedef RnnX3Proj<BM, BN, WM, WN> T;
+    constexpr int BK = T::BK, ST = T::ST, PITCH = T::PITCH, MI = T::MI, NI = T::NI, NT = T::THREADS;
     extern __shared__ __align__(128) unsigned char x3_smem[];
     long long tm, tn;
     mma_tile_coords((M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
     const long long m0 = tm * BM, n0 = tn * BN;
-    const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, wm = wp >> 2, wn = wp & 3;
+    const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, wm = wp / WN, wn = wp % WN;
     const unsigned sbase = smem_addr(x3_smem);
     const long long nk = (K + BK - 1) / BK;
     auto load = [&](long long kt) {
         if (kt < nk) {
-            const unsigned st = sbase + (unsigned)(kt % ST) * RNN_X3_PROJ_STAGE;
+            const unsigned st = sbase + (unsigned)(kt % ST) * T::STAGE;
 #pragma unroll
-            for (int i = 0; i < 8; i++) {  // 2 × 128 rows × 8 chunks, 256 threads
-                const int c = tid + 256 * i, isb = c >> 10, r = (c >> 3) & 127, ch = c & 7;
+            for (int i = 0; i < (BM + BN) * 8 / NT; i++) {  // rows of A then of B, 8 chunks a row
+                const int c = tid + NT * i, r = c >> 3, ch = c & 7;
+                const bool isb = r >= BM;
                 const long long k = kt * BK + ch * 4;
-                const long long row = (isb ? n0 : m0) + r;
+                const long long row = isb ? n0 + r - BM : m0 + r;
                 const bool ok = row < (isb ? N : M) && k < K;
                 const float* src = (isb ? wi : x) + (ok ? row * K + k : 0);
-                cp_async16(st + isb * 128 * PITCH + r * PITCH + ch * 16, src, ok);
+                cp_async16(st + r * PITCH + ch * 16, src, ok);
             }
         }
         cp_async_commit();
@@ -383,13 +396,13 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
 #pragma unroll
     for (int s = 0; s < ST - 1; s++) load(s);
     // ldmatrix lane addresses: A rows lane % 16, chunk lane / 16; B rows (lane / 16)·8 + lane % 8, chunk lane / 8 % 2.
-    const unsigned la = (wm * 64 + (lane & 15)) * PITCH + (lane >> 4) * 16;
-    const unsigned lb = 128 * PITCH + (wn * 32 + ((lane >> 4) << 3) + (lane & 7)) * PITCH + ((lane >> 3) & 1) * 16;
+    const unsigned la = (wm * (BM / WM) + (lane & 15)) * PITCH + (lane >> 4) * 16;
+    const unsigned lb = (BM + wn * (BN / WN) + ((lane >> 4) << 3) + (lane & 7)) * PITCH + ((lane >> 3) & 1) * 16;
     for (long long kt = 0; kt < nk; kt++) {
         cp_async_wait<ST - 2>();
         __syncthreads();
         load(kt + ST - 1);
-        const unsigned st = sbase + (unsigned)(kt % ST) * RNN_X3_PROJ_STAGE;
+        const unsigned st = sbase + (unsigned)(kt % ST) * T::STAGE;
 #pragma unroll
         for (int kk = 0; kk < BK / 16; kk++) {
             unsigned bh[NI][2][2], bl[NI][2];  // W rounded to tf32 (k8 halves h), and the bf16 fragment of the rest
@@ -427,11 +440,11 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
     for (int i = 0; i < MI; i++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const long long r = m0 + wm * 64 + i * 16 + h * 8 + g;
+            const long long r = m0 + wm * (BM / WM) + i * 16 + h * 8 + g;
             if (r >= M) continue;
 #pragma unroll
             for (int j = 0; j < NI; j++) {
-                const long long c = n0 + wn * 32 + j * 8 + 2 * q;
+                const long long c = n0 + wn * (BN / WN) + j * 8 + 2 * q;
                 if (c < N)
                     *reinterpret_cast<float2*>(out + r * N + c) =
                         make_float2(acc[i][j][2 * h] + bias[c], acc[i][j][2 * h + 1] + bias[c + 1]);
