@@ -66,6 +66,7 @@ type lstmPlan struct {
 	xa          bool // x a step ahead of h (fast, default lanes)
 	xw          bool // the projection in warps of its own (rnn_units_xw: fast, default lanes, hidden 64)
 	cp, rs      bool // x and the flags through a cp.async ring (rnn_units_cp: sm_90, fast, default lanes, hidden 64); rs: reduce-scatter
+	xt          bool // the projection on tensor cores, a chunk of steps at a time (rnn_units_xt: as cp)
 	x3          bool
 	kp          int
 	wl          bool // x3: W's lo parts held in registers
@@ -100,7 +101,7 @@ func (p lstmPlan) String() string {
 	if p.units && p.xw {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xw"
 	}
-	if p.units && p.cp {
+	if p.units && (p.cp || p.xt) {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + p.cpSuffix()
 	}
 	if p.units {
@@ -145,8 +146,11 @@ func (p lstmPlan) rows() int {
 // rows a block up to the lanes.
 var lstmUnitsXW = map[int]bool{64: true}
 
-// cpSuffix is the kernel-name suffix of a cp plan.
+// cpSuffix is the kernel-name suffix of a cp or xt plan.
 func (p lstmPlan) cpSuffix() string {
+	if p.xt {
+		return "_xt"
+	}
 	if p.rs {
 		return "_cprs"
 	}
@@ -255,7 +259,8 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 // tile, 8-row tiles) in one block; below, the projection inside.
 //
 // For fp32 up to hidden 64: the unit kernels (rnnUnitsPlans), and with x a step ahead at every rnnUnitBatches,
-// and at hidden 64 with the projection in warps of its own and with the cp.async ring (lstmUnitsXW);
+// and at hidden 64 with the projection in warps of its own, with the cp.async ring and with the projection on
+// tensor cores (lstmUnitsXW);
 // at hidden 128 and 256 every 3xTF32 shape (lstmX3Shapes).
 func lstmPlans(c Case) []lstmPlan {
 	ps := []lstmPlan{{}}
@@ -284,6 +289,9 @@ func lstmPlans(c Case) []lstmPlan {
 				for _, bb := range rnnUnitBatches[1:] {
 					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, cp: true, rs: rs})
 				}
+			}
+			for _, bb := range rnnUnitBatches[1:] {
+				ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true})
 			}
 		}
 		return ps

@@ -61,7 +61,7 @@ func lstmFusedCUDA(l cudaLaunch) {
 				"lanes, hidden 64 only)", p, nh))
 			return
 		}
-		if p.cp {
+		if p.cp || p.xt {
 			if !p.fast || ks != lstmUnitLanes[nh] || !lstmUnitsXW[nh] || l.CC() < 90 {
 				l.Fail(fmt.Errorf("lstm: plan %v at hidden %d on %d.%d: the cp.async ring is built for sm_90, fast gate "+
 					"functions, default lanes, hidden 64: %w", p, nh, l.CC()/10, l.CC()%10, ErrNotImplemented))

@@ -58,7 +58,7 @@ func TestLSTMChoosePlan(t *testing.T) {
 			want += 4 * len(rnnUnitBatches)
 		}
 		if lstmUnitsXW[nh] {
-			want += len(rnnUnitBatches) + 2*len(rnnUnitBatches[1:])
+			want += len(rnnUnitBatches) + 3*len(rnnUnitBatches[1:])
 		}
 		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != want || ps[0] != (lstmPlan{}) || want > 1 && !ps[1].units && !ps[1].x3 {
 			t.Errorf("fp32 hidden %d: plans %v, want simt and %d unit or 3xTF32 plans", nh, ps, want-1)
@@ -261,7 +261,7 @@ func TestRNNUnitsKernels(t *testing.T) {
 			if p.x3 {
 				continue // TestLSTMX3ChoosePlan
 			}
-			if p.cp { // in lstm_sm90, at the plan's batch rows and at each the launch may pick
+			if p.cp || p.xt { // in lstm_sm90, at the plan's batch rows and at each the launch may pick
 				for _, bb := range rnnUnitBatches[1:] {
 					name := rnnUnitsName("lstm", "h", nh, p.fast, lstmUnitLanes[nh], bb) + p.cpSuffix()
 					if !strings.Contains(entries("lstm_sm90"), ".entry "+name+"(") {

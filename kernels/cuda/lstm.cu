@@ -215,6 +215,17 @@ LSTM_UNITS_CP(64, 4, 1, true, rs)
 LSTM_UNITS_CP(64, 4, 2, true, rs)
 LSTM_UNITS_CP(64, 4, 4, true, rs)
 
+// lstm_unitsf_f32_h{H}_l4_bb{BB}_xt: rnn_units_xt (the projection on tensor cores a chunk of steps at a time).
+#define LSTM_UNITS_XT(H, BB)                                                                                      \
+    extern "C" __global__ void __launch_bounds__(H * 4) lstm_unitsf_f32_h##H##_l4_bb##BB##_xt(                    \
+        const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
+        long long nb, long long nt) {                                                                             \
+        rnn_units_xt<LstmCellF, H, BB>(x, w_ih, bias, w_hh, resets, y, nb, nt);                                   \
+    }
+LSTM_UNITS_XT(64, 1)
+LSTM_UNITS_XT(64, 2)
+LSTM_UNITS_XT(64, 4)
+
 // lstm_x3_proj_f32_{BM}x{BN}_w{WM}x{WN}: rnn_x3_proj's tile shapes.
 #define LSTM_X3_PROJ(BM, BN, WM, WN)                                                                              \
     extern "C" __global__ void __launch_bounds__(32 * WM * WN) lstm_x3_proj_f32_##BM##x##BN##_w##WM##x##WN(        \

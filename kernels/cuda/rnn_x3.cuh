@@ -582,4 +582,151 @@ __device__ __forceinline__ void rnn_units_cp(const float* __restrict__ x, const 
     }
     cp_async_wait<0>();
 }
+
+// rnn_units_xt is rnn_units for the LSTM's fp32 layer at hidden 64 (XIN, one head, KS = 4 lanes a unit, so that
+// a warp holds 8 units) with the input projection on tensor cores, a chunk of CS = 16/BB steps at a time: at the
+// chunk's first step the block makes x_t·W_ihᵀ for its CS steps × BB rows (one m16 tile, row s·BB + b) in 3xTF32
+// (mma_x3; warp w the four gates of its 8 units as four n8 tiles, W_ih's B fragments in registers) into shared
+// memory, where the cells read it; the recurrent W_hh·h stays on CUDA cores as in rnn_units (the lanes' sums
+// reduce-scattered). A step's FMAs are then the recurrence's alone, about half of rnn_units'. x and the reset
+// flags of the next chunk come by cp.async during the current one. grid = ⌈batch/BB⌉, H·4 threads.
+template <class Cell, int H, int BB>
+__device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const float* __restrict__ wi,
+                                             const float* __restrict__ bias, const float* __restrict__ w,
+                                             const float* __restrict__ resets, float* __restrict__ y, long long nb,
+                                             long long nt) {
+    constexpr int KS = 4, NT = H * KS, NW = H / (4 * KS), CS = 16 / BB, XP = H + 4, KT = H / 8;
+    static_assert(H % 16 == 0 && BB <= KS && 16 % BB == 0 && NT <= 1024, "rnn_units_xt: bad shape");
+    __shared__ __align__(16) float hs[2][BB][H];
+    __shared__ __align__(16) float xt[2][16][XP];  // x of a chunk: row s·BB + b (rows padded by 16 bytes)
+    __shared__ float xp[16][4][H];                 // its projection
+    __shared__ float fl[2][16];                    // its reset flags
+    const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, g = lane >> 2, qq = lane & 3;
+    const int u = tid / KS, q = tid % KS, row = q % BB;
+    const long long b0 = (long long)blockIdx.x * BB;
+    float4 wv[4][NW];
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int i = 0; i < NW; i++)
+            wv[j][i] = *reinterpret_cast<const float4*>(w + ((long long)j * H + u) * H + 4 * (q + KS * i));
+    // W_ih's B fragments: gate j of unit 8·wp + g, k = 8·kt + qq (+ 4).
+    float wb[KT][4][2];
+#pragma unroll
+    for (int kt = 0; kt < KT; kt++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) wb[kt][j][e] = wi[((long long)j * H + 8 * wp + g) * H + 8 * kt + qq + 4 * e];
+    float cbias[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) cbias[j] = bias[j * H + u];
+    // loadc(c): x and the flags of chunk c (steps c·CS …) into buffer c mod 2, one commit group.
+    auto loadc = [&](long long c) {
+        const long long t0 = c * CS;
+        if (t0 < nt) {
+            const unsigned dst = smem_addr(&xt[c & 1][0][0]);
+            for (int i = tid; i < 16 * (H / 4); i += NT) {
+                const int m = i / (H / 4), ch = i % (H / 4), b = m % BB;
+                const long long t = t0 + m / BB;
+                const bool ok = b0 + b < nb && t < nt;
+                cp_async16(dst + m * XP * 4 + ch * 16, x + (ok ? ((b0 + b) * nt + t) * H + 4 * ch : 0), ok);
+            }
+            if (tid < 16) {
+                const int b = tid % BB;
+                const long long t = t0 + tid / BB;
+                const bool ok = b0 + b < nb && t < nt;
+                x3_cp_async4(smem_addr(&fl[c & 1][tid]), resets + (ok ? (b0 + b) * nt + t : 0), ok);
+            }
+        }
+        cp_async_commit();
+    };
+    for (int i = tid; i < BB * H; i += NT) hs[0][i / H][i % H] = 0.0f;
+    loadc(0);
+    Cell st;
+    const long long rb = b0 + row;
+    const unsigned lda = (lane & 15) * XP * 4 + (lane >> 4) * 16;
+    for (long long t = 0; t < nt; t++) {
+        const int s = (int)(t % CS), par = (int)(t & 1);
+        const long long c = t / CS;
+        if (s == 0) {  // this chunk's x is in (waited for at the end of the last step, or here for the first)
+            if (t == 0) {
+                cp_async_wait<0>();
+                __syncthreads();
+            }
+            loadc(c + 1);
+            float acc[4][4], accs[4][4];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[j][e] = accs[j][e] = 0.0f;
+            const unsigned xa = smem_addr(&xt[c & 1][0][0]) + lda;
+#pragma unroll
+            for (int kk = 0; kk < KT / 2; kk++) {
+                X3A a;
+#pragma unroll
+                for (int h = 0; h < 2; h++) ldmatrix_x4(a.a[h], xa + (2 * kk + h) * 32);
+                a.split();
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    unsigned hi[2][2], lo0, lo1;
+#pragma unroll
+                    for (int h = 0; h < 2; h++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++) hi[h][e] = __float_as_uint(wb[2 * kk + h][j][e]);
+                    x3_bf16_b(x3_lo(wb[2 * kk][j][0]), x3_lo(wb[2 * kk][j][1]), x3_lo(wb[2 * kk + 1][j][0]),
+                              x3_lo(wb[2 * kk + 1][j][1]), lo0, lo1);
+                    mma_x3(acc[j], accs[j], a, hi, lo0, lo1);
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) xp[g + 8 * (e >> 1)][j][8 * wp + 2 * qq + (e & 1)] = acc[j][e] + accs[j][e];
+            __syncthreads();
+        }
+        float v[BB][4];
+#pragma unroll
+        for (int b = 0; b < BB; b++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) v[b][j] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < NW; i++)
+#pragma unroll
+            for (int b = 0; b < BB; b++) {
+                const float4 h4 = *reinterpret_cast<const float4*>(&hs[par][b][4 * (q + KS * i)]);
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    v[b][j] = fmaf(wv[j][i].x, h4.x, fmaf(wv[j][i].y, h4.y, fmaf(wv[j][i].z, h4.z, fmaf(wv[j][i].w, h4.w, v[b][j]))));
+            }
+        // Reduce-scatter over the bits of q that select the row, then sum over the others (rnn_units_xw).
+#pragma unroll
+        for (int o = 1; o < BB; o <<= 1)
+#pragma unroll
+            for (int b = 0; b < BB; b++)
+                if ((b & o) == 0 && b % o == 0)
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        const bool hi = (q & o) != 0;
+                        const float keep = hi ? v[b + o][j] : v[b][j], send = hi ? v[b][j] : v[b + o][j];
+                        v[b][j] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+                    }
+#pragma unroll
+        for (int o = BB; o < KS; o <<= 1)
+#pragma unroll
+            for (int j = 0; j < 4; j++) v[0][j] += __shfl_xor_sync(0xffffffffu, v[0][j], o);
+        const bool first = t == 0 || fl[c & 1][s * BB + row] != 0.0f;
+        float z[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) z[j] = (first ? 0.0f : v[0][j]) + xp[s * BB + row][j][u] + cbias[j];
+        const float hv = st.step(z, first);
+        if (q < BB) {
+            hs[par ^ 1][row][u] = hv;
+            if (rb < nb) y[(rb * nt + t) * H + u] = hv;
+        }
+        if (s == CS - 1) cp_async_wait<0>();  // the next chunk's x; the barrier publishes it
+        __syncthreads();
+    }
+    cp_async_wait<0>();
+}
 #endif
