@@ -64,15 +64,13 @@ type lstmPlan struct {
 	units, fast bool
 	lanes, bb   int
 	xa          bool // x a step ahead of h (fast, default lanes)
-	xw          bool // the projection in warps of its own (rnn_units_xw: fast, default lanes, hidden 64)
-	cp, rs      bool // x and the flags through a cp.async ring (rnn_units_cp: sm_90, fast, default lanes, hidden 64); rs: reduce-scatter
-	xt          bool // the projection on tensor cores, a chunk of steps at a time (rnn_units_xt: as cp)
+	xt          bool // the projection on tensor cores, a chunk of steps at a time (rnn_units_xt: sm_90, fast, hidden 64)
 	x3          bool
 	kp          int
 	wl          bool // x3: W's lo parts held in registers
-	a2          bool // x3: two sets of accumulators
-	pt          int  // x3: the projection's tile shape, lstmX3ProjTiles[pt]
-	part        int  // x3, timing only: 1 the projection alone, 2 the recurrence alone (over G as it is)
+	ys          bool // x3: y staged in shared memory, written 8 steps at a time
+	part        int  // x3, timing only: 1 the projection alone, 2 the recurrence alone (over G as it is), 3–5 the
+	// recurrence without its y stores, its h stores into the other blocks, its G loads (lstm_x3 _ko2 … _ko4)
 }
 
 func (p lstmPlan) String() string {
@@ -84,25 +82,19 @@ func (p lstmPlan) String() string {
 		if p.wl {
 			s += "_wl"
 		}
-		if p.a2 {
-			s += "_a2"
-		}
-		if p.pt > 0 {
-			s += fmt.Sprintf("_p%d", p.pt)
+		if p.ys {
+			s += "_ys"
 		}
 		if p.part > 0 {
-			s += []string{"", "_projonly", "_reconly"}[p.part]
+			s += []string{"", "_projonly", "_reconly", "_reconly_noy", "_reconly_nodsmem", "_reconly_nog"}[p.part]
 		}
 		return s
 	}
 	if p.units && p.xa {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xa"
 	}
-	if p.units && p.xw {
-		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xw"
-	}
-	if p.units && (p.cp || p.xt) {
-		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + p.cpSuffix()
+	if p.units && p.xt {
+		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xt"
 	}
 	if p.units {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb)
@@ -141,21 +133,9 @@ func (p lstmPlan) rows() int {
 	return 16 * p.mt
 }
 
-// lstmUnitsXW are the hidden sizes rnn_units_xw (the projection in warps of its own) and rnn_units_cp (x and the
-// reset flags through a cp.async ring; sm_90) are built for, with the default lanes (lstmUnitLanes) and batch
-// rows a block up to the lanes.
-var lstmUnitsXW = map[int]bool{64: true}
-
-// cpSuffix is the kernel-name suffix of a cp or xt plan.
-func (p lstmPlan) cpSuffix() string {
-	if p.xt {
-		return "_xt"
-	}
-	if p.rs {
-		return "_cprs"
-	}
-	return "_cp"
-}
+// lstmUnitsXT are the hidden sizes rnn_units_xt (the input projection on tensor cores; sm_90) is built for, with
+// 4 lanes a unit and 1, 2 or 4 batch rows a block.
+var lstmUnitsXT = map[int]bool{64: true}
 
 // lstmX3Kernel is the plan's lstm_x3 kernel (lstm.cu) at hidden nh.
 func (p lstmPlan) lstmX3Kernel(nh int) string {
@@ -163,25 +143,27 @@ func (p lstmPlan) lstmX3Kernel(nh int) string {
 	if p.wl {
 		s += "_wl"
 	}
-	if p.a2 {
-		s += "_a2"
+	if p.ys {
+		s += "_ys"
+	}
+	if p.part >= 3 {
+		s += fmt.Sprintf("_ko%d", p.part-1)
 	}
 	return s
 }
 
-// lstmX3ProjTiles are the tile shapes lstm_x3_proj_f32 is built for (block rows, columns, warps along each),
-// the default first.
-var lstmX3ProjTiles = [][4]int{{128, 128, 2, 4}, {128, 64, 2, 2}, {64, 64, 2, 2}}
+// lstmX3ProjTile is the tile shape lstm_x3_proj_f32 is built for (block rows, columns, warps along each): on an
+// H100 the projection of batch 256 × 128 steps at hidden 256 took 0.26 ms in it, 0.27 and 0.30 in 128 × 64 and
+// 64 × 64 tiles (TestCUDALSTMX3Parts).
+var lstmX3ProjTile = [4]int{128, 128, 2, 4}
 
-// lstmX3ProjKernel is the projection kernel of tile shape pt.
-func lstmX3ProjKernel(pt int) string {
-	t := lstmX3ProjTiles[pt]
-	return fmt.Sprintf("lstm_x3_proj_f32_%dx%d_w%dx%d", t[0], t[1], t[2], t[3])
-}
+// lstmX3ProjKernel is the projection kernel.
+var lstmX3ProjKernel = fmt.Sprintf("lstm_x3_proj_f32_%dx%d_w%dx%d", lstmX3ProjTile[0], lstmX3ProjTile[1],
+	lstmX3ProjTile[2], lstmX3ProjTile[3])
 
-// lstmX3ProjSmem is the dynamic shared memory of tile shape pt (RnnX3Proj::SMEM): three stages of the block's
-// rows of A and B, 32 fp32 a row padded by 16 bytes.
-func lstmX3ProjSmem(pt int) int { return 3 * (lstmX3ProjTiles[pt][0] + lstmX3ProjTiles[pt][1]) * 144 }
+// lstmX3ProjSmem is the projection's dynamic shared memory (RnnX3Proj::SMEM): three stages of the block's rows
+// of A and B, 32 fp32 a row padded by 16 bytes.
+var lstmX3ProjSmem = 3 * (lstmX3ProjTile[0] + lstmX3ProjTile[1]) * 144
 
 // lstmX3Shapes are the shapes lstm_x3 is built for at each hidden size, the default first: a cluster's blocks hold
 // W_hh in registers as fp32 (1 MiB at hidden 256: half the registers of 8 multiprocessors), a thread
@@ -189,24 +171,26 @@ func lstmX3ProjSmem(pt int) int { return 3 * (lstmX3ProjTiles[pt][0] + lstmX3Pro
 // registers again); with two m16 tiles (mt 2) each split of W serves twice the mma.
 var lstmX3Shapes = map[int][]lstmPlan{
 	128: {{x3: true, cluster: 4, kp: 2, mt: 1}},
-	256: {{x3: true, cluster: 8, kp: 2, mt: 1}, {x3: true, cluster: 8, kp: 2, mt: 1, a2: true},
-		{x3: true, cluster: 8, kp: 2, mt: 1, wl: true}, {x3: true, cluster: 16, kp: 2, mt: 1},
-		{x3: true, cluster: 16, kp: 2, mt: 1, a2: true}, {x3: true, cluster: 16, kp: 2, mt: 1, wl: true},
-		{x3: true, cluster: 16, kp: 4, mt: 2, wl: true}},
+	256: {{x3: true, cluster: 8, kp: 2, mt: 1, wl: true}, {x3: true, cluster: 8, kp: 2, mt: 1, wl: true, ys: true},
+		{x3: true, cluster: 8, kp: 2, mt: 1}, {x3: true, cluster: 8, kp: 2, mt: 1, ys: true},
+		{x3: true, cluster: 16, kp: 2, mt: 1}},
 }
 
 // rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden
 // h in clusters of cl blocks with K split over kp warps and mt m16 tiles: two h buffers of 16·mt rows of h fp32
 // (rows padded by 16 bytes), RNN_TC_PD stages of 16·mt rows of the block's 4·h/cl columns of G (padded by 32
-// bytes), and 16·mt floats a thread for the reduce-scatter when kp > 1.
-func rnnX3Smem(h, cl, kp, mt int) int {
+// bytes), 16·mt floats a thread for the reduce-scatter when kp > 1, and with ys 16 steps of the block's y.
+func rnnX3Smem(h, cl, kp, mt int, ys bool) int {
 	const stages = 4
 	rows, u := 16*mt, h/cl
-	x := 0
+	x, yb := 0, 0
 	if kp > 1 {
 		x = rnnX3Threads(h, cl, kp) * 16 * mt * 4
 	}
-	return 2*rows*(4*h+16) + stages*rows*(16*u+32) + x
+	if ys {
+		yb = 16 * rows * u * 4
+	}
+	return 2*rows*(4*h+16) + stages*rows*(16*u+32) + x + yb
 }
 
 // rnnX3Threads is a block of rnn_x3 (RnnX3::THREADS): a warp for each 8 units of its h/cl and each of kp parts
@@ -231,10 +215,14 @@ var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: 
 // rows a block left to the launch (two at batch 256): on an H100 (TestCUDALSTMTune), batch 256, 1024 steps,
 // hidden 64 took 0.825 ms, against 1.085 ms with the accurate functions and 1.344 ms for the SIMT kernel.
 //
-// fp32 at hidden 256 on sm_90 takes the 3xTF32 tensor-core kernel where rnnX3On allows it, in its default shape
-// (lstmX3Shapes); hidden 128, which no benchmark times, keeps the SIMT kernel.
+// On sm_90 where rnnX3On allows it, fp32 at hidden 64 takes the unit kernel with the input projection on tensor
+// cores (rnn_units_xt; batch rows a block left to the launch), and at hidden 256 the 3xTF32 tensor-core kernel in
+// its default shape (lstmX3Shapes); hidden 128, which no benchmark times, keeps the SIMT kernel.
 func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 	nb, nh := c.Dims[0], c.Dims[2]
+	if c.DType == FP32 && rnnX3On && cc >= 90 && lstmUnitsXT[nh] {
+		return lstmPlan{units: true, fast: true, xt: true}
+	}
 	if c.DType == FP32 && rnnUnitsOn && lstmUnitLanes[nh] > 0 {
 		return lstmPlan{units: true, fast: true}
 	}
@@ -259,20 +247,12 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 // tile, 8-row tiles) in one block; below, the projection inside.
 //
 // For fp32 up to hidden 64: the unit kernels (rnnUnitsPlans), and with x a step ahead at every rnnUnitBatches,
-// and at hidden 64 with the projection in warps of its own, with the cp.async ring and with the projection on
-// tensor cores (lstmUnitsXW);
+// and at hidden 64 with the projection on tensor cores (lstmUnitsXT);
 // at hidden 128 and 256 every 3xTF32 shape (lstmX3Shapes).
 func lstmPlans(c Case) []lstmPlan {
 	ps := []lstmPlan{{}}
 	if c.DType != BF16 {
 		ps = append(ps, lstmX3Shapes[c.Dims[2]]...)
-		if sh := lstmX3Shapes[c.Dims[2]]; len(sh) > 0 {
-			for pt := 1; pt < len(lstmX3ProjTiles); pt++ {
-				p := sh[0]
-				p.pt = pt
-				ps = append(ps, p)
-			}
-		}
 		ps = append(ps, rnnUnitsPlans(c.Dims[2], lstmUnitLanes, lstmUnitLanesAlt, func(fast bool, lanes, bb int) lstmPlan {
 			return lstmPlan{units: true, fast: fast, lanes: lanes, bb: bb}
 		})...)
@@ -281,15 +261,7 @@ func lstmPlans(c Case) []lstmPlan {
 				ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xa: true})
 			}
 		}
-		if lstmUnitsXW[c.Dims[2]] {
-			for _, bb := range rnnUnitBatches {
-				ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xw: true})
-			}
-			for _, rs := range []bool{false, true} {
-				for _, bb := range rnnUnitBatches[1:] {
-					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, cp: true, rs: rs})
-				}
-			}
+		if lstmUnitsXT[c.Dims[2]] {
 			for _, bb := range rnnUnitBatches[1:] {
 				ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true})
 			}

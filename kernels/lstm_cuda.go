@@ -56,37 +56,26 @@ func lstmFusedCUDA(l cudaLaunch) {
 			l.Fail(fmt.Errorf("lstm: no kernel for plan %v (x ahead: fast gate functions, default lanes only)", p))
 			return
 		}
-		if p.xw && (!p.fast || ks != lstmUnitLanes[nh] || !lstmUnitsXW[nh]) {
-			l.Fail(fmt.Errorf("lstm: no kernel for plan %v at hidden %d (projection warps: fast gate functions, default "+
-				"lanes, hidden 64 only)", p, nh))
-			return
-		}
-		if p.cp || p.xt {
-			if !p.fast || ks != lstmUnitLanes[nh] || !lstmUnitsXW[nh] || l.CC() < 90 {
-				l.Fail(fmt.Errorf("lstm: plan %v at hidden %d on %d.%d: the cp.async ring is built for sm_90, fast gate "+
-					"functions, default lanes, hidden 64: %w", p, nh, l.CC()/10, l.CC()%10, ErrNotImplemented))
+		if p.xt {
+			if !p.fast || ks != 4 || !lstmUnitsXT[nh] || l.CC() < 90 {
+				l.Fail(fmt.Errorf("lstm: plan %v at hidden %d on %d.%d: the tensor-core projection is built for sm_90, "+
+					"fast gate functions, 4 lanes, hidden 64: %w", p, nh, l.CC()/10, l.CC()%10, ErrNotImplemented))
 				return
 			}
 			bb := p.bb
 			for bb == 0 || bb < 4 && p.bb == 0 && ceilDiv(nb, bb) > l.SMs() {
-				bb = max(1, 2*bb) // the fewest rows a block that keep one block a multiprocessor
+				bb = max(1, 2*bb) // the fewest rows a block that keep to one block a multiprocessor
 			}
-			l.KernelIn(l.Module()+"_sm90", rnnUnitsName("lstm", "h", nh, true, ks, bb)+p.cpSuffix(), ceilDiv(nb, bb), nh*ks,
+			l.KernelIn(l.Module()+"_sm90", rnnUnitsName("lstm", "h", nh, true, ks, bb)+"_xt", ceilDiv(nb, bb), nh*ks,
 				l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
 			return
 		}
 		threads := nh * ks
 		name := func(bb int) string {
-			switch {
-			case p.xa:
+			if p.xa {
 				return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb) + "_xa"
-			case p.xw:
-				return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb) + "_xw"
 			}
 			return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb)
-		}
-		if p.xw {
-			threads *= 2
 		}
 		blocks := func(bb int) int { return ceilDiv(nb, bb) }
 		bb := p.bb
@@ -159,23 +148,24 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 	built := false
 	for _, sh := range lstmX3Shapes[nh] {
 		q := p
-		q.pt, q.part = 0, 0
+		q.part = 0
 		built = built || sh == q
 	}
-	if !built || p.pt < 0 || p.pt >= len(lstmX3ProjTiles) {
+	koBuilt := nh == 256 && p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.ys // lstm_x3 _wl_ko*
+	if !built || p.part >= 3 && !koBuilt {
 		l.Fail(fmt.Errorf("lstm: no 3xTF32 kernel for plan %v at hidden %d", p, nh))
 		return
 	}
 	mod := l.Module() + "_sm90"
 	g := l.tmpF32(nb * nt * 4 * nh)
-	m, n, t := nb*nt, 4*nh, lstmX3ProjTiles[p.pt]
-	if p.part != 2 {
-		l.KernelCluster(mod, lstmX3ProjKernel(p.pt), ceilDiv(m, t[0])*ceilDiv(n, t[1]), 32*t[2]*t[3], 1, lstmX3ProjSmem(p.pt),
+	m, n, t := nb*nt, 4*nh, lstmX3ProjTile
+	if p.part == 0 || p.part == 1 {
+		l.KernelCluster(mod, lstmX3ProjKernel, ceilDiv(m, t[0])*ceilDiv(n, t[1]), 32*t[2]*t[3], 1, lstmX3ProjSmem,
 			l.In[0], l.In[1], l.In[3], g.ptr, m, n, nh)
 	}
 	if p.part != 1 {
 		l.KernelCluster(mod, p.lstmX3Kernel(nh), ceilDiv(nb, 16*p.mt)*p.cluster, rnnX3Threads(nh, p.cluster, p.kp),
-			p.cluster, rnnX3Smem(nh, p.cluster, p.kp, p.mt), g.ptr, l.In[2], l.In[4], l.Out[0], nb, nt)
+			p.cluster, rnnX3Smem(nh, p.cluster, p.kp, p.mt, p.ys), g.ptr, l.In[2], l.In[4], l.Out[0], nb, nt)
 	}
 }
 

@@ -61,8 +61,9 @@ func TestCUDALSTMTune(t *testing.T) {
 	tunePlans(t, LSTMFamily, lstmPlans, &plan)
 }
 
-// TestCUDALSTMX3Parts (with -kernels.tune) times the default 3xTF32 plan's projection and recurrence apart, at the
-// cuda grid's fp32 cases at hidden 256 (the recurrence alone runs over G as the allocator leaves it: timing only).
+// TestCUDALSTMX3Parts (with -kernels.tune) times the 3xTF32 plans' projection and recurrence apart, and the
+// recurrence of x3_cl8_kp2_wl without its y stores, its h stores into the other blocks or its G loads, at the cuda
+// grid's fp32 cases at hidden 256 (over G as the allocator leaves it, results unchecked: timing only).
 func TestCUDALSTMX3Parts(t *testing.T) {
 	be := cudaBackend(t)
 	if be.CC() < 90 {
@@ -77,9 +78,11 @@ func TestCUDALSTMX3Parts(t *testing.T) {
 		if sh := lstmX3Shapes[c.Dims[2]]; c.DType == FP32 && len(sh) > 0 {
 			for _, p := range lstmPlans(c) {
 				if p.x3 {
-					for part := 1; part <= 2; part++ {
+					for part := 1; part <= 5; part++ {
 						p.part = part
-						ps = append(ps, p)
+						if part < 3 || p.cluster == 8 && p.kp == 2 && p.wl && !p.ys {
+							ps = append(ps, p)
+						}
 					}
 				}
 			}

@@ -61,13 +61,6 @@ struct LstmCell {
         long long nb, long long nt) {                                                                             \
         rnn_units<LstmCellF, F32, F32, H, KS, BB, true, true>(x, w_ih, bias, w_hh, resets, y, nb, nt, 1);         \
     }
-// _xw: the projection in warps of its own (rnn_units_xw), 2·H·KS threads.
-#define LSTM_UNITS_XW(H, KS, BB)                                                                                  \
-    extern "C" __global__ void __launch_bounds__(2 * H * KS) lstm_unitsf_f32_h##H##_l##KS##_bb##BB##_xw(          \
-        const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
-        long long nb, long long nt) {                                                                             \
-        rnn_units_xw<LstmCellF, H, KS, BB>(x, w_ih, bias, w_hh, resets, y, nb, nt);                               \
-    }
 #define LSTM_UNITS_BB(CELL, F, H, KS) LSTM_UNITS(CELL, F, H, KS, 1) LSTM_UNITS(CELL, F, H, KS, 2) LSTM_UNITS(CELL, F, H, KS, 4)
 // The default lanes (lstmUnitLanes) with both cells and with the fast one and x ahead (_xa), twice as many
 // (lstmUnitLanesAlt) with the fast one.
@@ -130,9 +123,6 @@ LSTM_DTYPE(BF16, bf16)
 LSTM_UNITS_H(16, 1, 2)
 LSTM_UNITS_H(32, 2, 4)
 LSTM_UNITS_H(64, 4, 8)
-LSTM_UNITS_XW(64, 4, 1)
-LSTM_UNITS_XW(64, 4, 2)
-LSTM_UNITS_XW(64, 4, 4)
 RNN_GEMM(lstm, F32, f32, F32, f32, 64)
 RNN_GEMM(lstm, F32, f32, F32, f32, 128)
 RNN_GEMM(lstm, BF16, bf16, BF16, bf16, 64)
@@ -182,38 +172,25 @@ LSTM_TC_G(256, 8, )
 
 // fp32 on tensor cores in 3xTF32 (rnn_x3.cuh), for hidden 128 and 256: lstm_x3_proj_f32_*, the input projection G
 // (fp32, bias included), then
-//   lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}[_wl][_a2]: rnn_x3 over G, 16·MT batch rows a cluster of CL blocks, K
-//     split over KP warps; _wl: W's bf16 lo parts held in registers (else made each step); _a2: two sets of
-//     accumulators.
-#define LSTM_X3(H, CL, KP, MT, WLO, NS, SUFFIX)                                                                   \
-    extern "C" __global__ void __launch_bounds__(RnnX3<H, CL, KP, MT, WLO, NS>::THREADS, 1)                       \
+//   lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}[_wl][_ys]: rnn_x3 over G, 16·MT batch rows a cluster of CL blocks, K
+//     split over KP warps; _wl: W's bf16 lo parts held in registers (else made each step); _ys: y staged in
+//     shared memory, written 8 steps at a time; _ko2, _ko3, _ko4: timing only (TestCUDALSTMX3Parts), a step
+//     without its y stores, its h stores into the other blocks, its G loads.
+#define LSTM_X3(H, CL, KP, MT, WLO, NS, V, SUFFIX)                                                                \
+    extern "C" __global__ void __launch_bounds__(RnnX3<H, CL, KP, MT, WLO, NS, V>::THREADS, 1)                    \
         lstm_x3_f32_h##H##_cl##CL##_kp##KP##_mt##MT##SUFFIX(const float* g, const float* w_hh, const float* resets, \
                                                             float* y, long long nb, long long nt) {               \
-        rnn_x3<LstmCellF, H, CL, KP, MT, WLO, NS>(g, w_hh, resets, y, nb, nt);                                     \
+        rnn_x3<LstmCellF, H, CL, KP, MT, WLO, NS, V>(g, w_hh, resets, y, nb, nt);                                  \
     }
-LSTM_X3(128, 4, 2, 1, false, 1, )
-LSTM_X3(256, 8, 2, 1, false, 1, )
-LSTM_X3(256, 8, 2, 1, false, 2, _a2)
-LSTM_X3(256, 8, 2, 1, true, 1, _wl)
-LSTM_X3(256, 16, 2, 1, false, 1, )
-LSTM_X3(256, 16, 2, 1, false, 2, _a2)
-LSTM_X3(256, 16, 2, 1, true, 1, _wl)
-LSTM_X3(256, 16, 4, 2, true, 1, _wl)
-
-// lstm_unitsf_f32_h{H}_l{KS}_bb{BB}_cp[rs]: rnn_units_cp (x and the reset flags through a cp.async ring; rs: the
-// lanes' sums reduce-scattered), with LstmCellF.
-#define LSTM_UNITS_CP(H, KS, BB, RS, SUFFIX)                                                                      \
-    extern "C" __global__ void __launch_bounds__(H * KS) lstm_unitsf_f32_h##H##_l##KS##_bb##BB##_cp##SUFFIX(      \
-        const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
-        long long nb, long long nt) {                                                                             \
-        rnn_units_cp<LstmCellF, H, KS, BB, RS>(x, w_ih, bias, w_hh, resets, y, nb, nt);                           \
-    }
-LSTM_UNITS_CP(64, 4, 1, false, )
-LSTM_UNITS_CP(64, 4, 2, false, )
-LSTM_UNITS_CP(64, 4, 4, false, )
-LSTM_UNITS_CP(64, 4, 1, true, rs)
-LSTM_UNITS_CP(64, 4, 2, true, rs)
-LSTM_UNITS_CP(64, 4, 4, true, rs)
+LSTM_X3(128, 4, 2, 1, false, 1, 0, )
+LSTM_X3(256, 8, 2, 1, false, 1, 0, )
+LSTM_X3(256, 8, 2, 1, true, 1, 0, _wl)
+LSTM_X3(256, 8, 2, 1, false, 1, RNN_X3_YS, _ys)
+LSTM_X3(256, 8, 2, 1, true, 1, RNN_X3_YS, _wl_ys)
+LSTM_X3(256, 16, 2, 1, false, 1, 0, )
+LSTM_X3(256, 8, 2, 1, true, 1, 2, _wl_ko2)
+LSTM_X3(256, 8, 2, 1, true, 1, 3, _wl_ko3)
+LSTM_X3(256, 8, 2, 1, true, 1, 4, _wl_ko4)
 
 // lstm_unitsf_f32_h{H}_l4_bb{BB}_xt: rnn_units_xt (the projection on tensor cores a chunk of steps at a time).
 #define LSTM_UNITS_XT(H, BB)                                                                                      \
@@ -233,8 +210,6 @@ LSTM_UNITS_XT(64, 4)
         rnn_x3_proj<BM, BN, WM, WN>(x, w_ih, bias, g, m, n, k);                                                    \
     }
 LSTM_X3_PROJ(128, 128, 2, 4)
-LSTM_X3_PROJ(128, 64, 2, 2)
-LSTM_X3_PROJ(64, 64, 2, 2)
 
 extern "C" __global__ void __launch_bounds__(256) lstm_tc_proj_bf16(const unsigned short* x, const unsigned short* w_ih,
                                                                    const float* bias, float* g, long long m,

@@ -107,23 +107,27 @@ __device__ __forceinline__ void x3_bar_sync(int id, int n) { asm volatile("bar.s
 // RnnX3 is the shape of one instantiation and its shared memory (bytes): two h buffers of 16·MT rows of H fp32,
 // rows padded by 16 bytes (the eight rows of an ldmatrix fall in distinct banks); RNN_TC_PD input stages of 16·MT
 // rows of the block's 4·U columns of G (padded by 32 bytes); the reduce-scatter buffer, 16·MT floats a thread.
-template <int H, int CL, int KP, int MT, bool WLO, int NS>
+// V: 0, or 1 (YS) y staged in shared memory and written 8 steps at a time with 16-byte stores; for timing only,
+// what a step costs without a part of it: 2 no y, 3 h into the block's own buffer only, 4 no G.
+#define RNN_X3_YS 1
+template <int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0>
 struct RnnX3 {
     static const int U = H / CL, UG = U / 8, NW = UG * KP, THREADS = 32 * NW, KH = H / KP, KT = KH / 8, ROWS = 16 * MT;
     static const int NP = 4 * MT, P = NP / KP;  // (row, unit) pairs of a thread's accumulators; those whose cells it runs
     static const int HP = 4 * H + 16, GSEG = 4 * U, SP = 4 * GSEG + 32, CPR = 4 * GSEG / 16;
     static const int HBYTES = 2 * ROWS * HP, RBYTES = RNN_TC_PD * ROWS * SP, XBYTES = KP > 1 ? THREADS * 16 * MT * 4 : 0;
-    static const int SMEM = HBYTES + RBYTES + XBYTES;
+    static const int YBYTES = V == RNN_X3_YS ? 16 * ROWS * U * 4 : 0;  // 16 steps of the block's y
+    static const int SMEM = HBYTES + RBYTES + XBYTES + YBYTES;
     static_assert(H % (8 * CL) == 0 && (KP == 1 || KP == 2 || KP == 4) && KH % 16 == 0 && UG >= 1 && NW <= 32 &&
                       UG <= 15 && (MT == 1 || MT == 2),
                   "rnn_x3: bad shape");
 };
 
-template <class Cell, int H, int CL, int KP, int MT, bool WLO, int NS>
+template <class Cell, int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0>
 __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const float* __restrict__ w,
                                        const float* __restrict__ resets, float* __restrict__ y, long long nb,
                                        long long nt) {
-    typedef RnnX3<H, CL, KP, MT, WLO, NS> L;
+    typedef RnnX3<H, CL, KP, MT, WLO, NS, V> L;
     constexpr int U = L::U, UG = L::UG, KT = L::KT, KH = L::KH, HP = L::HP, SP = L::SP, CPR = L::CPR, P = L::P;
     constexpr int NP = L::NP, PD = RNN_TC_PD, ROWS = L::ROWS;
     extern __shared__ __align__(128) unsigned char x3_smem[];
@@ -178,7 +182,20 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
     for (int r = 0; r < CL; r++) hpeer[r] = CL > 1 ? tc_mapa(sbase, r) : sbase;
 
     // load(s) starts the copies of step s's columns of G into stage s mod PD (one commit group, empty past the end).
+    float* ybuf = reinterpret_cast<float*>(x3_smem + L::HBYTES + L::RBYTES + L::XBYTES);  // [16][ROWS][U]
+    // flush(t0, t1): y of steps t0 … t1 − 1 (< 8, in ybuf) to device memory, a float4 a thread at a time.
+    auto flush = [&](long long t0, long long t1) {
+        constexpr int Q = ROWS * U / 4;  // float4 a step
+        for (int i = tid; i < (int)(t1 - t0) * Q; i += L::THREADS) {
+            const long long ts = t0 + i / Q;
+            const int r = i % Q / (U / 4), c = i % (U / 4);
+            if (b0 + r < nb)
+                *reinterpret_cast<float4*>(y + ((b0 + r) * nt + ts) * H + rank * U + 4 * c) =
+                    *reinterpret_cast<const float4*>(ybuf + ((int)(ts % 16) * ROWS + r) * U + 4 * c);
+        }
+    };
     auto load = [&](long long s) {
+        if (V == 4) s = nt;
         if (s < nt) {
             const unsigned dst0 = stbase + (unsigned)(s % PD) * ROWS * SP;
             for (int i = tid; i < ROWS * CPR; i += L::THREADS) {
@@ -217,6 +234,7 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
     // ldmatrix lane address within a 16-row tile: row lane % 16, 16-byte chunk lane / 16 of a k8 step.
     const unsigned lda = (lane & 15) * HP + (lane >> 4) * 16 + kp * KH * 4;
     for (long long t = 0; t < nt; t++) {
+        if (V == RNN_X3_YS && t % 8 == 0 && t > 0) flush(t - 8, t);
         load(t + PD - 1);
         const unsigned hcur = sbase + (unsigned)(t & 1) * ROWS * HP, scur = (unsigned)(t % PD) * ROWS * SP;
         // NS sets of accumulators (k16 steps kk mod NS): NS times as many independent chains of mma.
@@ -313,13 +331,15 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
             if (P >= 2) {
                 if (p / P == kp)
 #pragma unroll
-                    for (int r = 0; r < CL; r++) x3_st_cluster2(hpeer[r] + off, hv[p], hv[p + 1]);
+                    for (int r = 0; r < CL; r++)
+                        if (V != 3 || r == (int)rank) x3_st_cluster2(hpeer[r] + off, hv[p], hv[p + 1]);
             } else {
 #pragma unroll
                 for (int e = 0; e < 2; e++)
                     if (p + e == kp)
 #pragma unroll
-                        for (int r = 0; r < CL; r++) x3_st_cluster1(hpeer[r] + off + 4 * e, hv[p + e]);
+                        for (int r = 0; r < CL; r++)
+                            if (V != 3 || r == (int)rank) x3_st_cluster1(hpeer[r] + off + 4 * e, hv[p + e]);
             }
         }
         cp_async_wait<PD - 2>();  // this thread's copies of step t + 1 are in; the barrier publishes them
@@ -328,7 +348,16 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
         for (int p = 0; p < NP; p += 2) {
             const long long b = b0 + prow(p) + g;
             float* yp = y + (b * nt + t) * H + unit;
-            if (b < nb) {
+            if (V == RNN_X3_YS) {
+                float* yb = ybuf + ((int)(t % 16) * ROWS + prow(p) + g) * U + lu;
+                if (P >= 2) {
+                    if (p / P == kp) *reinterpret_cast<float2*>(yb) = make_float2(hv[p], hv[p + 1]);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 2; e++)
+                        if (p + e == kp) yb[e] = hv[p + e];
+                }
+            } else if (b < nb && V != 2) {
                 if (P >= 2) {
                     if (p / P == kp) *reinterpret_cast<float2*>(yp) = make_float2(hv[p], hv[p + 1]);
                 } else {
@@ -342,6 +371,7 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
         for (int rh = 0; rh < 2 * MT; rh++) f0[rh] = f1[rh], f1[rh] = flag(rh, t + 2);
         rnn_tc_wait<CL>();
     }
+    if (V == RNN_X3_YS && nt > 0) flush((nt - 1) / 8 * 8, nt);
     cp_async_wait<0>();
 }
 
@@ -455,132 +485,9 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
 #endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// cp_async4 copies 4 bytes from global src to shared dst, or writes 4 zero bytes when !valid.
+// x3_cp_async4 copies 4 bytes from global src to shared dst, or writes 4 zero bytes when !valid.
 __device__ __forceinline__ void x3_cp_async4(unsigned dst, const void* src, bool valid) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
-}
-
-// rnn_units_cp is rnn.cuh's rnn_units for the LSTM's fp32 layer with the input projection inside (XIN, one head,
-// BB ≤ KS) with its inputs through a ring in shared memory instead of registers: x_t and the reset flags of
-// step t are copied with cp.async RNN_TC_PD − 1 steps ahead into stage t mod RNN_TC_PD, so that no thread waits on
-// a load from device memory within a step (in rnn_units a step's loads are used a step later, about one memory
-// latency). With RS, the KS lanes of a unit reduce-scatter their partial sums (rnn_units_xw's: half the shuffles
-// at BB = 2) rather than all-reduce them. grid = ⌈batch/BB⌉, H·KS threads.
-template <class Cell, int H, int KS, int BB, bool RS>
-__device__ __forceinline__ void rnn_units_cp(const float* __restrict__ x, const float* __restrict__ wi,
-                                             const float* __restrict__ bias, const float* __restrict__ w,
-                                             const float* __restrict__ resets, float* __restrict__ y, long long nb,
-                                             long long nt) {
-    constexpr int NT = H * KS, NW = H / (4 * KS), PD = RNN_TC_PD, XC = BB * H / 4;
-    static_assert(H % (4 * KS) == 0 && (KS & (KS - 1)) == 0 && KS <= 32 && BB <= KS && KS % BB == 0,
-                  "rnn_units_cp: bad shape");
-    __shared__ __align__(16) float hs[2][BB][H];
-    __shared__ __align__(16) float xs[PD][BB][H];
-    __shared__ float fs[PD][BB];
-    const int tid = threadIdx.x, u = tid / KS, q = tid % KS, row = q % BB;
-    const long long b0 = (long long)blockIdx.x * BB;
-    float4 wv[4][NW], wiv[4][NW];
-#pragma unroll
-    for (int g = 0; g < 4; g++)
-#pragma unroll
-        for (int j = 0; j < NW; j++) {
-            const long long k = ((long long)g * H + u) * H + 4 * (q + KS * j);
-            wv[g][j] = *reinterpret_cast<const float4*>(w + k);
-            wiv[g][j] = *reinterpret_cast<const float4*>(wi + k);
-        }
-    float cbias[4];
-#pragma unroll
-    for (int g = 0; g < 4; g++) cbias[g] = bias[g * H + u];
-    auto load = [&](long long s) {
-        if (s < nt) {
-            const unsigned dst = smem_addr(&xs[s % PD][0][0]);
-            for (int i = tid; i < XC; i += NT) {
-                const int b = i / (H / 4), c = i % (H / 4);
-                const bool ok = b0 + b < nb;
-                cp_async16(dst + 16 * i, x + ((ok ? b0 + b : 0) * nt + s) * H + 4 * c, ok);
-            }
-            if (tid < BB) {
-                const bool ok = b0 + tid < nb;
-                x3_cp_async4(smem_addr(&fs[s % PD][tid]), resets + (ok ? (b0 + tid) * nt + s : 0), ok);
-            }
-        }
-        cp_async_commit();
-    };
-    for (int i = tid; i < BB * H; i += NT) hs[0][i / H][i % H] = 0.0f;
-#pragma unroll
-    for (int s = 0; s < PD - 1; s++) load(s);
-    cp_async_wait<PD - 2>();
-    __syncthreads();
-    Cell st;
-    const long long rb = b0 + row;
-    for (long long t = 0; t < nt; t++) {
-        load(t + PD - 1);
-        const int par = (int)(t & 1), sx = (int)(t % PD);
-        float v[BB][4], vx[BB][4];
-#pragma unroll
-        for (int b = 0; b < BB; b++)
-#pragma unroll
-            for (int g = 0; g < 4; g++) v[b][g] = vx[b][g] = 0.0f;
-#pragma unroll
-        for (int j = 0; j < NW; j++)
-#pragma unroll
-            for (int b = 0; b < BB; b++) {
-                const float4 h4 = *reinterpret_cast<const float4*>(&hs[par][b][4 * (q + KS * j)]);
-                const float4 x4 = *reinterpret_cast<const float4*>(&xs[sx][b][4 * (q + KS * j)]);
-#pragma unroll
-                for (int g = 0; g < 4; g++) {
-                    v[b][g] = fmaf(wv[g][j].x, h4.x, fmaf(wv[g][j].y, h4.y, fmaf(wv[g][j].z, h4.z, fmaf(wv[g][j].w, h4.w, v[b][g]))));
-                    const float4 c = wiv[g][j];
-                    vx[b][g] = fmaf(c.x, x4.x, fmaf(c.y, x4.y, fmaf(c.z, x4.z, fmaf(c.w, x4.w, vx[b][g]))));
-                }
-            }
-        // The recurrent part of a row's pre-activations is dropped at its first step, before the lanes add theirs.
-#pragma unroll
-        for (int b = 0; b < BB; b++) {
-            const bool first = t == 0 || fs[sx][b] != 0.0f;
-#pragma unroll
-            for (int g = 0; g < 4; g++) v[b][g] = (first ? 0.0f : v[b][g]) + vx[b][g];
-        }
-        if (RS) {
-#pragma unroll
-            for (int o = 1; o < BB; o <<= 1)
-#pragma unroll
-                for (int b = 0; b < BB; b++)
-                    if ((b & o) == 0 && b % o == 0)
-#pragma unroll
-                        for (int g = 0; g < 4; g++) {
-                            const bool hi = (q & o) != 0;
-                            const float keep = hi ? v[b + o][g] : v[b][g], send = hi ? v[b][g] : v[b + o][g];
-                            v[b][g] = keep + __shfl_xor_sync(0xffffffffu, send, o);
-                        }
-#pragma unroll
-            for (int o = BB; o < KS; o <<= 1)
-#pragma unroll
-                for (int g = 0; g < 4; g++) v[0][g] += __shfl_xor_sync(0xffffffffu, v[0][g], o);
-        } else {
-#pragma unroll
-            for (int o = 1; o < KS; o <<= 1)
-#pragma unroll
-                for (int b = 0; b < BB; b++)
-#pragma unroll
-                    for (int g = 0; g < 4; g++) v[b][g] += __shfl_xor_sync(0xffffffffu, v[b][g], o);
-#pragma unroll
-            for (int b = 1; b < BB; b++)
-#pragma unroll
-                for (int g = 0; g < 4; g++) v[0][g] = row == b ? v[b][g] : v[0][g];
-        }
-        float z[4];
-#pragma unroll
-        for (int g = 0; g < 4; g++) z[g] = v[0][g] + cbias[g];
-        const float hv = st.step(z, t == 0 || fs[sx][row] != 0.0f);
-        if (q < BB) {
-            hs[par ^ 1][row][u] = hv;
-            if (rb < nb) y[(rb * nt + t) * H + u] = hv;
-        }
-        cp_async_wait<PD - 2>();
-        __syncthreads();
-    }
-    cp_async_wait<0>();
 }
 
 // rnn_units_xt is rnn_units for the LSTM's fp32 layer at hidden 64 (XIN, one head, KS = 4 lanes a unit, so that
@@ -588,7 +495,8 @@ __device__ __forceinline__ void rnn_units_cp(const float* __restrict__ x, const 
 // chunk's first step the block makes x_t·W_ihᵀ for its CS steps × BB rows (one m16 tile, row s·BB + b) in 3xTF32
 // (mma_x3; warp w the four gates of its 8 units as four n8 tiles, W_ih's B fragments in registers) into shared
 // memory, where the cells read it; the recurrent W_hh·h stays on CUDA cores as in rnn_units (the lanes' sums
-// reduce-scattered). A step's FMAs are then the recurrence's alone, about half of rnn_units'. x and the reset
+// reduce-scattered: of rows b and b | o a lane keeps the one its bit o selects and sends the other, then the
+// lanes of a row sum). A step's FMAs are then the recurrence's alone, about half of rnn_units'. x and the reset
 // flags of the next chunk come by cp.async during the current one. grid = ⌈batch/BB⌉, H·4 threads.
 template <class Cell, int H, int BB>
 __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const float* __restrict__ wi,
@@ -699,7 +607,7 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
                 for (int j = 0; j < 4; j++)
                     v[b][j] = fmaf(wv[j][i].x, h4.x, fmaf(wv[j][i].y, h4.y, fmaf(wv[j][i].z, h4.z, fmaf(wv[j][i].w, h4.w, v[b][j]))));
             }
-        // Reduce-scatter over the bits of q that select the row, then sum over the others (rnn_units_xw).
+        // Reduce-scatter over the bits of q that select the row, then sum over the others.
 #pragma unroll
         for (int o = 1; o < BB; o <<= 1)
 #pragma unroll
