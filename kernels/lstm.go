@@ -216,8 +216,11 @@ var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: 
 // hidden 64 took 0.825 ms, against 1.085 ms with the accurate functions and 1.344 ms for the SIMT kernel.
 //
 // On sm_90 where rnnX3On allows it, fp32 at hidden 64 takes the unit kernel with the input projection on tensor
-// cores (rnn_units_xt; batch rows a block left to the launch), and at hidden 256 the 3xTF32 tensor-core kernel in
-// its default shape (lstmX3Shapes); hidden 128, which no benchmark times, keeps the SIMT kernel.
+// cores (rnn_units_xt; batch rows a block left to the launch): batch 256, 1024 steps 0.799 ms against 0.825 on an
+// H100; at hidden 256 above one cluster's 16 rows, the 3xTF32 tensor-core kernel in its default shape
+// (lstmX3Shapes): batch 256, 128 steps 1.23 ms against 2.40 for the SIMT kernel, which keeps batch 1 (2048 steps:
+// 6.6 ms against 7.3, a step of one cluster costing more than the SIMT kernel's exchange through global memory);
+// hidden 128, which no benchmark times, keeps the SIMT kernel.
 func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 	nb, nh := c.Dims[0], c.Dims[2]
 	if c.DType == FP32 && rnnX3On && cc >= 90 && lstmUnitsXT[nh] {
@@ -226,7 +229,7 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 	if c.DType == FP32 && rnnUnitsOn && lstmUnitLanes[nh] > 0 {
 		return lstmPlan{units: true, fast: true}
 	}
-	if sh := lstmX3Shapes[nh]; c.DType == FP32 && rnnX3On && cc >= 90 && nh == 256 {
+	if sh := lstmX3Shapes[nh]; c.DType == FP32 && rnnX3On && cc >= 90 && nh == 256 && nb > 16 {
 		return sh[0]
 	}
 	cls, ok := lstmTCClusters[nh]

@@ -78,7 +78,9 @@ func TestLSTMX3ChoosePlan(t *testing.T) {
 	}{
 		{false, fp(256, 128, 256), 90, lstmPlan{}},
 		{true, fp(256, 128, 256), 90, lstmX3Shapes[256][0]},
-		{true, fp(1, 2048, 256), 90, lstmX3Shapes[256][0]},
+		{true, fp(1, 2048, 256), 90, lstmPlan{}}, // one cluster's rows: SIMT
+		{true, fp(17, 128, 256), 90, lstmX3Shapes[256][0]},
+		{true, fp(16, 128, 256), 90, lstmPlan{}},
 		{true, fp(5, 7, 128), 90, lstmPlan{}},     // built and tested, not timed
 		{true, fp(256, 128, 256), 89, lstmPlan{}}, // no clusters before sm_90
 		{true, fp(256, 1024, 64), 90, lstmPlan{units: true, fast: true, xt: true}},
