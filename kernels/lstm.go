@@ -53,6 +53,10 @@ func init() { registerCPU(LSTMFamily, lstmFused, lstmNaive) }
 // With units true (fp32, hidden ≤ 64), the SIMT kernel is rnn.cuh's rnn_units (a thread per unit and 1/lanes of
 // its four gate rows, lstmUnitLanes, or lanes), fast: with the gate functions on the special-function unit, bb batch rows
 // a block (0: the fewest that keep the grid resident).
+//
+// With x3 true (fp32 on sm_90, hidden 128 and 256), rnn_x3.cuh's kernel on tensor cores in 3xTF32 over G from a
+// 3xTF32 GEMM first: 16·mt batch rows a cluster of `cluster` blocks, the K of W_hh·h split over kp warps, W's lo
+// parts in registers (wl) or made each step.
 type lstmPlan struct {
 	tc          bool
 	cluster, mt int
@@ -60,11 +64,37 @@ type lstmPlan struct {
 	units, fast bool
 	lanes, bb   int
 	xa          bool // x a step ahead of h (fast, default lanes)
+	xt          bool // the projection on tensor cores, a chunk of steps at a time (rnn_units_xt: sm_90, fast, hidden 64)
+	x3          bool
+	kp          int
+	wl          bool // x3: W's lo parts held in registers
+	ys          bool // x3: y staged in shared memory, written 8 steps at a time
+	part        int  // x3, timing only: 1 the projection alone, 2 the recurrence alone (over G as it is), 3–5 the
+	// recurrence without its y stores, its h stores into the other blocks, its G loads (lstm_x3 _ko2 … _ko4)
 }
 
 func (p lstmPlan) String() string {
+	if p.x3 {
+		s := fmt.Sprintf("x3_cl%d_kp%d", p.cluster, p.kp)
+		if p.mt > 1 {
+			s += fmt.Sprintf("_mt%d", p.mt)
+		}
+		if p.wl {
+			s += "_wl"
+		}
+		if p.ys {
+			s += "_ys"
+		}
+		if p.part > 0 {
+			s += []string{"", "_projonly", "_reconly", "_reconly_noy", "_reconly_nodsmem", "_reconly_nog"}[p.part]
+		}
+		return s
+	}
 	if p.units && p.xa {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xa"
+	}
+	if p.units && p.xt {
+		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xt"
 	}
 	if p.units {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb)
@@ -103,14 +133,78 @@ func (p lstmPlan) rows() int {
 	return 16 * p.mt
 }
 
+// lstmUnitsXT are the hidden sizes rnn_units_xt (the input projection on tensor cores; sm_90) is built for, with
+// 4 lanes a unit and 1, 2 or 4 batch rows a block.
+var lstmUnitsXT = map[int]bool{64: true}
+
+// lstmX3Kernel is the plan's lstm_x3 kernel (lstm.cu) at hidden nh.
+func (p lstmPlan) lstmX3Kernel(nh int) string {
+	s := fmt.Sprintf("lstm_x3_f32_h%d_cl%d_kp%d_mt%d", nh, p.cluster, p.kp, p.mt)
+	if p.wl {
+		s += "_wl"
+	}
+	if p.ys {
+		s += "_ys"
+	}
+	if p.part >= 3 {
+		s += fmt.Sprintf("_ko%d", p.part-1)
+	}
+	return s
+}
+
+// lstmX3ProjTile is the tile shape lstm_x3_proj_f32 is built for (block rows, columns, warps along each): on an
+// H100 the projection of batch 256 × 128 steps at hidden 256 took 0.26 ms in it, 0.27 and 0.30 in 128 × 64 and
+// 64 × 64 tiles (TestCUDALSTMX3Parts).
+var lstmX3ProjTile = [4]int{128, 128, 2, 4}
+
+// lstmX3ProjKernel is the projection kernel.
+var lstmX3ProjKernel = fmt.Sprintf("lstm_x3_proj_f32_%dx%d_w%dx%d", lstmX3ProjTile[0], lstmX3ProjTile[1],
+	lstmX3ProjTile[2], lstmX3ProjTile[3])
+
+// lstmX3ProjSmem is the projection's dynamic shared memory (RnnX3Proj::SMEM): three stages of the block's rows
+// of A and B, 32 fp32 a row padded by 16 bytes.
+var lstmX3ProjSmem = 3 * (lstmX3ProjTile[0] + lstmX3ProjTile[1]) * 144
+
+// lstmX3Shapes are the shapes lstm_x3 is built for at each hidden size, the default first: a cluster's blocks hold
+// W_hh in registers as fp32 (1 MiB at hidden 256: half the registers of 8 multiprocessors), a thread
+// 4·hidden/(8·kp)·2 values of it (128 at hidden 256, kp 2), and with wl the bf16 lo parts (half as many
+// registers again); with two m16 tiles (mt 2) each split of W serves twice the mma.
+var lstmX3Shapes = map[int][]lstmPlan{
+	128: {{x3: true, cluster: 4, kp: 2, mt: 1}},
+	256: {{x3: true, cluster: 8, kp: 2, mt: 1, wl: true}, {x3: true, cluster: 8, kp: 2, mt: 1, wl: true, ys: true},
+		{x3: true, cluster: 8, kp: 2, mt: 1}, {x3: true, cluster: 8, kp: 2, mt: 1, ys: true},
+		{x3: true, cluster: 16, kp: 2, mt: 1}},
+}
+
+// rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden
+// h in clusters of cl blocks with K split over kp warps and mt m16 tiles: two h buffers of 16·mt rows of h fp32
+// (rows padded by 16 bytes), RNN_TC_PD stages of 16·mt rows of the block's 4·h/cl columns of G (padded by 32
+// bytes), 16·mt floats a thread for the reduce-scatter when kp > 1, and with ys 16 steps of the block's y.
+func rnnX3Smem(h, cl, kp, mt int, ys bool) int {
+	const stages = 4
+	rows, u := 16*mt, h/cl
+	x, yb := 0, 0
+	if kp > 1 {
+		x = rnnX3Threads(h, cl, kp) * 16 * mt * 4
+	}
+	if ys {
+		yb = 16 * rows * u * 4
+	}
+	return 2*rows*(4*h+16) + stages*rows*(16*u+32) + x + yb
+}
+
+// rnnX3Threads is a block of rnn_x3 (RnnX3::THREADS): a warp for each 8 units of its h/cl and each of kp parts
+// of K.
+func rnnX3Threads(h, cl, kp int) int { return 32 * h / cl / 8 * kp }
+
 // lstmTCClusters are the cluster sizes lstm_tc is built for at each hidden size, the default first: the
 // clusters hold W_hh in registers, H/2 a thread for the H/8 warps of 4 gates × 8 units that cover the 4·H gate
 // rows (64 units a block: 8 warps of 256 threads; 32 for hidden 256 at 8 blocks).
 var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: {4, 8}}
 
 // lstmChoosePlan is the plan of case c on a GPU of compute capability cc with sms multiprocessors: the
-// tensor-core kernel for bf16 on sm_90 and later where rnnTCOn allows it (fp32 keeps the SIMT kernels: its
-// tolerance, 1e-5, is below what bf16 products give). The shapes are the fastest of TestCUDALSTMTune on an H200
+// tensor-core kernel for bf16 on sm_90 and later where rnnTCOn allows it (not for fp32: its tolerance, 1e-5, is
+// below what bf16 products give). The shapes are the fastest of TestCUDALSTMTune on an H200
 // (lstm_tc: per step, the mma of a block cost the same whatever its rows, its cells scale with them, and a
 // cluster barrier costs about what a whole step of one block does): hidden 64 over G in 8-row tiles, one block
 // each (batch 256, 1024 steps: 0.76 ms, against 0.86 with 16-row tiles projecting x inside); hidden 256 in
@@ -120,10 +214,23 @@ var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: 
 // fp32 up to hidden 64 takes the unit kernel with the fast gate functions where rnnUnitsOn allows it, the batch
 // rows a block left to the launch (two at batch 256): on an H100 (TestCUDALSTMTune), batch 256, 1024 steps,
 // hidden 64 took 0.825 ms, against 1.085 ms with the accurate functions and 1.344 ms for the SIMT kernel.
+//
+// On sm_90 where rnnX3On allows it, fp32 at hidden 64 takes the unit kernel with the input projection on tensor
+// cores (rnn_units_xt; batch rows a block left to the launch): batch 256, 1024 steps 0.799 ms against 0.825 on an
+// H100; at hidden 256 above one cluster's 16 rows, the 3xTF32 tensor-core kernel in its default shape
+// (lstmX3Shapes): batch 256, 128 steps 1.23 ms against 2.40 for the SIMT kernel, which keeps batch 1 (2048 steps:
+// 6.6 ms against 7.3, a step of one cluster costing more than the SIMT kernel's exchange through global memory);
+// hidden 128, which no benchmark times, keeps the SIMT kernel.
 func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 	nb, nh := c.Dims[0], c.Dims[2]
+	if c.DType == FP32 && rnnX3On && cc >= 90 && lstmUnitsXT[nh] {
+		return lstmPlan{units: true, fast: true, xt: true}
+	}
 	if c.DType == FP32 && rnnUnitsOn && lstmUnitLanes[nh] > 0 {
 		return lstmPlan{units: true, fast: true}
+	}
+	if sh := lstmX3Shapes[nh]; c.DType == FP32 && rnnX3On && cc >= 90 && nh == 256 && nb > 16 {
+		return sh[0]
 	}
 	cls, ok := lstmTCClusters[nh]
 	if !rnnTCOn || !ok || c.DType != BF16 || cc < 90 {
@@ -142,16 +249,24 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 // hidden 64 (always over G) one and two m16 tiles and 8-row tiles a cluster; at hidden 64 also over G (one m16
 // tile, 8-row tiles) in one block; below, the projection inside.
 //
-// For fp32 up to hidden 64: the unit kernels (rnnUnitsPlans), and with x a step ahead at every rnnUnitBatches.
+// For fp32 up to hidden 64: the unit kernels (rnnUnitsPlans), and with x a step ahead at every rnnUnitBatches,
+// and at hidden 64 with the projection on tensor cores (lstmUnitsXT);
+// at hidden 128 and 256 every 3xTF32 shape (lstmX3Shapes).
 func lstmPlans(c Case) []lstmPlan {
 	ps := []lstmPlan{{}}
 	if c.DType != BF16 {
+		ps = append(ps, lstmX3Shapes[c.Dims[2]]...)
 		ps = append(ps, rnnUnitsPlans(c.Dims[2], lstmUnitLanes, lstmUnitLanesAlt, func(fast bool, lanes, bb int) lstmPlan {
 			return lstmPlan{units: true, fast: fast, lanes: lanes, bb: bb}
 		})...)
 		if lstmUnitLanes[c.Dims[2]] > 0 {
 			for _, bb := range rnnUnitBatches {
 				ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xa: true})
+			}
+		}
+		if lstmUnitsXT[c.Dims[2]] {
+			for _, bb := range rnnUnitBatches[1:] {
+				ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true})
 			}
 		}
 		return ps

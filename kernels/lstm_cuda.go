@@ -37,6 +37,10 @@ func lstmFusedCUDA(l cudaLaunch) {
 		lstmTCCUDA(l, p)
 		return
 	}
+	if p.x3 {
+		lstmX3CUDA(l, p)
+		return
+	}
 	nb, nt, nh := lstmDims(l.Case)
 	if p.units {
 		ks := lstmUnitLanes[nh]
@@ -52,6 +56,21 @@ func lstmFusedCUDA(l cudaLaunch) {
 			l.Fail(fmt.Errorf("lstm: no kernel for plan %v (x ahead: fast gate functions, default lanes only)", p))
 			return
 		}
+		if p.xt {
+			if !p.fast || ks != 4 || !lstmUnitsXT[nh] || l.CC() < 90 {
+				l.Fail(fmt.Errorf("lstm: plan %v at hidden %d on %d.%d: the tensor-core projection is built for sm_90, "+
+					"fast gate functions, 4 lanes, hidden 64: %w", p, nh, l.CC()/10, l.CC()%10, ErrNotImplemented))
+				return
+			}
+			bb := p.bb
+			for bb == 0 || bb < 4 && p.bb == 0 && ceilDiv(nb, bb) > l.SMs() {
+				bb = max(1, 2*bb) // the fewest rows a block that keep to one block a multiprocessor
+			}
+			l.KernelIn(l.Module()+"_sm90", rnnUnitsName("lstm", "h", nh, true, ks, bb)+"_xt", ceilDiv(nb, bb), nh*ks,
+				l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
+			return
+		}
+		threads := nh * ks
 		name := func(bb int) string {
 			if p.xa {
 				return rnnUnitsName("lstm", "h", nh, p.fast, ks, bb) + "_xa"
@@ -61,9 +80,9 @@ func lstmFusedCUDA(l cudaLaunch) {
 		blocks := func(bb int) int { return ceilDiv(nb, bb) }
 		bb := p.bb
 		if bb == 0 {
-			bb = rnnBatchFor(l, name, blocks, nh*ks, 4, false)
+			bb = rnnBatchFor(l, name, blocks, threads, 4, false)
 		}
-		l.Kernel(name(bb), blocks(bb), nh*ks, l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
+		l.Kernel(name(bb), blocks(bb), threads, l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
 		return
 	}
 	sp, ok := lstmSplit[nh]
@@ -115,6 +134,39 @@ func lstmTCCUDA(l cudaLaunch, p lstmPlan) {
 	l.KernelIn(mod, "lstm_tc_proj_bf16", ceilDiv(m, 128)*ceilDiv(n, 128), 256, l.In[0], l.In[1], l.In[3], g.ptr, m, n, nh)
 	l.KernelCluster(mod, p.kernel(nh), grid, threads, p.cluster, rnnTCSmem(nh, p.cluster, p.mt, p.r8, false, 4),
 		g.ptr, 0, 0, l.In[2], l.In[4], l.Out[0], nb, nt)
+}
+
+// lstmX3CUDA runs plan p (x3) from module lstm_sm90: the input projection G = x·W_ihᵀ + bias as one 3xTF32 GEMM
+// (lstm_x3_proj_f32), then lstm_x3 over G.
+func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
+	nb, nt, nh := lstmDims(l.Case)
+	if l.CC() < 90 || l.DType != FP32 {
+		l.Fail(fmt.Errorf("lstm: the 3xTF32 plan %v needs fp32 and compute capability 9.0 (clusters); this is %v "+
+			"on %d.%d: %w", p, l.DType, l.CC()/10, l.CC()%10, ErrNotImplemented))
+		return
+	}
+	built := false
+	for _, sh := range lstmX3Shapes[nh] {
+		q := p
+		q.part = 0
+		built = built || sh == q
+	}
+	koBuilt := nh == 256 && p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.ys // lstm_x3 _wl_ko*
+	if !built || p.part >= 3 && !koBuilt {
+		l.Fail(fmt.Errorf("lstm: no 3xTF32 kernel for plan %v at hidden %d", p, nh))
+		return
+	}
+	mod := l.Module() + "_sm90"
+	g := l.tmpF32(nb * nt * 4 * nh)
+	m, n, t := nb*nt, 4*nh, lstmX3ProjTile
+	if p.part == 0 || p.part == 1 {
+		l.KernelCluster(mod, lstmX3ProjKernel, ceilDiv(m, t[0])*ceilDiv(n, t[1]), 32*t[2]*t[3], 1, lstmX3ProjSmem,
+			l.In[0], l.In[1], l.In[3], g.ptr, m, n, nh)
+	}
+	if p.part != 1 {
+		l.KernelCluster(mod, p.lstmX3Kernel(nh), ceilDiv(nb, 16*p.mt)*p.cluster, rnnX3Threads(nh, p.cluster, p.kp),
+			p.cluster, rnnX3Smem(nh, p.cluster, p.kp, p.mt, p.ys), g.ptr, l.In[2], l.In[4], l.Out[0], nb, nt)
+	}
 }
 
 // lstmNaiveCUDA is the CPU's eager cell loop (lstmNaive), op for op.

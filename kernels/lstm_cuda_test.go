@@ -18,22 +18,25 @@ func lstmPlanTestCases() []Case {
 	}
 	// The unit kernels' blocks of 1, 2 and 4 rows with tails, and a run of steps long enough for the fast gate
 	// functions' errors to build up.
-	for _, d := range [][]int{{37, 9, 16}, {37, 9, 32}, {37, 9, 64}, {7, 300, 64}} {
+	// The 3xTF32 kernels' 16-row tiles with tails and whole, and a run of steps long enough for the tf32 products'
+	// errors to build up.
+	for _, d := range [][]int{{37, 9, 16}, {37, 9, 32}, {37, 9, 64}, {7, 300, 64}, {33, 6, 128}, {20, 5, 256},
+		{48, 3, 256}, {9, 200, 256}} {
 		extra = append(extra, Case{DType: FP32, Dims: d})
 	}
 	return extra
 }
 
-// TestCUDALSTMPlans: the fused LSTM in every plan (the SIMT kernels, and for bf16 on sm_90 every tensor-core
-// shape, whether or not -kernels.pending lets the chooser pick them), against the float64 reference, with every
-// reset pattern of TestRecurrentResets.
+// TestCUDALSTMPlans: the fused LSTM in every plan (the SIMT kernels, for bf16 on sm_90 every tensor-core shape,
+// for fp32 on sm_90 every 3xTF32 shape, whether or not -kernels.pending lets the chooser pick them), against the
+// float64 reference, with every reset pattern of TestRecurrentResets.
 func TestCUDALSTMPlans(t *testing.T) {
 	be := cudaBackend(t)
 	use := swapLSTMPlan(t)
 	for _, c := range lstmPlanTestCases() {
 		for _, p := range lstmPlans(c) {
 			t.Run(fmt.Sprintf("%s/%v", LSTMFamily.BenchName(c, Fused), p), func(t *testing.T) {
-				if p.tc && be.CC() < 90 {
+				if (p.tc || p.x3) && be.CC() < 90 {
 					t.Skipf("plan %v needs compute capability 9.0, this GPU is %d.%d", p, be.CC()/10, be.CC()%10)
 				}
 				use(p)
@@ -56,6 +59,36 @@ func TestCUDALSTMTune(t *testing.T) {
 	t.Cleanup(func() { lstmPlanFor = def })
 	lstmPlanFor = func(c Case, _, _ int) lstmPlan { return plan(c) }
 	tunePlans(t, LSTMFamily, lstmPlans, &plan)
+}
+
+// TestCUDALSTMX3Parts (with -kernels.tune) times the 3xTF32 plans' projection and recurrence apart, and the
+// recurrence of x3_cl8_kp2_wl without its y stores, its h stores into the other blocks or its G loads, at the cuda
+// grid's fp32 cases at hidden 256 (over G as the allocator leaves it, results unchecked: timing only).
+func TestCUDALSTMX3Parts(t *testing.T) {
+	be := cudaBackend(t)
+	if be.CC() < 90 {
+		t.Skip("the 3xTF32 plans need compute capability 9.0")
+	}
+	plan := func(c Case) lstmPlan { return lstmChoosePlan(c, be.CC(), be.Device().Workers) }
+	def := lstmPlanFor
+	t.Cleanup(func() { lstmPlanFor = def })
+	lstmPlanFor = func(c Case, _, _ int) lstmPlan { return plan(c) }
+	tunePlans(t, LSTMFamily, func(c Case) []lstmPlan {
+		var ps []lstmPlan
+		if sh := lstmX3Shapes[c.Dims[2]]; c.DType == FP32 && len(sh) > 0 {
+			for _, p := range lstmPlans(c) {
+				if p.x3 {
+					for part := 1; part <= 5; part++ {
+						p.part = part
+						if part < 3 || p.cluster == 8 && p.kp == 2 && p.wl && !p.ys {
+							ps = append(ps, p)
+						}
+					}
+				}
+			}
+		}
+		return ps
+	}, &plan)
 }
 
 // TestCUDASLSTMPlans: the fused sLSTM in every plan (the SIMT kernel, and for bf16 on sm_90 the tensor-core

@@ -9,8 +9,8 @@ import (
 // TestLSTMChoosePlan: the tensor-core plan only for bf16 on sm_90 at the hidden sizes it is built for, and only
 // while rnnTCOn (-kernels.pending until it has passed on a GPU); every built shape fits a multiprocessor.
 func TestLSTMChoosePlan(t *testing.T) {
-	defer func(on, units bool) { rnnTCOn, rnnUnitsOn = on, units }(rnnTCOn, rnnUnitsOn)
-	rnnUnitsOn = false
+	defer func(on, units, x3 bool) { rnnTCOn, rnnUnitsOn, rnnX3On = on, units, x3 }(rnnTCOn, rnnUnitsOn, rnnX3On)
+	rnnUnitsOn, rnnX3On = false, false
 	bf := func(nb, nt, nh int) Case { return Case{DType: BF16, Dims: []int{nb, nt, nh}} }
 	fp := func(nb, nt, nh int) Case { return Case{DType: FP32, Dims: []int{nb, nt, nh}} }
 	for _, tc := range []struct {
@@ -50,13 +50,96 @@ func TestLSTMChoosePlan(t *testing.T) {
 				t.Errorf("hidden %d plan %v: %d B of shared memory, more than %d", nh, p, s, smemMax)
 			}
 		}
-		want := 1
+		want := 1 + len(lstmX3Shapes[nh])
 		if lstmUnitLanes[nh] > 0 {
 			want += 4 * len(rnnUnitBatches)
 		}
-		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != want || ps[0] != (lstmPlan{}) || want > 1 && !ps[1].units {
-			t.Errorf("fp32 hidden %d: plans %v, want simt and %d unit plans", nh, ps, want-1)
+		if lstmUnitsXT[nh] {
+			want += len(rnnUnitBatches[1:])
 		}
+		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != want || ps[0] != (lstmPlan{}) || want > 1 && !ps[1].units && !ps[1].x3 {
+			t.Errorf("fp32 hidden %d: plans %v, want simt and %d unit or 3xTF32 plans", nh, ps, want-1)
+		}
+	}
+}
+
+// TestLSTMX3ChoosePlan: the 3xTF32 plan for fp32 at hidden 256 and the unit kernel with the projection on tensor
+// cores at hidden 64, on sm_90 only while rnnX3On, the former in its default shape; every built shape names a kernel of lstm_sm90's PTX, fits a multiprocessor's shared memory and
+// a block's 1024 threads, and prints its shape.
+func TestLSTMX3ChoosePlan(t *testing.T) {
+	defer func(on, units bool) { rnnX3On, rnnUnitsOn = on, units }(rnnX3On, rnnUnitsOn)
+	rnnUnitsOn = true
+	fp := func(nb, nt, nh int) Case { return Case{DType: FP32, Dims: []int{nb, nt, nh}} }
+	for _, tc := range []struct {
+		on   bool
+		c    Case
+		cc   int
+		want lstmPlan
+	}{
+		{false, fp(256, 128, 256), 90, lstmPlan{}},
+		{true, fp(256, 128, 256), 90, lstmX3Shapes[256][0]},
+		{true, fp(1, 2048, 256), 90, lstmPlan{}}, // one cluster's rows: SIMT
+		{true, fp(17, 128, 256), 90, lstmX3Shapes[256][0]},
+		{true, fp(16, 128, 256), 90, lstmPlan{}},
+		{true, fp(5, 7, 128), 90, lstmPlan{}},     // built and tested, not timed
+		{true, fp(256, 128, 256), 89, lstmPlan{}}, // no clusters before sm_90
+		{true, fp(256, 1024, 64), 90, lstmPlan{units: true, fast: true, xt: true}},
+		{true, fp(256, 1024, 64), 80, lstmPlan{units: true, fast: true}},
+		{false, fp(256, 1024, 64), 90, lstmPlan{units: true, fast: true}},
+		{true, fp(256, 1024, 32), 90, lstmPlan{units: true, fast: true}},
+		{true, fp(4, 4, 48), 90, lstmPlan{}}, // no kernel built
+		{true, Case{DType: BF16, Dims: []int{256, 128, 256}}, 90, lstmChoosePlan(Case{DType: BF16, Dims: []int{256, 128, 256}}, 90, 132)},
+	} {
+		rnnX3On = tc.on
+		if got := lstmChoosePlan(tc.c, tc.cc, 132); got != tc.want {
+			t.Errorf("on=%v %v %v cc %d: plan %v, want %v", tc.on, tc.c.DType, tc.c.Dims, tc.cc, got, tc.want)
+		}
+	}
+	if p := lstmChoosePlan(Case{DType: BF16, Dims: []int{256, 128, 256}}, 90, 132); p.x3 {
+		t.Errorf("bf16: 3xTF32 plan %v, built for fp32 only", p)
+	}
+	ptx, err := os.ReadFile("cuda/ptx/lstm_sm90.ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ptx), ".entry "+lstmX3ProjKernel+"(") {
+		t.Errorf("lstm_sm90 has no kernel %s", lstmX3ProjKernel)
+	}
+	if lstmX3ProjSmem > 227<<10 {
+		t.Errorf("projection tile %v: %d B of shared memory", lstmX3ProjTile, lstmX3ProjSmem)
+	}
+	n := 0
+	for nh := range lstmX3Shapes {
+		for _, p := range lstmPlans(fp(1, 1, nh)) {
+			if !p.x3 {
+				continue
+			}
+			n++
+			if name := p.lstmX3Kernel(nh); !strings.Contains(string(ptx), ".entry "+name+"(") {
+				t.Errorf("lstm_sm90 has no kernel %s", name)
+			}
+			if s := rnnX3Smem(nh, p.cluster, p.kp, p.mt, p.ys); s > 227<<10 {
+				t.Errorf("hidden %d plan %v: %d B of shared memory", nh, p, s)
+			}
+			if threads := rnnX3Threads(nh, p.cluster, p.kp); threads > 1024 || nh%(8*p.cluster) != 0 {
+				t.Errorf("hidden %d plan %v: %d threads a block", nh, p, threads)
+			}
+		}
+	}
+	if want := len(lstmX3Shapes[128]) + len(lstmX3Shapes[256]); n != want {
+		t.Errorf("%d 3xTF32 plans, want %d (every shape)", n, want)
+	}
+	for p, want := range map[lstmPlan]string{{x3: true, cluster: 8, kp: 4, mt: 1}: "x3_cl8_kp4",
+		{x3: true, cluster: 16, kp: 4, mt: 2, wl: true, ys: true}: "x3_cl16_kp4_mt2_wl_ys"} {
+		if s := p.String(); s != want {
+			t.Errorf("plan name %q, want %s", s, want)
+		}
+	}
+	if got, want := rnnX3Smem(256, 8, 2, 1, false), 2*16*1040+4*16*544+256*64; got != want {
+		t.Errorf("rnnX3Smem(256, 8, 2, 1) = %d, want %d", got, want)
+	}
+	if got, want := rnnX3Smem(256, 16, 4, 2, true), 2*32*1040+4*32*288+256*128+16*32*16*4; got != want {
+		t.Errorf("rnnX3Smem(256, 16, 4, 2, ys) = %d, want %d", got, want)
 	}
 }
 
@@ -64,7 +147,8 @@ func TestLSTMChoosePlan(t *testing.T) {
 // rnnUnitsOn, the launch picking its batch rows, with the fast gate functions for the LSTM and at sLSTM head
 // size 64; the plans' kernel names.
 func TestRNNUnitsChoosePlan(t *testing.T) {
-	defer func(on bool) { rnnUnitsOn = on }(rnnUnitsOn)
+	defer func(on, x3 bool) { rnnUnitsOn, rnnX3On = on, x3 }(rnnUnitsOn, rnnX3On)
+	rnnX3On = false
 	for _, on := range []bool{false, true} {
 		rnnUnitsOn = on
 		for _, nh := range []int{16, 32, 64, 128, 256} {
@@ -175,6 +259,18 @@ func TestRNNUnitsKernels(t *testing.T) {
 	}
 	for nh := range lstmUnitLanes {
 		for _, p := range lstmPlans(Case{DType: FP32, Dims: []int{1, 1, nh}})[1:] {
+			if p.x3 {
+				continue // TestLSTMX3ChoosePlan
+			}
+			if p.xt { // in lstm_sm90, at the plan's batch rows and at each the launch may pick
+				for _, bb := range rnnUnitBatches[1:] {
+					name := rnnUnitsName("lstm", "h", nh, p.fast, lstmUnitLanes[nh], bb) + "_xt"
+					if !strings.Contains(entries("lstm_sm90"), ".entry "+name+"(") {
+						t.Errorf("lstm_sm90 has no kernel %s (plan %v)", name, p)
+					}
+				}
+				continue
+			}
 			suffix := ""
 			if p.xa {
 				suffix = "_xa"

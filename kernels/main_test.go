@@ -18,5 +18,6 @@ func TestMain(m *testing.M) {
 	wgmmaFFNOn = wgmmaFFNOn || harness.RunPending()
 	wgmmaAttnOn = wgmmaAttnOn || harness.RunPending()
 	rnnUnitsOn = rnnUnitsOn || harness.RunPending()
+	rnnX3On = rnnX3On || harness.RunPending()
 	os.Exit(harness.Main(m))
 }

@@ -52,6 +52,16 @@ const rnnUnitsPending = ""
 // rnnUnitsOn is whether the LSTM's and sLSTM's choosers may pick their unit plans.
 var rnnUnitsOn = rnnUnitsPending == ""
 
+// rnnX3Pending says why the LSTM's fp32 tensor-core plans (cuda/rnn_x3.cuh: 3xTF32 on sm_90; the hidden-256
+// kernel and the hidden-64 unit kernel with its input projection on tensor cores) would not be chosen: "" since
+// TestCUDALSTMPlans passed with them (every plan, every reset pattern) on an H100, and the hidden-256 kernel in an
+// earlier form on an H200, where (TestCUDALSTMTune, H100) they took LSTM fp32 batch 256, 128 steps, hidden 256
+// from 2.40 ms (SIMT) to 1.23 ms and batch 256, 1024 steps, hidden 64 from 0.825 to 0.799 ms.
+const rnnX3Pending = ""
+
+// rnnX3On is whether the LSTM's chooser may pick its 3xTF32 plans.
+var rnnX3On = rnnX3Pending == ""
+
 // rnnUnitLanes are the threads a unit of rnn_units (lstm.cu, slstm.cu) at each hidden or head size by default:
 // each holds 1/lanes of the unit's four gate rows (of W_hh and, for the LSTM, W_ih) in registers, 128 floats a
 // thread at 32 and 64 for the sLSTM and at 64 for the LSTM. The kernels are also built with twice as many

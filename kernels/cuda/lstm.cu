@@ -16,6 +16,17 @@
 //     writes y_t.
 #include "rnn.cuh"
 
+// LstmCellF is LstmCell (below) with rnn.cuh's fp32 gate functions on the special-function unit: the unit
+// kernels' fast cell, and the 3xTF32 kernel's.
+struct LstmCellF {
+    float c = 0.0f;
+    __device__ __forceinline__ float step(const float z[4], bool first) {
+        if (first) c = 0.0f;
+        c = rnn_sigmoid(z[1]) * c + rnn_sigmoid(z[0]) * rnn_tanh(z[2]);
+        return rnn_sigmoid(z[3]) * rnn_tanh(c);
+    }
+};
+
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ < 900  // module lstm (compute_75); lstm_sm90 has only lstm_tc below
 
 struct LstmCell {
@@ -34,15 +45,6 @@ struct LstmCell {
         rnn_persistent<LstmCell, S, F32, H, U, KS, BB, false>(g, nullptr, nullptr, w_hh, resets, y, hx, bar, nb, \
                                                                 nt, 1);                                           \
     }
-// LstmCellF is LstmCell with rnn.cuh's fp32 gate functions on the special-function unit.
-struct LstmCellF {
-    float c = 0.0f;
-    __device__ __forceinline__ float step(const float z[4], bool first) {
-        if (first) c = 0.0f;
-        c = rnn_sigmoid(z[1]) * c + rnn_sigmoid(z[0]) * rnn_tanh(z[2]);
-        return rnn_sigmoid(z[3]) * rnn_tanh(c);
-    }
-};
 
 // lstm_units{,f}_f32_h{H}_l{KS}_bb{BB}: rnn.cuh's rnn_units with the input projection inside (a thread per
 // unit and 1/KS of its four gate rows of W_ih and W_hh), with the accurate cell or LstmCellF (f).
@@ -135,6 +137,7 @@ RNN_GEMM(lstm, F32, f32, BF16, bf16, 128)
 //     hidden-64 kernels over G.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include "rnn_tc.cuh"
+#include "rnn_x3.cuh"
 
 // LstmCellTC is LstmCell with tanh.approx gates (bf16 outputs only).
 struct LstmCellTC {
@@ -166,6 +169,47 @@ LSTM_TC_G(64, 1, _g)
 LSTM_TC_G(128, 2, )
 LSTM_TC_G(256, 4, )
 LSTM_TC_G(256, 8, )
+
+// fp32 on tensor cores in 3xTF32 (rnn_x3.cuh), for hidden 128 and 256: lstm_x3_proj_f32_*, the input projection G
+// (fp32, bias included), then
+//   lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}[_wl][_ys]: rnn_x3 over G, 16·MT batch rows a cluster of CL blocks, K
+//     split over KP warps; _wl: W's bf16 lo parts held in registers (else made each step); _ys: y staged in
+//     shared memory, written 8 steps at a time; _ko2, _ko3, _ko4: timing only (TestCUDALSTMX3Parts), a step
+//     without its y stores, its h stores into the other blocks, its G loads.
+#define LSTM_X3(H, CL, KP, MT, WLO, NS, V, SUFFIX)                                                                \
+    extern "C" __global__ void __launch_bounds__(RnnX3<H, CL, KP, MT, WLO, NS, V>::THREADS, 1)                    \
+        lstm_x3_f32_h##H##_cl##CL##_kp##KP##_mt##MT##SUFFIX(const float* g, const float* w_hh, const float* resets, \
+                                                            float* y, long long nb, long long nt) {               \
+        rnn_x3<LstmCellF, H, CL, KP, MT, WLO, NS, V>(g, w_hh, resets, y, nb, nt);                                  \
+    }
+LSTM_X3(128, 4, 2, 1, false, 1, 0, )
+LSTM_X3(256, 8, 2, 1, false, 1, 0, )
+LSTM_X3(256, 8, 2, 1, true, 1, 0, _wl)
+LSTM_X3(256, 8, 2, 1, false, 1, RNN_X3_YS, _ys)
+LSTM_X3(256, 8, 2, 1, true, 1, RNN_X3_YS, _wl_ys)
+LSTM_X3(256, 16, 2, 1, false, 1, 0, )
+LSTM_X3(256, 8, 2, 1, true, 1, 2, _wl_ko2)
+LSTM_X3(256, 8, 2, 1, true, 1, 3, _wl_ko3)
+LSTM_X3(256, 8, 2, 1, true, 1, 4, _wl_ko4)
+
+// lstm_unitsf_f32_h{H}_l4_bb{BB}_xt: rnn_units_xt (the projection on tensor cores a chunk of steps at a time).
+#define LSTM_UNITS_XT(H, BB)                                                                                      \
+    extern "C" __global__ void __launch_bounds__(H * 4) lstm_unitsf_f32_h##H##_l4_bb##BB##_xt(                    \
+        const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
+        long long nb, long long nt) {                                                                             \
+        rnn_units_xt<LstmCellF, H, BB>(x, w_ih, bias, w_hh, resets, y, nb, nt);                                   \
+    }
+LSTM_UNITS_XT(64, 1)
+LSTM_UNITS_XT(64, 2)
+LSTM_UNITS_XT(64, 4)
+
+// lstm_x3_proj_f32_{BM}x{BN}_w{WM}x{WN}: rnn_x3_proj's tile shapes.
+#define LSTM_X3_PROJ(BM, BN, WM, WN)                                                                              \
+    extern "C" __global__ void __launch_bounds__(32 * WM * WN) lstm_x3_proj_f32_##BM##x##BN##_w##WM##x##WN(        \
+        const float* x, const float* w_ih, const float* bias, float* g, long long m, long long n, long long k) {  \
+        rnn_x3_proj<BM, BN, WM, WN>(x, w_ih, bias, g, m, n, k);                                                    \
+    }
+LSTM_X3_PROJ(128, 128, 2, 4)
 
 extern "C" __global__ void __launch_bounds__(256) lstm_tc_proj_bf16(const unsigned short* x, const unsigned short* w_ih,
                                                                    const float* bias, float* g, long long m,

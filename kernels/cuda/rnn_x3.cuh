@@ -1,0 +1,640 @@
+// rnn_x3.cuh: the LSTM's fp32 persistent kernel on tensor cores (sm_90: mma.sync, ldmatrix, cp.async,
+// thread-block clusters) with fp32 accuracy from tf32 products (3xTF32), and the input projection as a 3xTF32
+// GEMM. For fp32 storage: the LSTM's (lstm.cu, module lstm_sm90) at hidden 128 and 256, where the SIMT kernels
+// spend most of a step on W h and the eager chain is only a few times slower.
+//
+// 3xTF32: a product a·b of fp32 values is a_hi·b_hi + a_lo·b_hi + a_hi·b_lo, with x = x_hi + x_lo, x_hi the
+// value as a tf32 (10 mantissa bits) and x_lo = x − x_hi exact in fp32 (below 2⁻¹⁰|x|); what is dropped (a_lo·b_lo
+// and the roundings of the lo parts) is about 2⁻²⁰ of the product, near fp32's own rounding, where a tf32 product
+// alone is off by about 2⁻¹¹. Here (mma_x3) the two large products are tf32 m16n8k8 mma with the fp32 a passed
+// as it is (the tensor core ignores its low 13 bits: a_hi is a truncated, for free) and a_lo = x3_lo(a); the
+// small a_hi·b_lo is one bf16 m16n8k16 mma over twice the k, a and b_lo rounded to bf16 (2⁻⁹ of a term below
+// 2⁻¹⁰ of the product), b_hi rounded to nearest so that b_lo is below 2⁻¹¹|b|. Rounding to tf32 with cvt.rna costs
+// five instructions on sm_90 (no such unit): the splits here are one or two integer or fp32 instructions each.
+//
+// rnn_x3 runs rnn_tc.cuh's recurrence over G [batch, t, 4H] fp32 (the projection already made, bias included:
+// rnn_x3_proj), with these differences from rnn_tc:
+//   - W_hh is fp32 in registers, split into hi and lo at each use (two instructions a weight a step: the hi and
+//     lo of all of W would need twice the register file of the cluster); h_{t−1} is fp32 in shared memory, read
+//     as A fragments with ldmatrix (an 8 × 16-byte matrix of fp32 is an 8 × 4 tf32 block) and split likewise;
+//   - K is split over KP warps: warp (ug, kp) takes the four gates of 8 units (ug) over the kp-th H/KP of h, so
+//     that a thread holds 4·H/KP/8·2 fp32 of W (128 at H = 256, KP = 2). The KP warps of a unit group then
+//     reduce-scatter their accumulators through shared memory (a named barrier of the KP warps): each ends with
+//     the full pre-activations of 4/KP of the (row, unit) pairs of its accumulator tile and runs their cells;
+//   - h is fp32: each thread writes its h_t into the next buffer of every block of the cluster (distributed
+//     shared memory), then one cluster barrier ends the step.
+// The gates use rnn.cuh's fp32 functions on the special-function unit (LstmCellF), the fp32 unit kernel's.
+//
+// A cluster of CL blocks takes 16·MT batch rows (MT m16 tiles: the split of W serves MT times as many mma);
+// block `rank` owns U = H/CL units in U/8 · KP warps.
+// Layouts: G [batch, t, 4H]; W [4H, H]; y [batch, t, H]; resets [batch, t] (fp32, 0 or 1).
+// grid = ⌈batch / (16·MT)⌉ · CL blocks of RnnX3::THREADS threads in clusters of CL; dynamic shared memory
+// RnnX3::SMEM (rnnX3Smem in lstm.go; the kernel traps on less).
+#pragma once
+#include "rnn.cuh"
+#include "rnn_tc.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+
+// x3_lo is a − trunc(a), trunc(a) = a with its low 13 bits cleared: what the tensor core drops of an fp32 value
+// passed as a tf32 operand (it reads the upper 19 bits), exact in fp32, below 2⁻¹⁰|a|.
+__device__ __forceinline__ float x3_lo(float a) { return a - __uint_as_float(__float_as_uint(a) & 0xffffe000u); }
+
+// x3_rna is finite a rounded to the nearest tf32 (the carry of bit 12 into the kept bits), so that a − x3_rna(a)
+// is below 2⁻¹¹|a|.
+__device__ __forceinline__ float x3_rna(float a) {
+    return __uint_as_float((__float_as_uint(a) + 0x1000u) & 0xffffe000u);
+}
+
+// mma_tf32 is d += a · b on one m16n8k8 tile (row-major A, column-major B, tf32 operands, fp32 accumulators).
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// X3A is a thread's A operand of one m16 tile over a k16 step, read as two m16n8k8 tf32 fragments (a[0], a[1]:
+// k 0–7, 8–15) of fp32 values, passed as they are (the tensor core truncates them: their hi parts); lo, their lo
+// parts; bf, the values rounded to bf16 as one m16n8k16 fragment. The k16 fragment's lanes hold other k than the
+// two k8 ones (lane q has k 2q, 2q + 1, 2q + 8, 2q + 9 against q, q + 4, q + 8, q + 12); a product sums over k,
+// so bf takes its own values in the k16 slots of the k8 ones (slot 2q ← k q, 2q + 1 ← q + 4, 2q + 8 ← q + 8,
+// 2q + 9 ← q + 12), and so must the B operand's bf16 fragment (x3_bf16_b).
+struct X3A {
+    unsigned a[2][4], lo[2][4], bf[4];
+    __device__ __forceinline__ void split() {
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) lo[h][i] = __float_as_uint(x3_lo(__uint_as_float(a[h][i])));
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            bf[2 * h] = tc_pack_bf16(__uint_as_float(a[h][0]), __uint_as_float(a[h][2]));
+            bf[2 * h + 1] = tc_pack_bf16(__uint_as_float(a[h][1]), __uint_as_float(a[h][3]));
+        }
+    }
+};
+
+// x3_bf16_b is the m16n8k16 bf16 B fragment (b0, b1) of the values whose m16n8k8 tf32 B fragments over the same
+// k16 step are (v00, v01) (k 0–7) and (v10, v11) (k 8–15), in X3A's slots.
+__device__ __forceinline__ void x3_bf16_b(float v00, float v01, float v10, float v11, unsigned& b0, unsigned& b1) {
+    b0 = tc_pack_bf16(v00, v01);
+    b1 = tc_pack_bf16(v10, v11);
+}
+
+// mma_x3 is d += A·B over a k16 step for fp32 A (X3A) and B given as hi, two tf32 fragments (k 0–7, 8–15), and lo,
+// the bf16 fragment of B − hi (x3_bf16_b): A·hi in two products (A's hi and lo parts: the tensor core drops the
+// low 13 bits of each, about 2⁻²⁰ of A), A·lo in one bf16 product (A and lo each rounded to bf16, 2⁻⁹ of a term
+// below 2⁻¹⁰ of A·B). The small terms go into ds, the large one into d: shorter chains of dependent mma.
+__device__ __forceinline__ void mma_x3(float (&d)[4], float (&ds)[4], const X3A& a, const unsigned (&hi)[2][2],
+                                       unsigned lo0, unsigned lo1) {
+    mma_bf16(ds, a.bf, lo0, lo1);
+    mma_tf32(ds, a.lo[0], hi[0][0], hi[0][1]);
+    mma_tf32(ds, a.lo[1], hi[1][0], hi[1][1]);
+    mma_tf32(d, a.a[0], hi[0][0], hi[0][1]);
+    mma_tf32(d, a.a[1], hi[1][0], hi[1][1]);
+}
+
+__device__ __forceinline__ void x3_st_cluster2(unsigned addr, float a, float b) {
+    asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(a), "f"(b) : "memory");
+}
+__device__ __forceinline__ void x3_st_cluster1(unsigned addr, float a) {
+    asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(addr), "f"(a) : "memory");
+}
+// x3_bar_sync is a named barrier (bar.sync id, n threads: whole warps).
+__device__ __forceinline__ void x3_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
+
+// RnnX3 is the shape of one instantiation and its shared memory (bytes): two h buffers of 16·MT rows of H fp32,
+// rows padded by 16 bytes (the eight rows of an ldmatrix fall in distinct banks); RNN_TC_PD input stages of 16·MT
+// rows of the block's 4·U columns of G (padded by 32 bytes); the reduce-scatter buffer, 16·MT floats a thread.
+// V: 0, or 1 (YS) y staged in shared memory and written 8 steps at a time with 16-byte stores; for timing only,
+// what a step costs without a part of it: 2 no y, 3 h into the block's own buffer only, 4 no G.
+#define RNN_X3_YS 1
+template <int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0>
+struct RnnX3 {
+    static const int U = H / CL, UG = U / 8, NW = UG * KP, THREADS = 32 * NW, KH = H / KP, KT = KH / 8, ROWS = 16 * MT;
+    static const int NP = 4 * MT, P = NP / KP;  // (row, unit) pairs of a thread's accumulators; those whose cells it runs
+    static const int HP = 4 * H + 16, GSEG = 4 * U, SP = 4 * GSEG + 32, CPR = 4 * GSEG / 16;
+    static const int HBYTES = 2 * ROWS * HP, RBYTES = RNN_TC_PD * ROWS * SP, XBYTES = KP > 1 ? THREADS * 16 * MT * 4 : 0;
+    static const int YBYTES = V == RNN_X3_YS ? 16 * ROWS * U * 4 : 0;  // 16 steps of the block's y
+    static const int SMEM = HBYTES + RBYTES + XBYTES + YBYTES;
+    static_assert(H % (8 * CL) == 0 && (KP == 1 || KP == 2 || KP == 4) && KH % 16 == 0 && UG >= 1 && NW <= 32 &&
+                      UG <= 15 && (MT == 1 || MT == 2),
+                  "rnn_x3: bad shape");
+};
+
+template <class Cell, int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0>
+__device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const float* __restrict__ w,
+                                       const float* __restrict__ resets, float* __restrict__ y, long long nb,
+                                       long long nt) {
+    typedef RnnX3<H, CL, KP, MT, WLO, NS, V> L;
+    constexpr int U = L::U, UG = L::UG, KT = L::KT, KH = L::KH, HP = L::HP, SP = L::SP, CPR = L::CPR, P = L::P;
+    constexpr int NP = L::NP, PD = RNN_TC_PD, ROWS = L::ROWS;
+    extern __shared__ __align__(128) unsigned char x3_smem[];
+    {
+        unsigned dyn;
+        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+        if (dyn < (unsigned)L::SMEM || (CL > 1 && tc_cluster_size() != CL)) __trap();  // a launch that lies
+    }
+    const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, g = lane >> 2, q = lane & 3;
+    const int ug = wp % UG, kp = wp / UG;
+    const unsigned rank = CL > 1 ? tc_cluster_rank() : 0;
+    const long long b0 = (long long)(blockIdx.x / CL) * ROWS;
+    const int lu = ug * 8 + 2 * q;        // this thread's first unit in the block (and lu + 1)
+    const int unit = (int)rank * U + lu;  // … in the layer
+
+    // B fragments of W: gate j of unit rank·U + ug·8 + g (column g of the n8 tile), k = kp·KH + 8·kt + q (+ 4).
+    // With WLO, W rounded to nearest tf32 and wl, the bf16 fragments of the rest; else W as it is (its lo parts
+    // are made each step, two instructions a value).
+    float wh[KT][4][2];
+    unsigned wl[WLO ? KT / 2 : 1][4][2];
+    {
+        const float* wrow = w + ((long long)rank * U + ug * 8 + g) * H + kp * KH + q;
+#pragma unroll
+        for (int kt = 0; kt < KT; kt++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                wh[kt][j][0] = wrow[(long long)j * H * H + kt * 8];
+                wh[kt][j][1] = wrow[(long long)j * H * H + kt * 8 + 4];
+            }
+        if (WLO) {
+#pragma unroll
+            for (int kk = 0; kk < KT / 2; kk++)
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    float lo[2][2];
+#pragma unroll
+                    for (int h = 0; h < 2; h++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const float v = wh[2 * kk + h][j][e];
+                            wh[2 * kk + h][j][e] = x3_rna(v);
+                            lo[h][e] = v - wh[2 * kk + h][j][e];
+                        }
+                    x3_bf16_b(lo[0][0], lo[0][1], lo[1][0], lo[1][1], wl[WLO ? kk : 0][j][0], wl[WLO ? kk : 0][j][1]);
+                }
+        }
+    }
+    const unsigned sbase = smem_addr(x3_smem), stbase = sbase + L::HBYTES;
+    float* xb = reinterpret_cast<float*>(x3_smem + L::HBYTES + L::RBYTES);
+    unsigned hpeer[CL];
+#pragma unroll
+    for (int r = 0; r < CL; r++) hpeer[r] = CL > 1 ? tc_mapa(sbase, r) : sbase;
+
+    // load(s) starts the copies of step s's columns of G into stage s mod PD (one commit group, empty past the end).
+    float* ybuf = reinterpret_cast<float*>(x3_smem + L::HBYTES + L::RBYTES + L::XBYTES);  // [16][ROWS][U]
+    // flush(t0, t1): y of steps t0 … t1 − 1 (< 8, in ybuf) to device memory, a float4 a thread at a time.
+    auto flush = [&](long long t0, long long t1) {
+        constexpr int Q = ROWS * U / 4;  // float4 a step
+        for (int i = tid; i < (int)(t1 - t0) * Q; i += L::THREADS) {
+            const long long ts = t0 + i / Q;
+            const int r = i % Q / (U / 4), c = i % (U / 4);
+            if (b0 + r < nb)
+                *reinterpret_cast<float4*>(y + ((b0 + r) * nt + ts) * H + rank * U + 4 * c) =
+                    *reinterpret_cast<const float4*>(ybuf + ((int)(ts % 16) * ROWS + r) * U + 4 * c);
+        }
+    };
+    auto load = [&](long long s) {
+        if (V == 4) s = nt;
+        if (s < nt) {
+            const unsigned dst0 = stbase + (unsigned)(s % PD) * ROWS * SP;
+            for (int i = tid; i < ROWS * CPR; i += L::THREADS) {
+                const int r = i / CPR, cc = i % CPR;
+                const long long b = b0 + r;
+                const bool ok = b < nb;
+                constexpr int PER = L::GSEG / 16;  // chunks a gate
+                const int j = cc / PER, c = cc % PER;
+                const float* src = gin + ((ok ? b : 0) * nt + s) * 4 * H + j * H + rank * U + c * 4;
+                cp_async16(dst0 + r * SP + j * L::GSEG + c * 16, src, ok);
+            }
+        }
+        cp_async_commit();
+    };
+    // Pair p of a thread's accumulators: tile p / 4, element p % 4 of each gate's m16n8 accumulator, which is row
+    // 16·(p / 4) + 8·(p % 4 / 2) + g of the tile and unit lu + p % 2.
+    auto prow = [](int p) { return 16 * (p / 4) + 8 * (p % 4 / 2); };  // + g
+    // The reset flag of step s for the row of half rh (16·MT rows: rh = 2·mt + hh), tested two steps on.
+    auto flag = [&](int rh, long long s) -> float {
+        const long long b = b0 + 8 * rh + g;
+        return b < nb && s < nt ? resets[b * nt + s] : 0.0f;
+    };
+
+    for (int i = tid; i < 2 * ROWS * HP / 16; i += L::THREADS)
+        *reinterpret_cast<uint4*>(x3_smem + 16 * i) = make_uint4(0u, 0u, 0u, 0u);  // h_{−1} = 0
+#pragma unroll
+    for (int s = 0; s < PD - 1; s++) load(s);
+    float f0[2 * MT], f1[2 * MT];
+#pragma unroll
+    for (int rh = 0; rh < 2 * MT; rh++) f0[rh] = flag(rh, 0), f1[rh] = flag(rh, 1);
+    Cell cell[P];
+    cp_async_wait<PD - 2>();
+    rnn_tc_arrive<CL>();
+    rnn_tc_wait<CL>();  // also: every block of the cluster runs before any writes into another's shared memory
+
+    // ldmatrix lane address within a 16-row tile: row lane % 16, 16-byte chunk lane / 16 of a k8 step.
+    const unsigned lda = (lane & 15) * HP + (lane >> 4) * 16 + kp * KH * 4;
+    for (long long t = 0; t < nt; t++) {
+        if (V == RNN_X3_YS && t % 8 == 0 && t > 0) flush(t - 8, t);
+        load(t + PD - 1);
+        const unsigned hcur = sbase + (unsigned)(t & 1) * ROWS * HP, scur = (unsigned)(t % PD) * ROWS * SP;
+        // NS sets of accumulators (k16 steps kk mod NS): NS times as many independent chains of mma.
+        float acc[NS][MT][4][4], accs[NS][MT][4][4];
+#pragma unroll
+        for (int n = 0; n < NS; n++)
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) acc[n][mt][j][e] = accs[n][mt][j][e] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < KT / 2; kk++) {
+            if (!WLO) {
+                // W as if new each step: the compiler would otherwise hoist its split out of the loop, twice the
+                // registers.
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+#pragma unroll
+                    for (int j = 0; j < 4; j++) asm volatile("" : "+f"(wh[2 * kk + h][j][0]), "+f"(wh[2 * kk + h][j][1]));
+            }
+            X3A a[MT];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+                for (int h = 0; h < 2; h++) ldmatrix_x4(a[mt].a[h], hcur + mt * 16 * HP + lda + (2 * kk + h) * 32);
+                a[mt].split();
+            }
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                unsigned hi[2][2], lo0, lo1;
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) hi[h][e] = __float_as_uint(wh[2 * kk + h][j][e]);
+                if (WLO) {
+                    lo0 = wl[WLO ? kk : 0][j][0], lo1 = wl[WLO ? kk : 0][j][1];
+                } else {
+                    x3_bf16_b(x3_lo(wh[2 * kk][j][0]), x3_lo(wh[2 * kk][j][1]), x3_lo(wh[2 * kk + 1][j][0]),
+                              x3_lo(wh[2 * kk + 1][j][1]), lo0, lo1);
+                }
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) mma_x3(acc[kk % NS][mt][j], accs[kk % NS][mt][j], a[mt], hi, lo0, lo1);
+            }
+        }
+        float pre[NP][4];  // pair p's four gates
+#pragma unroll
+        for (int p = 0; p < NP; p++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                pre[p][j] = acc[0][p / 4][j][p % 4] + accs[0][p / 4][j][p % 4];
+#pragma unroll
+                for (int n = 1; n < NS; n++) pre[p][j] += acc[n][p / 4][j][p % 4] + accs[n][p / 4][j][p % 4];
+            }
+        // Reduce-scatter over the KP warps of the unit group: pair p belongs to warp kp = p / P; slot (source warp,
+        // owner) of xb holds the 4 gates of each of the owner's P pairs.
+        if (KP > 1) {
+#pragma unroll
+            for (int p = 0; p < NP; p++)
+                if (p / P != kp)
+#pragma unroll
+                    for (int j = 0; j < 4; j++) xb[((wp * KP + p / P) * 4 * P + (p % P) * 4 + j) * 32 + lane] = pre[p][j];
+            x3_bar_sync(1 + ug, 32 * KP);
+#pragma unroll
+            for (int p = 0; p < NP; p++)
+                if (p / P == kp)
+#pragma unroll
+                    for (int ks = 0; ks < KP; ks++)
+                        if (ks != kp)
+#pragma unroll
+                            for (int j = 0; j < 4; j++)
+                                pre[p][j] += xb[(((ks * UG + ug) * KP + kp) * 4 * P + (p % P) * 4 + j) * 32 + lane];
+        }
+        const unsigned hnext = (unsigned)((t + 1) & 1) * ROWS * HP;
+        float hv[NP];
+#pragma unroll
+        for (int p = 0; p < NP; p++) {
+            hv[p] = 0.0f;
+            if (p / P == kp) {
+                const int row = prow(p) + g, e = p & 1;
+                const bool first = t == 0 || f0[p / 2] != 0.0f;
+                const float* srow = reinterpret_cast<const float*>(x3_smem + L::HBYTES + scur + row * SP);
+                float z[4];
+#pragma unroll
+                for (int j = 0; j < 4; j++) z[j] = (first ? 0.0f : pre[p][j]) + srow[j * U + lu + e];
+                hv[p] = cell[p % P].step(z, first);
+            }
+        }
+        // h_t into every block's next buffer: a row's two units of the thread as a pair where it has both.
+#pragma unroll
+        for (int p = 0; p < NP; p += 2) {
+            const unsigned off = hnext + (prow(p) + g) * HP + unit * 4;
+            if (P >= 2) {
+                if (p / P == kp)
+#pragma unroll
+                    for (int r = 0; r < CL; r++)
+                        if (V != 3 || r == (int)rank) x3_st_cluster2(hpeer[r] + off, hv[p], hv[p + 1]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                    if (p + e == kp)
+#pragma unroll
+                        for (int r = 0; r < CL; r++)
+                            if (V != 3 || r == (int)rank) x3_st_cluster1(hpeer[r] + off + 4 * e, hv[p + e]);
+            }
+        }
+        cp_async_wait<PD - 2>();  // this thread's copies of step t + 1 are in; the barrier publishes them
+        rnn_tc_arrive<CL>();
+#pragma unroll
+        for (int p = 0; p < NP; p += 2) {
+            const long long b = b0 + prow(p) + g;
+            float* yp = y + (b * nt + t) * H + unit;
+            if (V == RNN_X3_YS) {
+                float* yb = ybuf + ((int)(t % 16) * ROWS + prow(p) + g) * U + lu;
+                if (P >= 2) {
+                    if (p / P == kp) *reinterpret_cast<float2*>(yb) = make_float2(hv[p], hv[p + 1]);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 2; e++)
+                        if (p + e == kp) yb[e] = hv[p + e];
+                }
+            } else if (b < nb && V != 2) {
+                if (P >= 2) {
+                    if (p / P == kp) *reinterpret_cast<float2*>(yp) = make_float2(hv[p], hv[p + 1]);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 2; e++)
+                        if (p + e == kp) yp[e] = hv[p + e];
+                }
+            }
+        }
+#pragma unroll
+        for (int rh = 0; rh < 2 * MT; rh++) f0[rh] = f1[rh], f1[rh] = flag(rh, t + 2);
+        rnn_tc_wait<CL>();
+    }
+    if (V == RNN_X3_YS && nt > 0) flush((nt - 1) / 8 * 8, nt);
+    cp_async_wait<0>();
+}
+
+// rnn_x3_proj is the input projection out[m, n] = Σ_k x[m, k]·Wi[n, k] + bias[n] in 3xTF32, x [M, K] and
+// Wi [N, K] fp32 (K a multiple of 4, N even): BM × BN block tiles of WM × WN warps, K in steps of 32 through a
+// 3-stage cp.async ring (rows of 32 fp32 padded by 16 bytes: the eight rows of an ldmatrix fall in distinct
+// banks), fragments by ldmatrix (A: one m16k8 tile; B: two n8k8 tiles) split as mma_x3 takes them, one
+// accumulator a tile. grid = ⌈M/BM⌉·⌈N/BN⌉, 32·WM·WN threads, dynamic shared memory RnnX3Proj::SMEM.
+template <int BM, int BN, int WM, int WN>
+struct RnnX3Proj {
+    static const int BK = 32, ST = 3, PITCH = 144, STAGE = (BM + BN) * PITCH, SMEM = ST * STAGE;
+    static const int THREADS = 32 * WM * WN, MI = BM / WM / 16, NI = BN / WN / 8;
+    static_assert(MI >= 1 && NI >= 2 && NI % 2 == 0 && (BM + BN) * 8 % THREADS == 0, "rnn_x3_proj: bad shape");
+};
+
+template <int BM, int BN, int WM, int WN>
+__device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const float* __restrict__ wi,
+                                            const float* __restrict__ bias, float* __restrict__ out, long long M,
+                                            long long N, long long K) {
+    typedef RnnX3Proj<BM, BN, WM, WN> T;
+    constexpr int BK = T::BK, ST = T::ST, PITCH = T::PITCH, MI = T::MI, NI = T::NI, NT = T::THREADS;
+    extern __shared__ __align__(128) unsigned char x3_smem[];
+    long long tm, tn;
+    mma_tile_coords((M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
+    const long long m0 = tm * BM, n0 = tn * BN;
+    const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, wm = wp / WN, wn = wp % WN;
+    const unsigned sbase = smem_addr(x3_smem);
+    const long long nk = (K + BK - 1) / BK;
+    auto load = [&](long long kt) {
+        if (kt < nk) {
+            const unsigned st = sbase + (unsigned)(kt % ST) * T::STAGE;
+#pragma unroll
+            for (int i = 0; i < (BM + BN) * 8 / NT; i++) {  // rows of A then of B, 8 chunks a row
+                const int c = tid + NT * i, r = c >> 3, ch = c & 7;
+                const bool isb = r >= BM;
+                const long long k = kt * BK + ch * 4;
+                const long long row = isb ? n0 + r - BM : m0 + r;
+                const bool ok = row < (isb ? N : M) && k < K;
+                const float* src = (isb ? wi : x) + (ok ? row * K + k : 0);
+                cp_async16(st + r * PITCH + ch * 16, src, ok);
+            }
+        }
+        cp_async_commit();
+    };
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+#pragma unroll
+    for (int s = 0; s < ST - 1; s++) load(s);
+    // ldmatrix lane addresses: A rows lane % 16, chunk lane / 16; B rows (lane / 16)·8 + lane % 8, chunk lane / 8 % 2.
+    const unsigned la = (wm * (BM / WM) + (lane & 15)) * PITCH + (lane >> 4) * 16;
+    const unsigned lb = (BM + wn * (BN / WN) + ((lane >> 4) << 3) + (lane & 7)) * PITCH + ((lane >> 3) & 1) * 16;
+    for (long long kt = 0; kt < nk; kt++) {
+        cp_async_wait<ST - 2>();
+        __syncthreads();
+        load(kt + ST - 1);
+        const unsigned st = sbase + (unsigned)(kt % ST) * T::STAGE;
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            unsigned bh[NI][2][2], bl[NI][2];  // W rounded to tf32 (k8 halves h), and the bf16 fragment of the rest
+#pragma unroll
+            for (int j = 0; j < NI; j += 2) {
+                float v[2][4];
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    unsigned b[4];
+                    ldmatrix_x4(b, st + lb + j * 8 * PITCH + (2 * kk + h) * 32);
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const float hv = x3_rna(__uint_as_float(b[e]));
+                        v[h][e] = __uint_as_float(b[e]) - hv;
+                        bh[j + e / 2][h][e % 2] = __float_as_uint(hv);
+                    }
+                }
+                x3_bf16_b(v[0][0], v[0][1], v[1][0], v[1][1], bl[j][0], bl[j][1]);
+                x3_bf16_b(v[0][2], v[0][3], v[1][2], v[1][3], bl[j + 1][0], bl[j + 1][1]);
+            }
+#pragma unroll
+            for (int i = 0; i < MI; i++) {
+                X3A a;
+#pragma unroll
+                for (int h = 0; h < 2; h++) ldmatrix_x4(a.a[h], st + la + i * 16 * PITCH + (2 * kk + h) * 32);
+                a.split();
+#pragma unroll
+                for (int j = 0; j < NI; j++) mma_x3(acc[i][j], acc[i][j], a, bh[j], bl[j][0], bl[j][1]);
+            }
+        }
+    }
+    cp_async_wait<0>();
+    const int g = lane >> 2, q = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const long long r = m0 + wm * (BM / WM) + i * 16 + h * 8 + g;
+            if (r >= M) continue;
+#pragma unroll
+            for (int j = 0; j < NI; j++) {
+                const long long c = n0 + wn * (BN / WN) + j * 8 + 2 * q;
+                if (c < N)
+                    *reinterpret_cast<float2*>(out + r * N + c) =
+                        make_float2(acc[i][j][2 * h] + bias[c], acc[i][j][2 * h + 1] + bias[c + 1]);
+            }
+        }
+}
+
+#endif
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// x3_cp_async4 copies 4 bytes from global src to shared dst, or writes 4 zero bytes when !valid.
+__device__ __forceinline__ void x3_cp_async4(unsigned dst, const void* src, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
+}
+
+// rnn_units_xt is rnn_units for the LSTM's fp32 layer at hidden 64 (XIN, one head, KS = 4 lanes a unit, so that
+// a warp holds 8 units) with the input projection on tensor cores, a chunk of CS = 16/BB steps at a time: at the
+// chunk's first step the block makes x_t·W_ihᵀ for its CS steps × BB rows (one m16 tile, row s·BB + b) in 3xTF32
+// (mma_x3; warp w the four gates of its 8 units as four n8 tiles, W_ih's B fragments in registers) into shared
+// memory, where the cells read it; the recurrent W_hh·h stays on CUDA cores as in rnn_units (the lanes' sums
+// reduce-scattered: of rows b and b | o a lane keeps the one its bit o selects and sends the other, then the
+// lanes of a row sum). A step's FMAs are then the recurrence's alone, about half of rnn_units'. x and the reset
+// flags of the next chunk come by cp.async during the current one. grid = ⌈batch/BB⌉, H·4 threads.
+template <class Cell, int H, int BB>
+__device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const float* __restrict__ wi,
+                                             const float* __restrict__ bias, const float* __restrict__ w,
+                                             const float* __restrict__ resets, float* __restrict__ y, long long nb,
+                                             long long nt) {
+    constexpr int KS = 4, NT = H * KS, NW = H / (4 * KS), CS = 16 / BB, XP = H + 4, KT = H / 8;
+    static_assert(H % 16 == 0 && BB <= KS && 16 % BB == 0 && NT <= 1024, "rnn_units_xt: bad shape");
+    __shared__ __align__(16) float hs[2][BB][H];
+    __shared__ __align__(16) float xt[2][16][XP];  // x of a chunk: row s·BB + b (rows padded by 16 bytes)
+    __shared__ float xp[16][4][H];                 // its projection
+    __shared__ float fl[2][16];                    // its reset flags
+    const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, g = lane >> 2, qq = lane & 3;
+    const int u = tid / KS, q = tid % KS, row = q % BB;
+    const long long b0 = (long long)blockIdx.x * BB;
+    float4 wv[4][NW];
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int i = 0; i < NW; i++)
+            wv[j][i] = *reinterpret_cast<const float4*>(w + ((long long)j * H + u) * H + 4 * (q + KS * i));
+    // W_ih's B fragments: gate j of unit 8·wp + g, k = 8·kt + qq (+ 4).
+    float wb[KT][4][2];
+#pragma unroll
+    for (int kt = 0; kt < KT; kt++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) wb[kt][j][e] = wi[((long long)j * H + 8 * wp + g) * H + 8 * kt + qq + 4 * e];
+    float cbias[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++) cbias[j] = bias[j * H + u];
+    // loadc(c): x and the flags of chunk c (steps c·CS …) into buffer c mod 2, one commit group.
+    auto loadc = [&](long long c) {
+        const long long t0 = c * CS;
+        if (t0 < nt) {
+            const unsigned dst = smem_addr(&xt[c & 1][0][0]);
+            for (int i = tid; i < 16 * (H / 4); i += NT) {
+                const int m = i / (H / 4), ch = i % (H / 4), b = m % BB;
+                const long long t = t0 + m / BB;
+                const bool ok = b0 + b < nb && t < nt;
+                cp_async16(dst + m * XP * 4 + ch * 16, x + (ok ? ((b0 + b) * nt + t) * H + 4 * ch : 0), ok);
+            }
+            if (tid < 16) {
+                const int b = tid % BB;
+                const long long t = t0 + tid / BB;
+                const bool ok = b0 + b < nb && t < nt;
+                x3_cp_async4(smem_addr(&fl[c & 1][tid]), resets + (ok ? (b0 + b) * nt + t : 0), ok);
+            }
+        }
+        cp_async_commit();
+    };
+    for (int i = tid; i < BB * H; i += NT) hs[0][i / H][i % H] = 0.0f;
+    loadc(0);
+    Cell st;
+    const long long rb = b0 + row;
+    const unsigned lda = (lane & 15) * XP * 4 + (lane >> 4) * 16;
+    for (long long t = 0; t < nt; t++) {
+        const int s = (int)(t % CS), par = (int)(t & 1);
+        const long long c = t / CS;
+        if (s == 0) {  // this chunk's x is in (waited for at the end of the last step, or here for the first)
+            if (t == 0) {
+                cp_async_wait<0>();
+                __syncthreads();
+            }
+            loadc(c + 1);
+            float acc[4][4], accs[4][4];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[j][e] = accs[j][e] = 0.0f;
+            const unsigned xa = smem_addr(&xt[c & 1][0][0]) + lda;
+#pragma unroll
+            for (int kk = 0; kk < KT / 2; kk++) {
+                X3A a;
+#pragma unroll
+                for (int h = 0; h < 2; h++) ldmatrix_x4(a.a[h], xa + (2 * kk + h) * 32);
+                a.split();
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    unsigned hi[2][2], lo0, lo1;
+#pragma unroll
+                    for (int h = 0; h < 2; h++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++) hi[h][e] = __float_as_uint(wb[2 * kk + h][j][e]);
+                    x3_bf16_b(x3_lo(wb[2 * kk][j][0]), x3_lo(wb[2 * kk][j][1]), x3_lo(wb[2 * kk + 1][j][0]),
+                              x3_lo(wb[2 * kk + 1][j][1]), lo0, lo1);
+                    mma_x3(acc[j], accs[j], a, hi, lo0, lo1);
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) xp[g + 8 * (e >> 1)][j][8 * wp + 2 * qq + (e & 1)] = acc[j][e] + accs[j][e];
+            __syncthreads();
+        }
+        float v[BB][4];
+#pragma unroll
+        for (int b = 0; b < BB; b++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) v[b][j] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < NW; i++)
+#pragma unroll
+            for (int b = 0; b < BB; b++) {
+                const float4 h4 = *reinterpret_cast<const float4*>(&hs[par][b][4 * (q + KS * i)]);
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    v[b][j] = fmaf(wv[j][i].x, h4.x, fmaf(wv[j][i].y, h4.y, fmaf(wv[j][i].z, h4.z, fmaf(wv[j][i].w, h4.w, v[b][j]))));
+            }
+        // Reduce-scatter over the bits of q that select the row, then sum over the others.
+#pragma unroll
+        for (int o = 1; o < BB; o <<= 1)
+#pragma unroll
+            for (int b = 0; b < BB; b++)
+                if ((b & o) == 0 && b % o == 0)
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        const bool hi = (q & o) != 0;
+                        const float keep = hi ? v[b + o][j] : v[b][j], send = hi ? v[b][j] : v[b + o][j];
+                        v[b][j] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+                    }
+#pragma unroll
+        for (int o = BB; o < KS; o <<= 1)
+#pragma unroll
+            for (int j = 0; j < 4; j++) v[0][j] += __shfl_xor_sync(0xffffffffu, v[0][j], o);
+        const bool first = t == 0 || fl[c & 1][s * BB + row] != 0.0f;
+        float z[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) z[j] = (first ? 0.0f : v[0][j]) + xp[s * BB + row][j][u] + cbias[j];
+        const float hv = st.step(z, first);
+        if (q < BB) {
+            hs[par ^ 1][row][u] = hv;
+            if (rb < nb) y[(rb * nt + t) * H + u] = hv;
+        }
+        if (s == CS - 1) cp_async_wait<0>();  // the next chunk's x; the barrier publishes it
+        __syncthreads();
+    }
+    cp_async_wait<0>();
+}
+#endif
