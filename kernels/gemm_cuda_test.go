@@ -34,14 +34,15 @@ func TestCUDAMMAProbe(t *testing.T) {
 
 // TestCUDAMMAPlans checks every tensor-core plan (mmaPlans) on every GEMM and FFN test case, fused and naive
 // (the naive FFN runs the same GEMM kernels), plus shapes where the 128 × 128 blocks leave partial tiles in M,
-// N and K over many k-tiles.
+// N and K over many k-tiles — with the wgmma kernels switched off, so that a Hopper GPU tests the mma.sync path.
 func TestCUDAMMAPlans(t *testing.T) {
 	be := cudaBackend(t)
 	if be.CC() < 80 {
 		t.Skipf("sm_%d has no bf16 mma.sync", be.CC())
 	}
-	def := mmaPlanFor
-	t.Cleanup(func() { mmaPlanFor = def })
+	def, defGEMM, defFFN := mmaPlanFor, wgmmaGEMMOn, wgmmaFFNOn
+	t.Cleanup(func() { mmaPlanFor, wgmmaGEMMOn, wgmmaFFNOn = def, defGEMM, defFFN })
+	wgmmaGEMMOn, wgmmaFFNOn = false, false // on sm_90 too: the mma.sync kernels every other GPU runs
 	extra := map[*Family][]Case{
 		GEMMFamily: {{DType: BF16, Dims: []int{517, 389, 1032}}, {DType: BF16, Dims: []int{128, 256, 32}}},
 		FFNFamily: {{DType: BF16, Dims: []int{200, 264, 328}, Variant: "swiglu"},

@@ -223,3 +223,32 @@ func TestCUDAAttentionTune(t *testing.T) {
 		fmt.Println(strings.Join(lines, "\n"))
 	}
 }
+
+// TestCUDAAttentionMMASync checks the mma.sync attention kernels (cuda/attention.cu), which every GPU but
+// compute capability 9.0 runs, against the float64 reference on the family's test shapes and on longer ones,
+// with the wgmma switch off, so that a Hopper GPU keeps testing the path that A100s, L4s and RTX cards take.
+func TestCUDAAttentionMMASync(t *testing.T) {
+	be := cudaBackend(t)
+	if be.CC() < 80 {
+		t.Skipf("attention needs compute capability 8.0, this GPU is %d.%d", be.CC()/10, be.CC()%10)
+	}
+	defOn := wgmmaAttnOn
+	t.Cleanup(func() { wgmmaAttnOn = defOn })
+	wgmmaAttnOn = false
+	cases := AttentionFamily.CasesOn("test", nil)
+	for _, dims := range [][]int{{1, 2, 1000, 128}, {2, 1, 777, 64}} {
+		for _, mask := range AttentionFamily.Variants {
+			cases = append(cases, Case{DType: BF16, Dims: dims, Variant: mask})
+		}
+	}
+	for _, c := range cases {
+		if attentionUsesWGMMA(be.CC(), c.Dims[3], wgmmaAttnOn) {
+			t.Fatalf("%s: the wgmma kernel with the switch off", AttentionFamily.BenchName(c, Fused))
+		}
+		t.Run(AttentionFamily.BenchName(c, Fused), func(t *testing.T) {
+			if _, err := harness.CheckCase(be, AttentionFamily, c, Fused, harness.CaseSeed(t), nil); err != nil {
+				t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
+			}
+		})
+	}
+}
