@@ -42,23 +42,14 @@
 // 64-column chunks (rows × 128 bytes), at a 1024-byte boundary (the swizzle's period), + 1024 bytes of
 // alignment slack; the barriers are static. The launcher's wsAttnPlan.smem is the same sum.
 //
-// Self-contained (no common.cuh), as wsgemm_sm90a.cu and for the same reason: its PTX is recorded against its
-// sources' hash (ptx/sm90a.sum).
+// No common.cuh (the compute_75 modules' header): only hopper.cuh, the building blocks it shares with the other
+// wgmma module; its PTX is recorded against the hash of its sources, headers included (ptx/sm90a.sum).
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #include <cuda.h>  // CUtensorMap
 
-__device__ __forceinline__ unsigned wa_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+#include "hopper.cuh"
 
-__device__ __forceinline__ void wa_mbar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void wa_mbar_expect_tx(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void wa_mbar_arrive(unsigned bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
 __device__ __forceinline__ bool wa_mbar_try(unsigned bar, unsigned parity) {
     unsigned done;
     asm volatile(
@@ -116,8 +107,6 @@ __device__ __forceinline__ unsigned long long wa_desc_mn(unsigned addr, unsigned
            ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);
 }
 
-#define WA_D4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
-
 // wa_mma_ss is d = A · Bᵀ (+ d when acc ≠ 0) for the warpgroup, m64nNk16 with N = 2 · len(d): A 64 × 16 and
 // B N × 16, both K-major in shared memory. wa_mma_rs is d += A · B with A 64 × 16 from registers (four bf16
 // pairs a thread, the m64nNk16 A fragment) and B 16 × N MN-major in shared memory. One overload per width.
@@ -128,7 +117,7 @@ __device__ __forceinline__ void wa_mma_ss(float (&d)[32], unsigned long long da,
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
         "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28)
+        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28)
         : "l"(da), "l"(db), "r"(acc));
 }
 __device__ __forceinline__ void wa_mma_ss(float (&d)[64], unsigned long long da, unsigned long long db, int acc) {
@@ -140,8 +129,8 @@ __device__ __forceinline__ void wa_mma_ss(float (&d)[64], unsigned long long da,
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
         "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28),
-          WA_D4(32), WA_D4(36), WA_D4(40), WA_D4(44), WA_D4(48), WA_D4(52), WA_D4(56), WA_D4(60)
+        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28),
+          HP_D4(32), HP_D4(36), HP_D4(40), HP_D4(44), HP_D4(48), HP_D4(52), HP_D4(56), HP_D4(60)
         : "l"(da), "l"(db), "r"(acc));
 }
 __device__ __forceinline__ void wa_mma_ss(float (&d)[88], unsigned long long da, unsigned long long db, int acc) {
@@ -155,9 +144,9 @@ __device__ __forceinline__ void wa_mma_ss(float (&d)[88], unsigned long long da,
         "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
         "%80, %81, %82, %83, %84, %85, %86, %87"
         "}, %88, %89, p, 1, 1, 0, 0;\n}\n"
-        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28),
-          WA_D4(32), WA_D4(36), WA_D4(40), WA_D4(44), WA_D4(48), WA_D4(52), WA_D4(56), WA_D4(60),
-          WA_D4(64), WA_D4(68), WA_D4(72), WA_D4(76), WA_D4(80), WA_D4(84)
+        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28),
+          HP_D4(32), HP_D4(36), HP_D4(40), HP_D4(44), HP_D4(48), HP_D4(52), HP_D4(56), HP_D4(60),
+          HP_D4(64), HP_D4(68), HP_D4(72), HP_D4(76), HP_D4(80), HP_D4(84)
         : "l"(da), "l"(db), "r"(acc));
 }
 __device__ __forceinline__ void wa_mma_ss(float (&d)[96], unsigned long long da, unsigned long long db, int acc) {
@@ -171,9 +160,9 @@ __device__ __forceinline__ void wa_mma_ss(float (&d)[96], unsigned long long da,
         "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
         "}, %96, %97, p, 1, 1, 0, 0;\n}\n"
-        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28),
-          WA_D4(32), WA_D4(36), WA_D4(40), WA_D4(44), WA_D4(48), WA_D4(52), WA_D4(56), WA_D4(60),
-          WA_D4(64), WA_D4(68), WA_D4(72), WA_D4(76), WA_D4(80), WA_D4(84), WA_D4(88), WA_D4(92)
+        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28),
+          HP_D4(32), HP_D4(36), HP_D4(40), HP_D4(44), HP_D4(48), HP_D4(52), HP_D4(56), HP_D4(60),
+          HP_D4(64), HP_D4(68), HP_D4(72), HP_D4(76), HP_D4(80), HP_D4(84), HP_D4(88), HP_D4(92)
         : "l"(da), "l"(db), "r"(acc));
 }
 __device__ __forceinline__ void wa_mma_rs(float (&d)[32], const unsigned (&a)[4], unsigned long long db) {
@@ -183,7 +172,7 @@ __device__ __forceinline__ void wa_mma_rs(float (&d)[32], const unsigned (&a)[4]
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
         "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28)
+        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
 }
 __device__ __forceinline__ void wa_mma_rs(float (&d)[64], const unsigned (&a)[4], unsigned long long db) {
@@ -195,28 +184,11 @@ __device__ __forceinline__ void wa_mma_rs(float (&d)[64], const unsigned (&a)[4]
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
         "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-        : WA_D4(0), WA_D4(4), WA_D4(8), WA_D4(12), WA_D4(16), WA_D4(20), WA_D4(24), WA_D4(28),
-          WA_D4(32), WA_D4(36), WA_D4(40), WA_D4(44), WA_D4(48), WA_D4(52), WA_D4(56), WA_D4(60)
+        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28),
+          HP_D4(32), HP_D4(36), HP_D4(40), HP_D4(44), HP_D4(48), HP_D4(52), HP_D4(56), HP_D4(60)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
 }
 
-template <int R>
-__device__ __forceinline__ void wa_fence(float (&d)[R]) {
-#pragma unroll
-    for (int e = 0; e < R; e++) asm volatile("" : "+f"(d[e])::"memory");
-}
-template <int R>
-__device__ __forceinline__ void wa_fence(unsigned (&d)[R]) {
-#pragma unroll
-    for (int e = 0; e < R; e++) asm volatile("" : "+r"(d[e])::"memory");
-}
-
-// wa_pack is (lo, hi) rounded to bf16, nearest even, lo in the low half.
-__device__ __forceinline__ unsigned wa_pack(float lo, float hi) {
-    unsigned r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
 __device__ __forceinline__ float wa_exp2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
@@ -246,8 +218,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
     extern __shared__ __align__(1024) unsigned char wa_smem_raw[];
     __shared__ __align__(8) unsigned long long wa_bars[1 + 4 * ST];
     unsigned char* smem = (unsigned char*)(((unsigned long long)wa_smem_raw + 1023) & ~1023ull);
-    const unsigned sq = wa_smem(smem), sk = sq + Q_BYTES, sv = sk + ST * KV_BYTES;
-    const unsigned qfull = wa_smem(wa_bars), kfull = qfull + 8, kempty = kfull + 8 * ST, vfull = kempty + 8 * ST,
+    const unsigned sq = hp_smem(smem), sk = sq + Q_BYTES, sv = sk + ST * KV_BYTES;
+    const unsigned qfull = hp_smem(wa_bars), kfull = qfull + 8, kempty = kfull + 8 * ST, vfull = kempty + 8 * ST,
                    vempty = vfull + 8 * ST;
 
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
@@ -265,12 +237,12 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
     const int ntiles = (int)((kend + BN - 1) / BN);
 
     if (threadIdx.x == 0) {
-        wa_mbar_init(qfull, 1);
+        hp_mbar_init(qfull, 1);
         for (int s = 0; s < ST; s++) {
-            wa_mbar_init(kfull + 8 * s, 1);  // the issuer's arrive.expect_tx; the bytes complete it
-            wa_mbar_init(vfull + 8 * s, 1);
-            wa_mbar_init(kempty + 8 * s, WGS);  // one arrive per warpgroup
-            wa_mbar_init(vempty + 8 * s, WGS);
+            hp_mbar_init(kfull + 8 * s, 1);  // the issuer's arrive.expect_tx; the bytes complete it
+            hp_mbar_init(vfull + 8 * s, 1);
+            hp_mbar_init(kempty + 8 * s, WGS);  // one arrive per warpgroup
+            hp_mbar_init(vempty + 8 * s, WGS);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -285,13 +257,13 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         auto load = [&](const CUtensorMap* tm, unsigned base, unsigned full, unsigned empty, int n) {
             const int st = n % ST;
             wa_mbar_wait(empty + 8 * st, ((n / ST) & 1) ^ 1);
-            wa_mbar_expect_tx(full + 8 * st, KV_BYTES);
+            hp_mbar_expect_tx(full + 8 * st, KV_BYTES);
 #pragma unroll
             for (int c = 0; c < D / 64; c++)
                 wa_tma_load(base + st * KV_BYTES + c * KV_CHUNK, tm, 64 * c, n * BN, bh, full + 8 * st);
         };
         if (issuer) {
-            wa_mbar_expect_tx(qfull, Q_BYTES);
+            hp_mbar_expect_tx(qfull, Q_BYTES);
 #pragma unroll
             for (int c = 0; c < D / 64; c++) wa_tma_load(sq + c * BM * 128, tmq, 64 * c, (int)q0, bh, qfull);
             for (int n = 0; n < ST && n < ntiles; n++) {
@@ -312,7 +284,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         auto gemm_s = [&](int n) {
             const unsigned kb = sk + (n % ST) * KV_BYTES;
             wa_mbar_wait(kfull + 8 * (n % ST), (n / ST) & 1);
-            wa_fence(s);
+            hp_fence(s);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++)
@@ -324,8 +296,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         auto gemm_pv = [&](int n) {
             const unsigned vb = sv + (n % ST) * KV_BYTES;
             wa_mbar_wait(vfull + 8 * (n % ST), (n / ST) & 1);
-            wa_fence(oacc);
-            wa_fence(p);
+            hp_fence(oacc);
+            hp_fence(p);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++) {
@@ -337,7 +309,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         // release: this warpgroup is done with tile n of K (or V); the issuer then refills the stage with
         // tile n + ST.
         auto release = [&](const CUtensorMap* tm, unsigned base, unsigned full, unsigned empty, int n) {
-            if (tid == 0) wa_mbar_arrive(empty + 8 * (n % ST));
+            if (tid == 0) hp_mbar_arrive(empty + 8 * (n % ST));
             if (issuer && n + ST < ntiles) load(tm, base, full, empty, n + ST);
         };
         // The online softmax of S(n): masked, new running max, alpha (the old accumulators' factor), S
@@ -381,7 +353,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 #pragma unroll
             for (int e = 0; e < RO; e++) oacc[e] *= alpha[(e >> 1) & 1];
 #pragma unroll
-            for (int j = 0; j < RS / 2; j++) p[j] = wa_pack(s[2 * j], s[2 * j + 1]);
+            for (int j = 0; j < RS / 2; j++) p[j] = hp_pack(s[2 * j], s[2 * j + 1]);
         };
 
         wa_mbar_wait(qfull, 0);
@@ -389,14 +361,14 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
             for (int n = 0; n < ntiles; n++) {
                 gemm_s(n);
                 asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-                wa_fence(s);
+                hp_fence(s);
                 release(tmk, sk, kfull, kempty, n);
                 softmax(n);
                 rescale_pack();
                 gemm_pv(n);
                 asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-                wa_fence(oacc);
-                wa_fence(p);
+                hp_fence(oacc);
+                hp_fence(p);
                 release(tmv, sv, vfull, vempty, n);
             }
         } else {
@@ -405,7 +377,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
             if (PP && half == WGS - 1) wa_bar_arrive(1, 256);
             gemm_s(0);
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            wa_fence(s);
+            hp_fence(s);
             release(tmk, sk, kfull, kempty, 0);
             softmax(0);
             rescale_pack();
@@ -415,12 +387,12 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
                 gemm_pv(n - 1);
                 if (PP) wa_bar_arrive(1 + (half + 1) % WGS, 256);
                 asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-                wa_fence(s);
+                hp_fence(s);
                 release(tmk, sk, kfull, kempty, n);
                 softmax(n);
                 asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-                wa_fence(oacc);
-                wa_fence(p);
+                hp_fence(oacc);
+                hp_fence(p);
                 release(tmv, sv, vfull, vempty, n - 1);
                 rescale_pack();
             }
@@ -428,8 +400,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
             gemm_pv(ntiles - 1);
             if (PP && half < WGS - 1) wa_bar_arrive(2 + half, 256);
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            wa_fence(oacc);
-            wa_fence(p);
+            hp_fence(oacc);
+            hp_fence(p);
             release(tmv, sv, vfull, vempty, ntiles - 1);
         }
 
@@ -445,7 +417,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
             unsigned short* row = o + ((long long)bh * t + r) * D + 2 * (lane % 4);
 #pragma unroll
             for (int i = 0; i < RO / 4; i++)
-                *(unsigned*)(row + 8 * i) = wa_pack(oacc[4 * i + 2 * h] * inv, oacc[4 * i + 2 * h + 1] * inv);
+                *(unsigned*)(row + 8 * i) = hp_pack(oacc[4 * i + 2 * h] * inv, oacc[4 * i + 2 * h + 1] * inv);
         }
     }
 }

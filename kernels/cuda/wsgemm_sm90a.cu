@@ -41,8 +41,8 @@
 // accumulator of the same units (WS_ACT_SWIGLU), writing silu(gate)·up (mma_silu), BN/2 columns a tile.
 // Neither has run on a GPU yet.
 //
-// Self-contained (no common.cuh), as mma_sm90a.cu and for the same reason: its PTX is recorded against its
-// sources' hash (ptx/sm90a.sum).
+// No common.cuh (the compute_75 modules' header): only hopper.cuh, the building blocks it shares with the other
+// wgmma module; its PTX is recorded against the hash of its sources, headers included (ptx/sm90a.sum).
 
 #define WS_BM 128
 #define WS_BK 64
@@ -50,14 +50,8 @@
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #include <cuda.h>  // CUtensorMap
 
-__device__ __forceinline__ unsigned ws_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+#include "hopper.cuh"
 
-__device__ __forceinline__ void ws_mbar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void ws_mbar_expect_tx(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
 // ws_mbar_arrive_cluster arrives on the barrier at shared address bar of block `rank` of the cluster (this
 // block's own rank included). The default semantics (release at CTA scope), as for every barrier here: what a
 // consumer's arrive orders is its warpgroup's wgmma reads of the stage, which wait_group has completed, and
@@ -71,9 +65,6 @@ __device__ __forceinline__ void ws_mbar_arrive_cluster(unsigned bar, unsigned ra
         "}\n" ::"r"(bar),
         "r"(rank)
         : "memory");
-}
-__device__ __forceinline__ void ws_mbar_arrive(unsigned bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 // ws_mbar_wait spins until the barrier's phase of parity `parity` has completed (default semantics, acquire
 // at CTA scope: .acquire.cluster would invalidate L1 after every wait).
@@ -132,8 +123,6 @@ __device__ __forceinline__ unsigned long long ws_desc(unsigned addr) {
            (1ull << 62);
 }
 
-#define WS_D4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
-
 // ws_mma is d += A · Bᵀ for the warpgroup, m64nNk16 with N = 2 · len(d): A 64 × 16 and B N × 16 (both K-major)
 // from shared memory, d this thread's fp32 accumulators. One overload per tile width.
 __device__ __forceinline__ void ws_mma(float (&d)[128], unsigned long long da, unsigned long long db) {
@@ -149,10 +138,10 @@ __device__ __forceinline__ void ws_mma(float (&d)[128], unsigned long long da, u
         "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
         "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
         "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
-        : WS_D4(0), WS_D4(4), WS_D4(8), WS_D4(12), WS_D4(16), WS_D4(20), WS_D4(24), WS_D4(28),
-          WS_D4(32), WS_D4(36), WS_D4(40), WS_D4(44), WS_D4(48), WS_D4(52), WS_D4(56), WS_D4(60),
-          WS_D4(64), WS_D4(68), WS_D4(72), WS_D4(76), WS_D4(80), WS_D4(84), WS_D4(88), WS_D4(92),
-          WS_D4(96), WS_D4(100), WS_D4(104), WS_D4(108), WS_D4(112), WS_D4(116), WS_D4(120), WS_D4(124)
+        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28),
+          HP_D4(32), HP_D4(36), HP_D4(40), HP_D4(44), HP_D4(48), HP_D4(52), HP_D4(56), HP_D4(60),
+          HP_D4(64), HP_D4(68), HP_D4(72), HP_D4(76), HP_D4(80), HP_D4(84), HP_D4(88), HP_D4(92),
+          HP_D4(96), HP_D4(100), HP_D4(104), HP_D4(108), HP_D4(112), HP_D4(116), HP_D4(120), HP_D4(124)
         : "l"(da), "l"(db), "r"(1));
 }
 __device__ __forceinline__ void ws_mma(float (&d)[116], unsigned long long da, unsigned long long db) {
@@ -168,10 +157,10 @@ __device__ __forceinline__ void ws_mma(float (&d)[116], unsigned long long da, u
         "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
         "%112, %113, %114, %115"
         "}, %116, %117, p, 1, 1, 0, 0;\n}\n"
-        : WS_D4(0), WS_D4(4), WS_D4(8), WS_D4(12), WS_D4(16), WS_D4(20), WS_D4(24), WS_D4(28),
-          WS_D4(32), WS_D4(36), WS_D4(40), WS_D4(44), WS_D4(48), WS_D4(52), WS_D4(56), WS_D4(60),
-          WS_D4(64), WS_D4(68), WS_D4(72), WS_D4(76), WS_D4(80), WS_D4(84), WS_D4(88), WS_D4(92),
-          WS_D4(96), WS_D4(100), WS_D4(104), WS_D4(108), WS_D4(112)
+        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28),
+          HP_D4(32), HP_D4(36), HP_D4(40), HP_D4(44), HP_D4(48), HP_D4(52), HP_D4(56), HP_D4(60),
+          HP_D4(64), HP_D4(68), HP_D4(72), HP_D4(76), HP_D4(80), HP_D4(84), HP_D4(88), HP_D4(92),
+          HP_D4(96), HP_D4(100), HP_D4(104), HP_D4(108), HP_D4(112)
         : "l"(da), "l"(db), "r"(1));
 }
 __device__ __forceinline__ void ws_mma(float (&d)[96], unsigned long long da, unsigned long long db) {
@@ -185,9 +174,9 @@ __device__ __forceinline__ void ws_mma(float (&d)[96], unsigned long long da, un
         "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
         "}, %96, %97, p, 1, 1, 0, 0;\n}\n"
-        : WS_D4(0), WS_D4(4), WS_D4(8), WS_D4(12), WS_D4(16), WS_D4(20), WS_D4(24), WS_D4(28),
-          WS_D4(32), WS_D4(36), WS_D4(40), WS_D4(44), WS_D4(48), WS_D4(52), WS_D4(56), WS_D4(60),
-          WS_D4(64), WS_D4(68), WS_D4(72), WS_D4(76), WS_D4(80), WS_D4(84), WS_D4(88), WS_D4(92)
+        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28),
+          HP_D4(32), HP_D4(36), HP_D4(40), HP_D4(44), HP_D4(48), HP_D4(52), HP_D4(56), HP_D4(60),
+          HP_D4(64), HP_D4(68), HP_D4(72), HP_D4(76), HP_D4(80), HP_D4(84), HP_D4(88), HP_D4(92)
         : "l"(da), "l"(db), "r"(1));
 }
 __device__ __forceinline__ void ws_mma(float (&d)[64], unsigned long long da, unsigned long long db) {
@@ -199,8 +188,8 @@ __device__ __forceinline__ void ws_mma(float (&d)[64], unsigned long long da, un
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
         "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-        : WS_D4(0), WS_D4(4), WS_D4(8), WS_D4(12), WS_D4(16), WS_D4(20), WS_D4(24), WS_D4(28),
-          WS_D4(32), WS_D4(36), WS_D4(40), WS_D4(44), WS_D4(48), WS_D4(52), WS_D4(56), WS_D4(60)
+        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28),
+          HP_D4(32), HP_D4(36), HP_D4(40), HP_D4(44), HP_D4(48), HP_D4(52), HP_D4(56), HP_D4(60)
         : "l"(da), "l"(db), "r"(1));
 }
 
@@ -211,7 +200,7 @@ __device__ __forceinline__ void ws_mma(float (&d)[32], unsigned long long da, un
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
         "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-        : WS_D4(0), WS_D4(4), WS_D4(8), WS_D4(12), WS_D4(16), WS_D4(20), WS_D4(24), WS_D4(28)
+        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28)
         : "l"(da), "l"(db), "r"(1));
 }
 
@@ -233,20 +222,6 @@ __device__ __forceinline__ void ws_wg_sync(int half) {
     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + half) : "memory");
 }
 
-// ws_fence_operands keeps the compiler from moving reads or writes of the accumulators across the point where
-// it stands (wgmma reads and writes them asynchronously, between wgmma.fence and wgmma.wait_group).
-template <int R>
-__device__ __forceinline__ void ws_fence_operands(float (&d)[R]) {
-#pragma unroll
-    for (int e = 0; e < R; e++) asm volatile("" : "+f"(d[e])::"memory");
-}
-
-// ws_pack is (lo, hi) rounded to bf16, nearest even, lo in the low half (cvt.rn.bf16x2.f32 takes hi first).
-__device__ __forceinline__ unsigned ws_pack(float lo, float hi) {
-    unsigned r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
 
 // WS_STAGES is how many stages of BN-wide tiles fit 227 KiB beside the alignment slack, the static kilobyte
 // (the barriers, padded by the dynamic array's 1024-byte alignment) and EPI bytes of epilogue buffers, at most 8.
@@ -294,28 +269,28 @@ __device__ __forceinline__ void ws_mainloop(float (&d)[TN / 2], ws_ring& ring, i
         const int s = ring.it % STAGES;
         ws_mbar_wait(ring.full + 8 * s, (ring.it / STAGES) & 1);
         const unsigned a = ring.sbase + s * STAGE_BYTES + half * 64 * 128, b = ring.sbase + s * STAGE_BYTES + A_BYTES;
-        ws_fence_operands(d);
+        hp_fence(d);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
         for (int kk = 0; kk < WS_BK / 16; kk++) ws_mma(d, ws_desc(a + 32 * kk), ws_desc(b + 32 * kk));
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         // The previous stage's group has completed: release that stage (in every block of the cluster).
         asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-        ws_fence_operands(d);
+        hp_fence(d);
         if (kt > 0 && tid == 0) {
             const int ps = (ring.it + STAGES - 1) % STAGES;
             if (C == 1)
-                ws_mbar_arrive(ring.empty + 8 * ps);
+                hp_mbar_arrive(ring.empty + 8 * ps);
             else
                 for (unsigned r = 0; r < C; r++) ws_mbar_arrive_cluster(ring.empty + 8 * ps, r);
         }
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    ws_fence_operands(d);
+    hp_fence(d);
     if (ktiles > 0 && tid == 0) {
         const int ps = (ring.it + STAGES - 1) % STAGES;
         if (C == 1)
-            ws_mbar_arrive(ring.empty + 8 * ps);
+            hp_mbar_arrive(ring.empty + 8 * ps);
         else
             for (unsigned r = 0; r < C; r++) ws_mbar_arrive_cluster(ring.empty + 8 * ps, r);
     }
@@ -349,8 +324,8 @@ __device__ __forceinline__ void ws_store_regs(const float (&d)[R], unsigned shor
         unsigned short* p = y + r0 * N + c0;
 #pragma unroll
         for (int i = 0; i < RO / 4; i++) {
-            *(unsigned*)(p + 8 * i) = ws_pack(d[4 * i], d[4 * i + 1]);
-            *(unsigned*)(p + 8 * N + 8 * i) = ws_pack(d[4 * i + 2], d[4 * i + 3]);
+            *(unsigned*)(p + 8 * i) = hp_pack(d[4 * i], d[4 * i + 1]);
+            *(unsigned*)(p + 8 * N + 8 * i) = hp_pack(d[4 * i + 2], d[4 * i + 3]);
         }
     } else {
 #pragma unroll
@@ -359,7 +334,7 @@ __device__ __forceinline__ void ws_store_regs(const float (&d)[R], unsigned shor
             for (int h = 0; h < 2; h++) {
                 const long long r = r0 + 8 * h, c = c0 + 8 * i;
                 if (r >= M || c >= N) continue;
-                const unsigned v = ws_pack(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
+                const unsigned v = hp_pack(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
                 if (c + 1 < N && N % 2 == 0) {
                     *(unsigned*)(y + r * N + c) = v;
                 } else {
@@ -394,7 +369,7 @@ __device__ __forceinline__ void ws_store_tma(const float (&d)[R], const CUtensor
                 const int row = warp * 16 + 8 * h + rr;  // row % 8 == rr
                 const unsigned addr = buf + row * 128 + ((i ^ rr) << 4) + 4 * q;
                 const int e = 4 * (8 * c + i) + 2 * h;
-                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(ws_pack(d[e], d[e + 1])) : "memory");
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(hp_pack(d[e], d[e + 1])) : "memory");
             }
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
         ws_wg_sync(half);
@@ -510,7 +485,7 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
     extern __shared__ __align__(1024) unsigned char ws_smem_raw[];
     __shared__ __align__(8) unsigned long long ws_bars[2 * STAGES];
     unsigned char* smem = (unsigned char*)(((unsigned long long)ws_smem_raw + 1023) & ~1023ull);
-    ws_ring ring{ws_smem(smem), ws_smem(ws_bars), ws_smem(ws_bars) + 8 * STAGES, 0};
+    ws_ring ring{hp_smem(smem), hp_smem(ws_bars), hp_smem(ws_bars) + 8 * STAGES, 0};
     const unsigned ebase = ring.sbase + STAGES * STAGE_BYTES;
 
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
@@ -531,8 +506,8 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
-            ws_mbar_init(ring.full + 8 * s, 1);       // the producer's arrive.expect_tx; the bytes complete it
-            ws_mbar_init(ring.empty + 8 * s, 2 * C);  // one arrive per consumer warpgroup of the cluster
+            hp_mbar_init(ring.full + 8 * s, 1);       // the producer's arrive.expect_tx; the bytes complete it
+            hp_mbar_init(ring.empty + 8 * s, 2 * C);  // one arrive per consumer warpgroup of the cluster
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -591,25 +566,25 @@ __device__ __forceinline__ void wsgemm(const CUtensorMap* tmx, const CUtensorMap
                     const unsigned a = ring.sbase + s * STAGE_BYTES, b = a + A_BYTES, bar = ring.full + 8 * s;
                     if (SWIGLU) {
                         // W_gate's rows n0 … n0+BN/2, then W_up's same rows.
-                        ws_mbar_expect_tx(bar, STAGE_BYTES);
+                        hp_mbar_expect_tx(bar, STAGE_BYTES);
                         ws_tma_load(a, tmx, kt * WS_BK, (int)m0, bar);
                         ws_tma_load(b, tmw, kt * WS_BK, (int)n0, bar);
                         ws_tma_load(b + B_BYTES / 2, tm3, kt * WS_BK, (int)n0, bar);
                     } else if (narrow) {
-                        ws_mbar_expect_tx(bar, A_BYTES + nw * WS_BK * 2);
+                        hp_mbar_expect_tx(bar, A_BYTES + nw * WS_BK * 2);
                         ws_tma_load(a, tmx, kt * WS_BK, (int)m0, bar);
                         ws_tma_load(b, tm3, kt * WS_BK, (int)n0, bar);
                     } else if (C == 1) {
-                        ws_mbar_expect_tx(bar, STAGE_BYTES);
+                        hp_mbar_expect_tx(bar, STAGE_BYTES);
                         ws_tma_load(a, tmx, kt * WS_BK, (int)m0, bar);
                         ws_tma_load(b, tmw, kt * WS_BK, (int)n0, bar);
                     } else if (SHARE_B) {
                         // This block's half of w's rows n0 … n0+BN (the pair's n0 is the same), to both blocks.
-                        ws_mbar_expect_tx(bar, STAGE_BYTES);
+                        hp_mbar_expect_tx(bar, STAGE_BYTES);
                         ws_tma_load(a, tmx, kt * WS_BK, (int)m0, bar);
                         ws_tma_multicast(b + rank * (B_BYTES / 2), tmw, kt * WS_BK, (int)n0 + (int)rank * (BN / 2), bar, mask);
                     } else {
-                        ws_mbar_expect_tx(bar, STAGE_BYTES);
+                        hp_mbar_expect_tx(bar, STAGE_BYTES);
                         ws_tma_multicast(a + rank * (A_BYTES / 2), tmx, kt * WS_BK, (int)m0 + (int)rank * (WS_BM / 2), bar, mask);
                         ws_tma_load(b, tmw, kt * WS_BK, (int)n0, bar);
                     }
