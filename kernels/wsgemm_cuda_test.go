@@ -88,11 +88,27 @@ func TestCUDAWGMMAGEMM(t *testing.T) {
 	}
 }
 
-// wsCheckBounds runs case c's fused GEMM with y the first M·N elements of a buffer 4096 elements longer, all
-// poisoned, and fails when the launch's kernel is not want or when an element past y changed.
+// wsCheckBounds runs case c's fused GEMM on all-ones inputs (onesRun) and fails when the launch's kernel is not
+// want or when y is not k everywhere.
 func wsCheckBounds(t *testing.T, be *harness.CUDA, c Case, want string) {
 	t.Helper()
-	m, n, k := c.Dims[0], c.Dims[1], c.Dims[2]
+	names, y := onesRun(t, be, GEMMFamily, c)
+	if len(names) != 1 || names[0] != want {
+		t.Fatalf("launches %v, want one %s", names, want)
+	}
+	k := c.Dims[2]
+	for i, v := range y {
+		if v != float32(harness.F32FromBF16(harness.BF16FromF32(float32(k)))) {
+			t.Fatalf("y[%d] = %v with all-ones inputs, want %d", i, v, k)
+		}
+	}
+}
+
+// onesRun prepares case c of family f, fused, with every input all ones and its one output the first elements
+// of a buffer 4096 elements longer, all poisoned; fails when a kernel of the launch spills or when an element
+// past the output changed; and returns the launch's kernels and the output.
+func onesRun(t *testing.T, be *harness.CUDA, f *Family, c Case) (names []string, out []float32) {
+	t.Helper()
 	const pad = 4096
 	var bufs []harness.Buffer
 	defer func() {
@@ -108,23 +124,24 @@ func wsCheckBounds(t *testing.T, be *harness.CUDA, c Case, want string) {
 		bufs = append(bufs, b)
 		return b.(*harness.DeviceBuffer)
 	}
-	x, w, yAll := alloc(m*k), alloc(n*k), alloc(m*n+pad)
-	ones := func(n int) []float32 {
-		h := make([]float32, n)
-		for i := range h {
-			h[i] = 1
+	var in []harness.Buffer
+	for _, o := range f.Inputs {
+		b := alloc(o.Len(c))
+		ones := make([]float32, b.Len())
+		for i := range ones {
+			ones[i] = 1
 		}
-		return h
-	}
-	for _, b := range []*harness.DeviceBuffer{x, w} {
-		if err := be.Upload(b, ones(b.Len())); err != nil {
+		if err := be.Upload(b, ones); err != nil {
 			t.Fatal(err)
 		}
+		in = append(in, b)
 	}
-	if err := be.Poison(yAll); err != nil {
+	n := f.Outputs[0].Len(c)
+	all := alloc(n + pad)
+	if err := be.Poison(all); err != nil {
 		t.Fatal(err)
 	}
-	l, err := be.Prepare(GEMMFamily, Fused, c, []harness.Buffer{x, w}, []harness.Buffer{yAll.View(0, m*n)})
+	l, err := be.Prepare(f, Fused, c, in, []harness.Buffer{all.View(0, n)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,27 +150,25 @@ func wsCheckBounds(t *testing.T, be *harness.CUDA, c Case, want string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ks) != 1 || ks[0].Name != want {
-		t.Fatalf("launches %v, want one %s", ks, want)
-	}
-	if ks[0].LocalBytes != 0 {
-		t.Errorf("%s: %d B of local memory a thread (spills)", want, ks[0].LocalBytes)
+	for _, k := range ks {
+		names = append(names, k.Name)
+		if k.LocalBytes != 0 {
+			t.Errorf("%s: %d B of local memory a thread (spills)", k.Name, k.LocalBytes)
+		}
 	}
 	if err := l.Run(); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]float32, m*n+pad)
-	if err := be.Download(yAll, got); err != nil {
+	got := make([]float32, n+pad)
+	if err := be.Download(all, got); err != nil {
 		t.Fatal(err)
 	}
-	for i, v := range got {
-		if i < m*n && v != float32(harness.F32FromBF16(harness.BF16FromF32(float32(k)))) {
-			t.Fatalf("y[%d] = %v with all-ones inputs, want %d", i, v, k)
-		}
-		if i >= m*n && !math.IsNaN(float64(v)) {
-			t.Fatalf("%s wrote y[%d] = %v, past the %d × %d output", want, i, v, m, n)
+	for i, v := range got[n:] {
+		if !math.IsNaN(float64(v)) {
+			t.Fatalf("%v wrote element %d = %v of the output, past its %d", names, n+i, v, n)
 		}
 	}
+	return names, got[:n]
 }
 
 // TestCUDAGEMMTune (with -kernels.tune) times, on each GEMM shape of the cuda grid, the verified mma.sync
