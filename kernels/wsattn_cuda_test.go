@@ -14,6 +14,10 @@ import (
 var wsAttnFlag = flag.String("kernels.wsattn", "", "TestCUDAWGMMAAttention, TestCUDAAttentionTune: only these wgmma "+
 	"attention kernels (comma-separated plan names, such as wsattn_d128_m128_n176_s2_pp)")
 
+var soakFlag = flag.Duration("kernels.soak", 0, "TestCUDAAttentionTune: before timing a kernel, run it back to back "+
+	"this long, so that it is timed at the clocks of a GPU under sustained load (as late in a whole-suite run), "+
+	"not of an idle one")
+
 // wsAttnTestPlans is wsAttnPlans, narrowed by -kernels.wsattn.
 func wsAttnTestPlans(t *testing.T) []wsAttnPlan {
 	if *wsAttnFlag == "" {
@@ -99,7 +103,8 @@ func wsAttnCheckBounds(t *testing.T, be *harness.CUDA, c Case, want string) {
 
 // TestCUDAAttentionTune (with -kernels.tune) times, on each shape of the family's cuda grid and both masks, the
 // verified mma.sync kernel and every wgmma kernel of the shape's head dim (wsAttnPlans, or those of
-// -kernels.wsattn) on the same buffers, under the suite's GPU policy (cold L2), and prints TFLOP/s (as
+// -kernels.wsattn, in its order, repeats included) on the same buffers, under the suite's GPU policy (cold L2; after
+// -kernels.soak of back-to-back launches, if set), and prints TFLOP/s (as
 // attentionFlops counts them: causal is half) with each kernel's grid and registers a thread. The default
 // plan (wsAttnChoose) is marked.
 func TestCUDAAttentionTune(t *testing.T) {
@@ -117,6 +122,15 @@ func TestCUDAAttentionTune(t *testing.T) {
 	timeIt := func(l harness.Launch) float64 {
 		if _, err := be.Time(l, 3, s.Policy.Timing); err != nil {
 			t.Fatal(err)
+		}
+		if *soakFlag > 0 { // the launches that fill -kernels.soak, back to back, in one sample
+			one, err := be.Time(l, 1, harness.Timing{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := be.Time(l, 1, harness.Timing{Repeat: max(1, int(float64(soakFlag.Nanoseconds())/one[0]))}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		ns, err := be.Time(l, 15, s.Policy.Timing)
 		if err != nil {
