@@ -186,6 +186,39 @@ __device__ __forceinline__ float xent_loss(const typename S::T* xrow, long long 
     return (M - S::get(xrow[label])) + logf(sum);
 }
 
+// xent_stream_ms is this thread's online pair (running max m, sum s of 2^((x − m)·log2 e)) over columns lo + E·thread,
+// + step, … below hi of row xr, U accesses in flight: pass 1 of the streaming kernels, which keep no row.
+template <class S, bool V, int U>
+__device__ __forceinline__ void xent_stream_ms(const typename S::T* __restrict__ xr, long long lo, long long hi,
+                                               long long step, float& m, float& s) {
+    typedef Pack<S, V> P;
+    const int E = P::E;
+    m = XENT_NEG_INF, s = 0.0f;
+    for (long long c0 = lo + (long long)threadIdx.x * E; c0 < hi; c0 += U * step) {
+        P v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * step < hi) v[u].load(xr + c0 + u * step);
+        float mc = XENT_NEG_INF;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * step < hi) {
+#pragma unroll
+                for (int j = 0; j < E; j++) mc = fmaxf(mc, v[u].get(j));
+            }
+        const float M = fmaxf(m, mc);
+        float sc = 0.0f;
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (c0 + u * step < hi) {
+#pragma unroll
+                for (int j = 0; j < E; j++) sc += ex2((v[u].get(j) - M) * XENT_L2E);
+            }
+        s = (m == M ? s : s * ex2((m - M) * XENT_L2E)) + sc;
+        m = M;
+    }
+}
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // xent_cluster (module crossentropy_sm90): a cluster of CS consecutive blocks per row, block rank = part of the
 // row; the blocks' pairs meet in distributed shared memory between two cluster barriers.
@@ -263,30 +296,8 @@ __device__ __forceinline__ void xent_cstream(const typename S::T* __restrict__ x
         if (rank == 0 && threadIdx.x == 0) loss[row] = 0.0f;
         return;
     }
-    float m = XENT_NEG_INF, s = 0.0f;
-    for (long long c0 = lo + (long long)threadIdx.x * E; c0 < hi; c0 += U * step) {
-        P v[U];
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            if (c0 + u * step < hi) v[u].load(xr + c0 + u * step);
-        float mc = XENT_NEG_INF;
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            if (c0 + u * step < hi) {
-#pragma unroll
-                for (int j = 0; j < E; j++) mc = fmaxf(mc, v[u].get(j));
-            }
-        const float M = fmaxf(m, mc);
-        float sc = 0.0f;
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            if (c0 + u * step < hi) {
-#pragma unroll
-                for (int j = 0; j < E; j++) sc += ex2((v[u].get(j) - M) * XENT_L2E);
-            }
-        s = (m == M ? s : s * ex2((m - M) * XENT_L2E)) + sc;
-        m = M;
-    }
+    float m, s;
+    xent_stream_ms<S, true, U>(xr, lo, hi, step, m, s);
     block_ms(m, s, rm, rs);
     if (threadIdx.x == 0) mine[0] = m, mine[1] = s;
     asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");  // every part published
@@ -538,30 +549,8 @@ __device__ __forceinline__ void xent_stream(const typename S::T* __restrict__ x,
         if (threadIdx.x == 0) loss[row] = 0.0f;
         return;
     }
-    float m = XENT_NEG_INF, s = 0.0f;
-    for (long long c0 = (long long)threadIdx.x * E; c0 < cols; c0 += U * step) {
-        P v[U];
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            if (c0 + u * step < cols) v[u].load(xr + c0 + u * step);
-        float mc = XENT_NEG_INF;
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            if (c0 + u * step < cols) {
-#pragma unroll
-                for (int j = 0; j < E; j++) mc = fmaxf(mc, v[u].get(j));
-            }
-        const float M = fmaxf(m, mc);
-        float sc = 0.0f;
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            if (c0 + u * step < cols) {
-#pragma unroll
-                for (int j = 0; j < E; j++) sc += ex2((v[u].get(j) - M) * XENT_L2E);
-            }
-        s = (m == M ? s : s * ex2((m - M) * XENT_L2E)) + sc;
-        m = M;
-    }
+    float m, s;
+    xent_stream_ms<S, V, U>(xr, 0, cols, step, m, s);
     block_ms(m, s, rm, rs);
     const float inv = 1.0f / s;
     for (long long c0 = (long long)threadIdx.x * E; c0 < cols; c0 += U * step) {
