@@ -22,27 +22,43 @@ func cudaBackend(t *testing.T) *harness.CUDA {
 	return be
 }
 
+// rowAccessElems is the elements of one access to a row of case c (a 16-byte vector if vec, else one), and
+// whether whole vectors tile the row.
+func rowAccessElems(c Case, vec bool) (int, bool) {
+	if !vec {
+		return 1, true
+	}
+	e := 16 / c.DType.Size()
+	return e, c.Cols%e == 0
+}
+
+// rowWarpPlans lists the warp plans (nv accesses a lane; vectorized, a warp takes 8/nv rows) whose warp covers a row
+// of c without leaving half of its lanes idle.
+func rowWarpPlans(c Case, vec bool) []rowPlan {
+	e, _ := rowAccessElems(c, vec)
+	var ps []rowPlan
+	for _, nv := range []int{1, 2, 4, 8} {
+		if c.Cols <= 32*nv*e && (nv == 1 || c.Cols > 16*nv*e) {
+			rows := 1
+			if vec {
+				rows = 8 / nv
+			}
+			ps = append(ps, rowPlan{kind: rowWarp, rows: rows, vec: vec, nv: nv})
+		}
+	}
+	return ps
+}
+
 // rmsNormPlans lists the plans that can run case c on a GPU of compute capability cc: every kernel of the
 // modules, in every block size that covers a row without leaving whole blocks idle.
 func rmsNormPlans(c Case, cc int) []rowPlan {
 	var ps []rowPlan
 	for _, vec := range []bool{true, false} {
-		e := 1
-		if vec {
-			e = 16 / c.DType.Size()
-			if c.Cols%e != 0 {
-				continue
-			}
+		e, ok := rowAccessElems(c, vec)
+		if !ok {
+			continue
 		}
-		for _, nv := range []int{1, 2, 4, 8} {
-			if c.Cols <= 32*nv*e && (nv == 1 || c.Cols > 16*nv*e) {
-				rows := 1
-				if vec {
-					rows = 8 / nv
-				}
-				ps = append(ps, rowPlan{kind: rowWarp, rows: rows, vec: vec, nv: nv})
-			}
-		}
+		ps = append(ps, rowWarpPlans(c, vec)...)
 		nvs := []int{2, 4, 8}
 		if !vec {
 			nvs = []int{4, 8, 16}

@@ -24,22 +24,11 @@ var sweepFlag = flag.Bool("kernels.sweep", false, "TestCUDASweep: time LayerNorm
 func rowMapPlans(c Case, cc int) []rowPlan {
 	var ps []rowPlan
 	for _, vec := range []bool{true, false} {
-		e := 1
-		if vec {
-			e = 16 / c.DType.Size()
-			if c.Cols%e != 0 {
-				continue
-			}
+		e, ok := rowAccessElems(c, vec)
+		if !ok {
+			continue
 		}
-		for _, nv := range []int{1, 2, 4, 8} {
-			if c.Cols <= 32*nv*e && (nv == 1 || c.Cols > 16*nv*e) {
-				rows := 1
-				if vec {
-					rows = 8 / nv
-				}
-				ps = append(ps, rowPlan{kind: rowWarp, rows: rows, vec: vec, nv: nv})
-			}
-		}
+		ps = append(ps, rowWarpPlans(c, vec)...)
 		if vec {
 			for lanes := 2; lanes <= 16; lanes *= 2 {
 				if c.Cols <= lanes*8*e && (lanes == 2 || c.Cols > lanes/2*8*e) {
