@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""The pct-copy table of docs/figures.md from a stored baseline.
+"""The tables of docs/figures.md from stored baselines.
 
-    python3 scripts/figures-table.py baselines/gpu-nvidia-h100-80gb-hbm3.bench
+    python3 scripts/figures-table.py baselines/gpu-nvidia-h100-80gb-hbm3.bench baselines/gpu-nvidia-h200.bench
 
-One row per memory-bound family and dtype: the fused kernel's pct-copy (and GB/s) at each width of the cuda grid,
-the median over the baseline's samples; the decode shape (32 x 4096) as cold / hot microseconds; and how many times
-faster fused is than naive over the large shapes (min-max of the ratio of the medians). Rows of the recurrent and
-tensor-core families are printed after it as fused time and x naive per shape.
+For each baseline, the pct-copy table: one row per memory-bound family and dtype, the fused kernel's pct-copy (and
+GB/s) at each width of the cuda grid, the median over the baseline's samples; the decode shape (32 x 4096) as
+cold / hot microseconds; and how many times faster fused is than naive over the large shapes (min-max of the ratio
+of the medians). Then, one column pair per baseline, the recurrent families (fused time, x naive) and the
+tensor-core families (TFLOP/s, pct-cublas), medians over the samples.
 """
 import re
 import statistics
@@ -80,7 +81,68 @@ def main(path):
             print(f"| {label} | {dt} | " + " | ".join(cells) + f" | {dec} | {rat} |")
 
 
+RECURRENT = [  # (label, benchmark name without impl)
+    ("LSTM bf16 batch 256, t 128, hidden 256", "LSTM/dtype=bf16/batch=256/t=128/hidden=256"),
+    ("LSTM bf16 batch 256, t 1024, hidden 64", "LSTM/dtype=bf16/batch=256/t=1024/hidden=64"),
+    ("LSTM bf16 batch 1, t 2048, hidden 256 (16.67 ms budget)", "LSTM/dtype=bf16/batch=1/t=2048/hidden=256"),
+    ("LSTM fp32 batch 256, t 128, hidden 256 (3xTF32 tensor cores)", "LSTM/dtype=fp32/batch=256/t=128/hidden=256"),
+    ("LSTM fp32 batch 256, t 1024, hidden 64", "LSTM/dtype=fp32/batch=256/t=1024/hidden=64"),
+    ("LSTM fp32 batch 1, t 2048, hidden 256", "LSTM/dtype=fp32/batch=1/t=2048/hidden=256"),
+    ("SLSTM bf16 (2, 4, 256, 64)", "SLSTM/dtype=bf16/batch=2/heads=4/t=256/dh=64"),
+    ("SLSTM bf16 (256, 4, 1024, 32)", "SLSTM/dtype=bf16/batch=256/heads=4/t=1024/dh=32"),
+    ("SLSTM fp32 (2, 4, 256, 64)", "SLSTM/dtype=fp32/batch=2/heads=4/t=256/dh=64"),
+    ("SLSTM fp32 (256, 4, 1024, 32)", "SLSTM/dtype=fp32/batch=256/heads=4/t=1024/dh=32"),
+]
+
+FFN = "FFN/dtype=bf16/tokens={t}/hidden=4096/inter={i}/act={a}"
+ATTN = "Attention/dtype=bf16/batch={b}/heads={h}/t={t}/d={d}/mask={m}"
+TENSOR = [  # (label, [names without impl], with pct-cublas)
+    ("GEMM bf16 4096³", ["GEMM/dtype=bf16/m=4096/n=4096/k=4096"], True),
+    ("GEMM bf16 2048 × 11008 × 4096", ["GEMM/dtype=bf16/m=2048/n=11008/k=4096"], True),
+    ("GEMM bf16 2048 × 4096 × 11008", ["GEMM/dtype=bf16/m=2048/n=4096/k=11008"], True),
+    ("FFN SwiGLU 512 / 2048 / 4096 tokens", [FFN.format(t=t, i=11008, a="swiglu") for t in (512, 2048, 4096)], True),
+    ("FFN GELU 512 / 2048 / 4096 tokens", [FFN.format(t=t, i=16384, a="gelu") for t in (512, 2048, 4096)], True),
+    ("Attention d 128, t 4096, none / causal", [ATTN.format(b=1, h=32, t=4096, d=128, m=m) for m in ("none", "causal")], False),
+    ("Attention d 128, t 16384, none / causal", [ATTN.format(b=1, h=16, t=16384, d=128, m=m) for m in ("none", "causal")], False),
+    ("Attention d 64, (8, 16, 2048), none / causal", [ATTN.format(b=8, h=16, t=2048, d=64, m=m) for m in ("none", "causal")], False),
+    ("LlamaLayer t 512 / 1024 / 2048 / 4096",
+     [f"LlamaLayer/dtype=bf16/t={t}/hidden=4096/inter=11008" for t in (512, 1024, 2048, 4096)], False),
+]
+
+
+def short(gpu):
+    return gpu.replace("NVIDIA ", "").replace(" 80GB HBM3", "")
+
+
+def families(paths):
+    runs = [load(p) for p in paths]
+    gpus = [short(h.get("gpu", "?")) for h, _ in runs]
+    print("| benchmark | " + " | ".join(f"{g} fused | {g} × naive" for g in gpus) + " |")
+    print("|---|" + "--:|--:|" * len(runs))
+    for label, name in RECURRENT:
+        cells = []
+        for _, vals in runs:
+            f, n = med(vals[name + "/impl=fused"]["ns/op"]), med(vals[name + "/impl=naive"]["ns/op"])
+            cells.append(f"{f / 1e6:.3g} ms" if f else "—")
+            cells.append(f"{n / f:.1f}×" if f and n else "—")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    print()
+    print("| benchmark | " + " | ".join(f"{g} TFLOP/s | {g} pct-cublas" for g in gpus) + " |")
+    print("|---|" + "--:|--:|" * len(runs))
+    for label, names, cublas in TENSOR:
+        cells = []
+        for _, vals in runs:
+            tf = [med(vals[n + "/impl=fused"]["TFLOP/s"]) for n in names]
+            cells.append(" / ".join(f"{x:.0f}" if x else "—" for x in tf))
+            pc = [med(vals[n + "/impl=fused"]["pct-cublas"]) for n in names] if cublas else []
+            cells.append(" / ".join(f"{x:.1f}" if x else "—" for x in pc) + "%" if pc else "—")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: figures-table.py BASELINE.bench")
-    main(sys.argv[1])
+    if len(sys.argv) < 2:
+        sys.exit("usage: figures-table.py BASELINE.bench...")
+    for p in sys.argv[1:]:
+        main(p)
+        print()
+    families(sys.argv[1:])
