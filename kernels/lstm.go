@@ -63,8 +63,11 @@ type lstmPlan struct {
 	r8, proj    bool
 	units, fast bool
 	lanes, bb   int
-	xa          bool // x a step ahead of h (fast, default lanes)
-	xt          bool // the projection on tensor cores, a chunk of steps at a time (rnn_units_xt: sm_90, fast, hidden 64)
+	xa          bool   // x a step ahead of h (units: fast, default lanes; tc: rnn_tc_r8x, 8 rows a block, hidden 64)
+	h2          bool   // tc with xa: the gate functions of a thread's two cells as one tanh.approx.f16x2 each
+	k2          bool   // tc with xa: W_hh·h as two chains of mma (even and odd k16 steps)
+	xt          bool   // the projection on tensor cores, a chunk of steps at a time (rnn_units_xt: sm_90, fast, hidden 64)
+	gates       string // xt: the cell (lstmXTGates)
 	x3          bool
 	kp          int
 	wl          bool // x3: W's lo parts held in registers
@@ -94,13 +97,20 @@ func (p lstmPlan) String() string {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xa"
 	}
 	if p.units && p.xt {
-		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xt"
+		s := rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xt"
+		if p.gates != "" {
+			s += "_" + p.gates
+		}
+		return s
 	}
 	if p.units {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb)
 	}
 	if !p.tc {
 		return "simt"
+	}
+	if p.xa {
+		return "tc_r8x" + p.r8xSuffix()
 	}
 	s := fmt.Sprintf("tc_cl%d_mt%d", p.cluster, p.mt)
 	if p.r8 {
@@ -114,6 +124,9 @@ func (p lstmPlan) String() string {
 
 // kernel is the plan's lstm_tc kernel (lstm.cu) at hidden nh.
 func (p lstmPlan) kernel(nh int) string {
+	if p.xa {
+		return fmt.Sprintf("lstm_tc_bf16_h%d_r8x%s", nh, p.r8xSuffix())
+	}
 	tile := fmt.Sprintf("mt%d", p.mt)
 	if p.r8 {
 		tile = "r8"
@@ -125,12 +138,41 @@ func (p lstmPlan) kernel(nh int) string {
 	return fmt.Sprintf("lstm_tc_bf16_h%d_cl%d_%s%s", nh, p.cluster, tile, suffix)
 }
 
+// r8xSuffix is how an rnn_tc_r8x plan's kernel and name end: _k2 for two chains of mma, _h2 for the f16x2 gates.
+func (p lstmPlan) r8xSuffix() string {
+	s := ""
+	if p.k2 {
+		s += "_k2"
+	}
+	if p.h2 {
+		s += "_h2"
+	}
+	return s
+}
+
 // rows is how many batch rows a cluster of the plan takes.
 func (p lstmPlan) rows() int {
 	if p.r8 {
 		return 8
 	}
 	return 16 * p.mt
+}
+
+// lstmTCR8X are the hidden sizes rnn_tc_r8x (8 batch rows a block, the projection inside a step ahead) is built
+// for: one block holds W_ih and W_hh.
+var lstmTCR8X = map[int]bool{64: true}
+
+// lstmXTGates are the cells rnn_units_xt is built with (lstmPlan.gates): "" LstmCellF; "c8" LstmCellF8 (8
+// special-function operations a cell instead of 10), "c8n" LstmCellF8 without its exponentials' correction;
+// "gs" (2 batch rows a block only) the gate functions split between the two lanes that hold a row's sums.
+var lstmXTGates = []string{"", "c8", "c8n", "gs"}
+
+// lstmXTBatches are the batch rows a block the rnn_units_xt kernels of a cell are built for.
+func lstmXTBatches(gates string) []int {
+	if gates == "gs" {
+		return []int{2}
+	}
+	return rnnUnitBatches[1:]
 }
 
 // lstmUnitsXT are the hidden sizes rnn_units_xt (the input projection on tensor cores; sm_90) is built for, with
@@ -265,8 +307,10 @@ func lstmPlans(c Case) []lstmPlan {
 			}
 		}
 		if lstmUnitsXT[c.Dims[2]] {
-			for _, bb := range rnnUnitBatches[1:] {
-				ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true})
+			for _, gates := range lstmXTGates {
+				for _, bb := range lstmXTBatches(gates) {
+					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, gates: gates})
+				}
 			}
 		}
 		return ps
@@ -282,6 +326,12 @@ func lstmPlans(c Case) []lstmPlan {
 	}
 	if nh == 64 {
 		ps = append(ps, lstmPlan{tc: true, cluster: 1, mt: 1, proj: true}, lstmPlan{tc: true, cluster: 1, mt: 1, r8: true, proj: true})
+	}
+	if lstmTCR8X[nh] {
+		for _, k2 := range []bool{false, true} {
+			ps = append(ps, lstmPlan{tc: true, cluster: 1, mt: 1, r8: true, xa: true, k2: k2},
+				lstmPlan{tc: true, cluster: 1, mt: 1, r8: true, xa: true, k2: k2, h2: true})
+		}
 	}
 	return ps
 }

@@ -5,7 +5,10 @@ package kernels
 //go:generate nvcc -ptx -arch=compute_75 -o cuda/ptx/lstm.ptx cuda/lstm.cu
 //go:generate nvcc -ptx -arch=compute_90 -o cuda/ptx/lstm_sm90.ptx cuda/lstm.cu
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 func init() { registerCUDA(LSTMFamily, "lstm", lstmFusedCUDA, lstmNaiveCUDA) }
 
@@ -66,7 +69,15 @@ func lstmFusedCUDA(l cudaLaunch) {
 			for bb == 0 || bb < 4 && p.bb == 0 && ceilDiv(nb, bb) > l.SMs() {
 				bb = max(1, 2*bb) // the fewest rows a block that keep to one block a multiprocessor
 			}
-			l.KernelIn(l.Module()+"_sm90", rnnUnitsName("lstm", "h", nh, true, ks, bb)+"_xt", ceilDiv(nb, bb), nh*ks,
+			if !slices.Contains(lstmXTBatches(p.gates), bb) {
+				l.Fail(fmt.Errorf("lstm: plan %v: no kernel at %d batch rows a block: %w", p, bb, ErrNotImplemented))
+				return
+			}
+			name := rnnUnitsName("lstm", "h", nh, true, ks, bb) + "_xt"
+			if p.gates != "" {
+				name += "_" + p.gates
+			}
+			l.KernelIn(l.Module()+"_sm90", name, ceilDiv(nb, bb), nh*ks,
 				l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
 			return
 		}
@@ -118,11 +129,20 @@ func lstmTCCUDA(l cudaLaunch, p lstmPlan) {
 			"on %d.%d: %w", p, l.DType, l.CC()/10, l.CC()%10, ErrNotImplemented))
 		return
 	}
+	mod := l.Module() + "_sm90"
+	if p.xa {
+		if !lstmTCR8X[nh] || p.cluster != 1 || !p.r8 || p.proj {
+			l.Fail(fmt.Errorf("lstm: plan %v at hidden %d: the 8-row kernel with x a step ahead is built for one block "+
+				"of 8 rows at hidden 64, projecting x inside: %w", p, nh, ErrNotImplemented))
+			return
+		}
+		l.KernelIn(mod, p.kernel(nh), ceilDiv(nb, 8), 4*nh, l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
+		return
+	}
 	if !p.proj && (nh > 64 || p.r8) {
 		l.Fail(fmt.Errorf("lstm: plan %v at hidden %d: only hidden ≤ 64 in whole m16 tiles projects x inside", p, nh))
 		return
 	}
-	mod := l.Module() + "_sm90"
 	grid, threads := ceilDiv(nb, p.rows())*p.cluster, 4*nh/p.cluster
 	if !p.proj {
 		l.KernelCluster(mod, p.kernel(nh), grid, threads, p.cluster, rnnTCSmem(nh, p.cluster, p.mt, false, true, 0),

@@ -37,14 +37,21 @@ func TestLSTMChoosePlan(t *testing.T) {
 		}
 	}
 	const smemMax = 227 << 10 // a block's shared memory on sm_90
+	ptx, err := os.ReadFile("cuda/ptx/lstm_sm90.ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for nh, cls := range lstmTCClusters {
 		ps := lstmPlans(bf(1, 1, nh))
 		if len(ps) < 1+2*len(cls) || ps[0].tc {
 			t.Errorf("hidden %d: plans %v, want simt and at least 2 a cluster size", nh, ps)
 		}
 		for _, p := range ps[1:] {
-			if nh > 64 && !p.proj || p.r8 && (!p.proj || p.mt != 1) {
+			if nh > 64 && !p.proj || p.r8 && (!p.proj && !p.xa || p.mt != 1) || p.xa && (!lstmTCR8X[nh] || p.proj) {
 				t.Errorf("hidden %d plan %v: no such kernel", nh, p)
+			}
+			if name := p.kernel(nh); !strings.Contains(string(ptx), ".entry "+name+"(") {
+				t.Errorf("hidden %d plan %v: lstm_sm90 has no kernel %s", nh, p, name)
 			}
 			if s := rnnTCSmem(nh, p.cluster, p.mt, p.r8, !p.proj, 4); s > smemMax {
 				t.Errorf("hidden %d plan %v: %d B of shared memory, more than %d", nh, p, s, smemMax)
@@ -55,7 +62,9 @@ func TestLSTMChoosePlan(t *testing.T) {
 			want += 4 * len(rnnUnitBatches)
 		}
 		if lstmUnitsXT[nh] {
-			want += len(rnnUnitBatches[1:])
+			for _, gates := range lstmXTGates {
+				want += len(lstmXTBatches(gates))
+			}
 		}
 		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != want || ps[0] != (lstmPlan{}) || want > 1 && !ps[1].units && !ps[1].x3 {
 			t.Errorf("fp32 hidden %d: plans %v, want simt and %d unit or 3xTF32 plans", nh, ps, want-1)
@@ -188,8 +197,12 @@ func TestRNNUnitsChoosePlan(t *testing.T) {
 			t.Errorf("rnnUnitsName%v = %q, want %q", x, got, x.want)
 		}
 	}
-	if s := (lstmPlan{units: true, fast: true, lanes: 8, bb: 2}).String(); s != "unitsf_l8_bb2" {
-		t.Errorf("plan name %q, want unitsf_l8_bb2", s)
+	for p, want := range map[lstmPlan]string{{units: true, fast: true, lanes: 8, bb: 2}: "unitsf_l8_bb2",
+		{units: true, fast: true, bb: 2, xt: true, gates: "c8n"}:    "unitsf_bb2_xt_c8n",
+		{tc: true, cluster: 1, mt: 1, r8: true, xa: true, h2: true}: "tc_r8x_h2"} {
+		if s := p.String(); s != want {
+			t.Errorf("plan name %q, want %s", s, want)
+		}
 	}
 	if s := (slstmPlan{units: true}).String(); s != "units" {
 		t.Errorf("plan name %q, want units", s)
@@ -263,8 +276,11 @@ func TestRNNUnitsKernels(t *testing.T) {
 				continue // TestLSTMX3ChoosePlan
 			}
 			if p.xt { // in lstm_sm90, at the plan's batch rows and at each the launch may pick
-				for _, bb := range rnnUnitBatches[1:] {
+				for _, bb := range lstmXTBatches(p.gates) {
 					name := rnnUnitsName("lstm", "h", nh, p.fast, lstmUnitLanes[nh], bb) + "_xt"
+					if p.gates != "" {
+						name += "_" + p.gates
+					}
 					if !strings.Contains(entries("lstm_sm90"), ".entry "+name+"(") {
 						t.Errorf("lstm_sm90 has no kernel %s (plan %v)", name, p)
 					}

@@ -149,6 +149,37 @@ struct LstmCellTC {
     }
 };
 
+// LstmPairTC is two LstmCellTC: rnn_tc_r8x's cells of a thread's two units.
+struct LstmPairTC {
+    LstmCellTC u0, u1;
+    __device__ __forceinline__ void step2(const float z[4][2], float h[2]) {
+        const float a[4] = {z[0][0], z[1][0], z[2][0], z[3][0]}, b[4] = {z[0][1], z[1][1], z[2][1], z[3][1]};
+        h[0] = u0.step(a, false);
+        h[1] = u1.step(b, false);
+    }
+};
+
+// LstmPairH2 is LstmPairTC with each gate function of the two units one tanh.approx.f16x2 (σ(x) =
+// (1 + tanh(x/2))/2): five special-function operations for two cells instead of ten; the cell state stays fp32.
+struct LstmPairH2 {
+    float c[2] = {0.0f, 0.0f};
+    __device__ __forceinline__ void step2(const float z[4][2], float h[2]) {
+        float t[4][2];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const float s = j == 2 ? 1.0f : 0.5f;
+            tc_tanh2(s * z[j][0], s * z[j][1], t[j][0], t[j][1]);
+        }
+#pragma unroll
+        for (int e = 0; e < 2; e++)
+            c[e] = fmaf(0.5f, t[1][e], 0.5f) * c[e] + fmaf(0.5f, t[0][e], 0.5f) * t[2][e];
+        float tc[2];
+        tc_tanh2(c[0], c[1], tc[0], tc[1]);
+#pragma unroll
+        for (int e = 0; e < 2; e++) h[e] = fmaf(0.5f, t[3][e], 0.5f) * tc[e];
+    }
+};
+
 #define LSTM_TC(H, CL, TILE, MT, R8, IN, SUFFIX)                                                            \
     extern "C" __global__ void __launch_bounds__(4 * H / CL, 1) lstm_tc_bf16_h##H##_cl##CL##_##TILE##SUFFIX(       \
         const void* in, const unsigned short* w_ih, const float* bias, const unsigned short* w_hh,                \
@@ -169,6 +200,19 @@ LSTM_TC_G(64, 1, _g)
 LSTM_TC_G(128, 2, )
 LSTM_TC_G(256, 4, )
 LSTM_TC_G(256, 8, )
+
+// lstm_tc_bf16_h{H}_r8x[_k2][_h2]: rnn_tc_r8x, 8 batch rows a block with the projection inside a step ahead, the
+// cells LstmPairTC (h2: LstmPairH2), W h in one chain of mma or two (k2); static shared memory.
+#define LSTM_TC_R8X(H, PAIR, K2, SUFFIX)                                                                          \
+    extern "C" __global__ void __launch_bounds__(4 * H, 1) lstm_tc_bf16_h##H##_r8x##SUFFIX(                       \
+        const unsigned short* x, const unsigned short* w_ih, const float* bias, const unsigned short* w_hh,       \
+        const unsigned short* resets, unsigned short* y, long long nb, long long nt) {                            \
+        rnn_tc_r8x<PAIR, H, 8, K2>(x, w_ih, bias, w_hh, resets, y, nb, nt);                                       \
+    }
+LSTM_TC_R8X(64, LstmPairTC, false, )
+LSTM_TC_R8X(64, LstmPairH2, false, _h2)
+LSTM_TC_R8X(64, LstmPairTC, true, _k2)
+LSTM_TC_R8X(64, LstmPairH2, true, _k2_h2)
 
 // fp32 on tensor cores in 3xTF32 (rnn_x3.cuh), for hidden 128 and 256: lstm_x3_proj_f32_*, the input projection G
 // (fp32, bias included), then
@@ -192,16 +236,46 @@ LSTM_X3(256, 8, 2, 1, true, 1, 2, _wl_ko2)
 LSTM_X3(256, 8, 2, 1, true, 1, 3, _wl_ko3)
 LSTM_X3(256, 8, 2, 1, true, 1, 4, _wl_ko4)
 
-// lstm_unitsf_f32_h{H}_l4_bb{BB}_xt: rnn_units_xt (the projection on tensor cores a chunk of steps at a time).
-#define LSTM_UNITS_XT(H, BB)                                                                                      \
-    extern "C" __global__ void __launch_bounds__(H * 4) lstm_unitsf_f32_h##H##_l4_bb##BB##_xt(                    \
+// LstmCellF8 is LstmCellF in 8 special-function operations instead of 10: with s = e^−|z|, σ(z) is
+// (z ≥ 0 ? 1 : s)/(1 + s), and with t = e^−2|z|, tanh z is ±(1 − t)/(1 + t), so that σ(z_i)·tanh(z_g) and
+// σ(z_o)·tanh(c) each take one reciprocal of a product of two denominators (each in [1, 2]: no overflow, no
+// denormals, rcp.approx.ftz as it is), and σ(z_f) one: five exponentials and three reciprocals. The absolute
+// errors are those of LstmCellF (1 − t loses what t's rounding holds where |z| is small, as 1 − 2/(e^2|z| + 1)
+// does). EXACT: rnn_expneg's corrected product.
+template <bool EXACT>
+struct LstmCellF8 {
+    float c = 0.0f;
+    __device__ __forceinline__ float step(const float z[4], bool first) {
+        if (first) c = 0.0f;
+        const float si = rnn_expneg<EXACT>(fabsf(z[0])), sf = rnn_expneg<EXACT>(fabsf(z[1]));
+        const float tg = rnn_expneg<EXACT>(2.0f * fabsf(z[2])), so = rnn_expneg<EXACT>(fabsf(z[3]));
+        const float ni = z[0] >= 0.0f ? 1.0f : si, nf = z[1] >= 0.0f ? 1.0f : sf, no = z[3] >= 0.0f ? 1.0f : so;
+        const float ig = copysignf(ni * (1.0f - tg), z[2]) * rnn_rcp((1.0f + si) * (1.0f + tg));
+        c = fmaf(nf * rnn_rcp(1.0f + sf), c, ig);
+        const float tc = rnn_expneg<EXACT>(2.0f * fabsf(c));
+        return copysignf(no * (1.0f - tc), c) * rnn_rcp((1.0f + so) * (1.0f + tc));
+    }
+};
+
+// lstm_unitsf_f32_h{H}_l4_bb{BB}_xt[_c8|_c8n|_gs]: rnn_units_xt (the projection on tensor cores a chunk of steps at a
+// time) with LstmCellF, or LstmCellF8 with (c8) or without (c8n) the exponentials' correction.
+#define LSTM_UNITS_XT(H, BB, CELL, SUFFIX)                                                                        \
+    extern "C" __global__ void __launch_bounds__(H * 4) lstm_unitsf_f32_h##H##_l4_bb##BB##_xt##SUFFIX(            \
         const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
         long long nb, long long nt) {                                                                             \
-        rnn_units_xt<LstmCellF, H, BB>(x, w_ih, bias, w_hh, resets, y, nb, nt);                                   \
+        rnn_units_xt<CELL, H, BB>(x, w_ih, bias, w_hh, resets, y, nb, nt);                                        \
     }
-LSTM_UNITS_XT(64, 1)
-LSTM_UNITS_XT(64, 2)
-LSTM_UNITS_XT(64, 4)
+#define LSTM_UNITS_XT_BB(H, CELL, SUFFIX) \
+    LSTM_UNITS_XT(H, 1, CELL, SUFFIX) LSTM_UNITS_XT(H, 2, CELL, SUFFIX) LSTM_UNITS_XT(H, 4, CELL, SUFFIX)
+LSTM_UNITS_XT_BB(64, LstmCellF, )
+LSTM_UNITS_XT_BB(64, LstmCellF8<true>, _c8)
+LSTM_UNITS_XT_BB(64, LstmCellF8<false>, _c8n)
+// _gs: the two lanes of a unit's row split its four gate functions (rnn_units_xt's GS; 2 rows a block only).
+extern "C" __global__ void __launch_bounds__(256) lstm_unitsf_f32_h64_l4_bb2_xt_gs(
+    const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,
+    long long nb, long long nt) {
+    rnn_units_xt<LstmCellF, 64, 2, true>(x, w_ih, bias, w_hh, resets, y, nb, nt);
+}
 
 // lstm_x3_proj_f32_{BM}x{BN}_w{WM}x{WN}: rnn_x3_proj's tile shapes.
 #define LSTM_X3_PROJ(BM, BN, WM, WN)                                                                              \

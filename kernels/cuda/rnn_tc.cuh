@@ -316,6 +316,153 @@ __device__ __forceinline__ void rnn_tc(const void* __restrict__ in, const unsign
     cp_async_wait<0>();
 }
 
+// tc_ldmatrix_x2 loads two 8 × 8 b16 matrices (lanes 0–7 give the rows of the first, 8–15 of the second).
+__device__ __forceinline__ void tc_ldmatrix_x2(unsigned& r0, unsigned& r1, unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(addr));
+}
+
+// tc_tanh2 is tanh.approx.f16x2 of (a, b): a and b rounded to f16, one special-function operation for both
+// (relative error about 2⁻¹¹ each, the f16 rounding of input and result included).
+__device__ __forceinline__ void tc_tanh2(float a, float b, float& ta, float& tb) {
+    unsigned v;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(b), "f"(a));
+    asm("tanh.approx.f16x2 %0, %0;" : "+r"(v));
+    asm("{.reg .f16 lo, hi;\n\tmov.b32 {lo, hi}, %2;\n\tcvt.f32.f16 %0, lo;\n\tcvt.f32.f16 %1, hi;\n\t}"
+        : "=f"(ta), "=f"(tb)
+        : "r"(v));
+}
+
+// rnn_tc_r8x is rnn_tc's recurrence (heads = 1) for one block a batch tile of 8 rows (H ≤ 64: the block holds W
+// and Wi in registers, H/8 warps; no cluster) with the input projection inside and a step ahead, so that a step's
+// latency is the recurrence's own:
+//   - x_{t+1}·Wiᵀ + bias is made in step t, after W h_{t−1} has been issued, into the accumulators that step
+//     t + 1's W h_t then adds to: the pre-activations come out of the mma whole (two accumulator sets that
+//     alternate: the loop runs two steps a turn);
+//   - a reset at t + 1 is applied in step t: the row's h_t goes into the next h buffer as 0 (y keeps h_t) and the
+//     cells' state is cleared (Pair() again), so that no step waits on a flag before its products; the flags are
+//     loaded 3 steps ahead into two registers that alternate with the steps, no copy waiting on a load;
+//   - x comes through a PD-stage cp.async ring of 8 rows, each copying thread's addresses made once (a step adds
+//     H elements to the source), and is read PD − 3 steps after its copy was issued;
+//   - A operands of 8 rows are ldmatrix .x2: rows 8–15 of the m16 tile are zero registers, not shared memory.
+// With K2, W h_{t−1} runs as two chains of mma (even and odd k16 steps, the odd ones from zero), added after: half
+// the dependent mma on the step's path, for one addition a value.
+// Pair runs the cells of a thread's two units (lu, lu + 1) of its row g: step2(z[gate][unit], h[unit]).
+// grid = ⌈batch/8⌉ blocks of 4·H threads; static shared memory (2 + PD buffers of 8 rows of H bf16).
+template <class Pair, int H, int PD, bool K2 = false>
+__device__ __forceinline__ void rnn_tc_r8x(const unsigned short* __restrict__ x, const unsigned short* __restrict__ wi,
+                                           const float* __restrict__ bias, const unsigned short* __restrict__ w,
+                                           const unsigned short* __restrict__ resets, unsigned short* __restrict__ y,
+                                           long long nb, long long nt) {
+    constexpr int KT = H / 16, HP = 2 * H + 16, CPR = H / 8, NT = 4 * H;
+    static_assert(H % 16 == 0 && H <= 64 && (PD & (PD - 1)) == 0 && PD >= 4, "rnn_tc_r8x: bad shape");
+    __shared__ __align__(128) unsigned char hs[2][8 * HP];  // h_{t−1} by step parity, rows padded by 16 bytes
+    __shared__ __align__(128) unsigned char xs[PD][8 * HP];
+    const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, g = lane >> 2, q = lane & 3;
+    const long long b0 = (long long)blockIdx.x * 8, row = b0 + g;
+    const int lu = wp * 8 + 2 * q;  // this thread's units lu, lu + 1 (of batch row g)
+    const long long wrow = (long long)(wp * 8 + g) * H + 2 * q;  // gate 0, k = 2q of B column g
+
+    unsigned wh[KT][4][2], wx[KT][4][2];
+#pragma unroll
+    for (int kt = 0; kt < KT; kt++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const long long o = wrow + (long long)j * H * H + kt * 16;
+            wh[kt][j][0] = *reinterpret_cast<const unsigned*>(w + o);
+            wh[kt][j][1] = *reinterpret_cast<const unsigned*>(w + o + 8);
+            wx[kt][j][0] = *reinterpret_cast<const unsigned*>(wi + o);
+            wx[kt][j][1] = *reinterpret_cast<const unsigned*>(wi + o + 8);
+        }
+    float bz[4][2];
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) bz[j][e] = bias[j * H + lu + e];
+
+    // Thread tid < 8·CPR copies 16-byte chunk tid % CPR of row tid / CPR.
+    const bool copier = tid < 8 * CPR;
+    const int cr = tid / CPR, cc = tid % CPR;
+    const bool cok = copier && b0 + cr < nb;
+    const unsigned short* xsrc = x + (cok ? (b0 + cr) * nt * H + cc * 8 : 0);
+    const unsigned xbase = smem_addr(&xs[0][0]), xdst = xbase + cr * HP + cc * 16;
+    auto load = [&](long long s) {  // x_s into stage s mod PD: one commit group, empty past the end
+        if (copier && s < nt) cp_async16(xdst + (unsigned)(s & (PD - 1)) * 8 * HP, xsrc + (cok ? s * H : 0), cok);
+        cp_async_commit();
+    };
+    const bool rok = row < nb;
+    const unsigned short* rflag = resets + (rok ? row * nt : 0);
+    auto flag = [&](long long s) -> unsigned short { return rok && s < nt ? rflag[s] : (unsigned short)0; };
+
+    // ldmatrix .x2 lane address: lanes 0–7 rows 0–7 at k 0–7 of a k16 step, lanes 8–15 at k 8–15.
+    const unsigned ldx = (lane & 7) * HP + ((lane >> 3) & 1) * 16;
+    // xproj(d, s): d = bias + x_s·Wiᵀ (rows 8–15 of the tile: 0).
+    auto xproj = [&](float (&d)[4][4], long long s) {
+#pragma unroll
+        for (int j = 0; j < 4; j++) d[j][0] = bz[j][0], d[j][1] = bz[j][1], d[j][2] = d[j][3] = 0.0f;
+        const unsigned a0 = xbase + (unsigned)(s & (PD - 1)) * 8 * HP + ldx;
+#pragma unroll
+        for (int kt = 0; kt < KT; kt++) {
+            unsigned a[4];
+            tc_ldmatrix_x2(a[0], a[2], a0 + kt * 32);
+            a[1] = a[3] = 0u;
+#pragma unroll
+            for (int j = 0; j < 4; j++) mma_bf16(d[j], a, wx[kt][j][0], wx[kt][j][1]);
+        }
+    };
+
+    for (int i = tid; i < 2 * 8 * HP / 16; i += NT)
+        reinterpret_cast<uint4*>(&hs[0][0])[i] = make_uint4(0u, 0u, 0u, 0u);  // h_{−1} = 0
+#pragma unroll
+    for (int s = 0; s < PD - 1; s++) load(s);
+    unsigned short fa = flag(1), fb = flag(2);  // the reset flags of steps t + 1 for even and odd t
+    Pair cells;
+    cp_async_wait<PD - 3>();  // this thread's copies of x_0 and x_1 are in; the barrier publishes them
+    __syncthreads();
+    float acc0[4][4], acc1[4][4];
+    xproj(acc0, 0);
+
+    // step(t): acc holds bias + x_t·Wiᵀ; next gets bias + x_{t+1}·Wiᵀ; fnext is the flag of t + 1, then of t + 3.
+    auto step = [&](long long t, int par, float (&acc)[4][4], float (&next)[4][4], unsigned short& fnext) {
+        const unsigned hcur = smem_addr(&hs[par][0]) + ldx;
+        float odd[4][4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) odd[j][0] = odd[j][1] = odd[j][2] = odd[j][3] = 0.0f;
+#pragma unroll
+        for (int kt = 0; kt < KT; kt++) {
+            unsigned a[4];
+            tc_ldmatrix_x2(a[0], a[2], hcur + kt * 32);
+            a[1] = a[3] = 0u;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                if (K2 && (kt & 1)) {
+                    mma_bf16(odd[j], a, wh[kt][j][0], wh[kt][j][1]);
+                } else {
+                    mma_bf16(acc[j], a, wh[kt][j][0], wh[kt][j][1]);
+                }
+            }
+        }
+        load(t + PD - 1);
+        xproj(next, t + 1);  // its stage came in before the last barrier (past the end: unused)
+        float z[4][2], hv[2];
+#pragma unroll
+        for (int j = 0; j < 4; j++) z[j][0] = acc[j][0] + odd[j][0], z[j][1] = acc[j][1] + odd[j][1];
+        cells.step2(z, hv);
+        const bool reset = (fnext & 0x7fffu) != 0;  // a bf16 other than ±0
+        if (reset) cells = Pair();
+        const unsigned packed = tc_pack_bf16(hv[0], hv[1]);
+        tc_st_shared(smem_addr(&hs[par ^ 1][0]) + g * HP + lu * 2, reset ? 0u : packed);
+        if (rok) *reinterpret_cast<unsigned*>(y + (row * nt + t) * H + lu) = packed;
+        fnext = flag(t + 3);
+        cp_async_wait<PD - 3>();  // this thread's copies of x_{t+2} are in; the barrier publishes them
+        __syncthreads();
+    };
+    for (long long t = 0; t < nt; t += 2) {
+        step(t, 0, acc0, acc1, fa);
+        if (t + 1 < nt) step(t + 1, 1, acc1, acc0, fb);
+    }
+    cp_async_wait<0>();
+}
+
 // rnn_tc_proj is the input projection of RNN_TC_G32: G[m, n] = Σ_k x[m, k]·Wi[n, k] + bias[n], x [M, K] and
 // Wi [N, K] bf16, G fp32 — mma.cuh's MmaTile (128 × 128 tiles, 8 warps, 3 stages) with an fp32 epilogue.
 // K a multiple of 8, N even. grid = ⌈M/128⌉·⌈N/128⌉, 256 threads.
