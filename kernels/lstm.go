@@ -68,6 +68,7 @@ type lstmPlan struct {
 	k2          bool   // tc with xa: W_hh·h as two chains of mma (even and odd k16 steps)
 	xt          bool   // the projection on tensor cores, a chunk of steps at a time (rnn_units_xt: sm_90, fast, hidden 64)
 	gates       string // xt: the cell (lstmXTGates)
+	ws          bool   // xt: W_ih in shared memory, two blocks a multiprocessor
 	x3          bool
 	kp          int
 	wl          bool // x3: W's lo parts held in registers
@@ -98,6 +99,9 @@ func (p lstmPlan) String() string {
 	}
 	if p.units && p.xt {
 		s := rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xt"
+		if p.ws {
+			s += "_ws"
+		}
 		if p.gates != "" {
 			s += "_" + p.gates
 		}
@@ -167,13 +171,32 @@ var lstmTCR8X = map[int]bool{64: true}
 // "gs" (2 batch rows a block only) the gate functions split between the two lanes that hold a row's sums.
 var lstmXTGates = []string{"", "c8", "c8n", "gs"}
 
-// lstmXTBatches are the batch rows a block the rnn_units_xt kernels of a cell are built for.
-func lstmXTBatches(gates string) []int {
-	if gates == "gs" {
+// lstmXTBatches are the batch rows a block the rnn_units_xt kernels of plan p are built for.
+func lstmXTBatches(p lstmPlan) []int {
+	switch {
+	case p.gates == "gs":
 		return []int{2}
+	case p.ws:
+		return []int{1, 2}
 	}
 	return rnnUnitBatches[1:]
 }
+
+// lstmXTKernel is plan p's rnn_units_xt kernel (lstm.cu) at hidden nh and bb batch rows a block.
+func lstmXTKernel(p lstmPlan, nh, bb int) string {
+	s := rnnUnitsName("lstm", "h", nh, true, lstmUnitLanes[nh], bb) + "_xt"
+	if p.ws {
+		s += "_ws"
+	}
+	if p.gates != "" {
+		s += "_" + p.gates
+	}
+	return s
+}
+
+// lstmXTWSSmem is the dynamic shared memory of the ws kernels (RnnUnitsXT::WIS): W_ih, 4·hidden rows of hidden
+// fp32 padded by 16 bytes.
+func lstmXTWSSmem(nh int) int { return 4 * nh * (nh + 4) * 4 }
 
 // lstmUnitsXT are the hidden sizes rnn_units_xt (the input projection on tensor cores; sm_90) is built for, with
 // 4 lanes a unit and 1, 2 or 4 batch rows a block.
@@ -308,8 +331,13 @@ func lstmPlans(c Case) []lstmPlan {
 		}
 		if lstmUnitsXT[c.Dims[2]] {
 			for _, gates := range lstmXTGates {
-				for _, bb := range lstmXTBatches(gates) {
+				for _, bb := range lstmXTBatches(lstmPlan{gates: gates}) {
 					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, gates: gates})
+				}
+			}
+			for _, gates := range []string{"", "c8"} {
+				for _, bb := range []int{0, 2} {
+					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, ws: true, gates: gates})
 				}
 			}
 		}

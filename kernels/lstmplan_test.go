@@ -63,8 +63,9 @@ func TestLSTMChoosePlan(t *testing.T) {
 		}
 		if lstmUnitsXT[nh] {
 			for _, gates := range lstmXTGates {
-				want += len(lstmXTBatches(gates))
+				want += len(lstmXTBatches(lstmPlan{gates: gates}))
 			}
+			want += 4 // ws: two cells, bb 0 and 2
 		}
 		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != want || ps[0] != (lstmPlan{}) || want > 1 && !ps[1].units && !ps[1].x3 {
 			t.Errorf("fp32 hidden %d: plans %v, want simt and %d unit or 3xTF32 plans", nh, ps, want-1)
@@ -199,6 +200,7 @@ func TestRNNUnitsChoosePlan(t *testing.T) {
 	}
 	for p, want := range map[lstmPlan]string{{units: true, fast: true, lanes: 8, bb: 2}: "unitsf_l8_bb2",
 		{units: true, fast: true, bb: 2, xt: true, gates: "c8n"}:    "unitsf_bb2_xt_c8n",
+		{units: true, fast: true, xt: true, ws: true, gates: "c8"}:  "unitsf_xt_ws_c8",
 		{tc: true, cluster: 1, mt: 1, r8: true, xa: true, h2: true}: "tc_r8x_h2"} {
 		if s := p.String(); s != want {
 			t.Errorf("plan name %q, want %s", s, want)
@@ -276,11 +278,11 @@ func TestRNNUnitsKernels(t *testing.T) {
 				continue // TestLSTMX3ChoosePlan
 			}
 			if p.xt { // in lstm_sm90, at the plan's batch rows and at each the launch may pick
-				for _, bb := range lstmXTBatches(p.gates) {
-					name := rnnUnitsName("lstm", "h", nh, p.fast, lstmUnitLanes[nh], bb) + "_xt"
-					if p.gates != "" {
-						name += "_" + p.gates
-					}
+				if p.ws && lstmXTWSSmem(nh) > 227<<10/2-32<<10 {
+					t.Errorf("plan %v: %d B of shared memory, more than half a multiprocessor's less 32 KiB", p, lstmXTWSSmem(nh))
+				}
+				for _, bb := range lstmXTBatches(p) {
+					name := lstmXTKernel(p, nh, bb)
 					if !strings.Contains(entries("lstm_sm90"), ".entry "+name+"(") {
 						t.Errorf("lstm_sm90 has no kernel %s (plan %v)", name, p)
 					}

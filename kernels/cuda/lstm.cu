@@ -270,6 +270,18 @@ struct LstmCellF8 {
 LSTM_UNITS_XT_BB(64, LstmCellF, )
 LSTM_UNITS_XT_BB(64, LstmCellF8<true>, _c8)
 LSTM_UNITS_XT_BB(64, LstmCellF8<false>, _c8n)
+// _ws: W_ih in shared memory, two blocks a multiprocessor (rnn_units_xt's WS; RnnUnitsXT::WIS bytes of dynamic
+// shared memory), with LstmCellF or (_ws_c8) LstmCellF8.
+#define LSTM_UNITS_XT_WS(H, BB, CELL, SUFFIX)                                                                     \
+    extern "C" __global__ void __launch_bounds__(H * 4, 2) lstm_unitsf_f32_h##H##_l4_bb##BB##_xt_ws##SUFFIX(      \
+        const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
+        long long nb, long long nt) {                                                                             \
+        rnn_units_xt<CELL, H, BB, false, true>(x, w_ih, bias, w_hh, resets, y, nb, nt);                           \
+    }
+LSTM_UNITS_XT_WS(64, 1, LstmCellF, )
+LSTM_UNITS_XT_WS(64, 2, LstmCellF, )
+LSTM_UNITS_XT_WS(64, 1, LstmCellF8<true>, _c8)
+LSTM_UNITS_XT_WS(64, 2, LstmCellF8<true>, _c8)
 // _gs: the two lanes of a unit's row split its four gate functions (rnn_units_xt's GS; 2 rows a block only).
 extern "C" __global__ void __launch_bounds__(256) lstm_unitsf_f32_h64_l4_bb2_xt_gs(
     const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,

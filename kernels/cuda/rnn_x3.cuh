@@ -524,7 +524,17 @@ __device__ __forceinline__ void x3_cp_async4(unsigned dst, const void* src, bool
 // tanh z_g, B σ(z_f) and σ(z_o): the same instructions, e^−|z| or e^−2|z| then a reciprocal), they exchange
 // σ(z_i)·tanh(z_g) against σ(z_f), and σ(z_o) (two shuffles), and both run c and h: 6 special-function
 // operations a lane a step instead of 10, for one more shuffle on the step's path.
-template <class Cell, int H, int BB, bool GS = false>
+//
+// WS: W_ih in dynamic shared memory (4H rows of H fp32, padded by 16 bytes: RnnUnitsXT<H, true>::WIS bytes) instead
+// of registers, read there at each chunk's projection (one gate at a time: fewer live registers), so that a
+// thread holds about half the registers and two blocks share a multiprocessor (the kernel's launch bounds say
+// so): two batch rows' recurrences whose latencies overlap, where one block of two rows runs them in step.
+template <int H, bool WS>
+struct RnnUnitsXT {
+    static const int WIS = WS ? 4 * H * (H + 4) * 4 : 0;  // dynamic shared memory (bytes)
+};
+
+template <class Cell, int H, int BB, bool GS = false, bool WS = false>
 __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const float* __restrict__ wi,
                                              const float* __restrict__ bias, const float* __restrict__ w,
                                              const float* __restrict__ resets, float* __restrict__ y, long long nb,
@@ -544,14 +554,26 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
 #pragma unroll
         for (int i = 0; i < NW; i++)
             wv[j][i] = *reinterpret_cast<const float4*>(w + ((long long)j * H + u) * H + 4 * (q + KS * i));
-    // W_ih's B fragments: gate j of unit 8·wp + g, k = 8·kt + qq (+ 4).
-    float wb[KT][4][2];
+    // W_ih's B fragments: gate j of unit 8·wp + g, k = 8·kt + qq (+ 4); with WS its rows in shared memory.
+    float wb[WS ? 1 : KT][4][2];
+    extern __shared__ __align__(16) float xt_wis[];  // WS: [4H][H + 4]
+    if (WS) {
+        unsigned dyn;
+        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+        if (dyn < (unsigned)RnnUnitsXT<H, true>::WIS) __trap();  // a launch that lies
+        for (int i = tid; i < H * H; i += NT) {  // float4 i of W_ih
+            const int r = i / (H / 4), c4 = i % (H / 4);
+            *reinterpret_cast<float4*>(&xt_wis[r * (H + 4) + 4 * c4]) = *reinterpret_cast<const float4*>(wi + 4 * (long long)i);
+        }
+    } else {
 #pragma unroll
-    for (int kt = 0; kt < KT; kt++)
+        for (int kt = 0; kt < KT; kt++)
 #pragma unroll
-        for (int j = 0; j < 4; j++)
+            for (int j = 0; j < 4; j++)
 #pragma unroll
-            for (int e = 0; e < 2; e++) wb[kt][j][e] = wi[((long long)j * H + 8 * wp + g) * H + 8 * kt + qq + 4 * e];
+                for (int e = 0; e < 2; e++)
+                    wb[WS ? 0 : kt][j][e] = wi[((long long)j * H + 8 * wp + g) * H + 8 * kt + qq + 4 * e];
+    }
     float cbias[4];
 #pragma unroll
     for (int j = 0; j < 4; j++) cbias[j] = bias[j * H + u];
@@ -598,8 +620,36 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
 #pragma unroll
                 for (int e = 0; e < 4; e++) acc[j][e] = accs[j][e] = 0.0f;
             const unsigned xa = smem_addr(&xt[c & 1][0][0]) + lda;
+            if (WS) {  // a gate at a time, its fragments from shared memory
 #pragma unroll
-            for (int kk = 0; kk < KT / 2; kk++) {
+                for (int j = 0; j < 4; j++) {
+                    const float* wr = xt_wis + (j * H + 8 * wp + g) * (H + 4) + qq;
+                    float aj[4] = {0.0f, 0.0f, 0.0f, 0.0f}, asj[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+                    for (int kk = 0; kk < KT / 2; kk++) {
+                        X3A a;
+#pragma unroll
+                        for (int h = 0; h < 2; h++) ldmatrix_x4(a.a[h], xa + (2 * kk + h) * 32);
+                        a.split();
+                        float wf[2][2];
+#pragma unroll
+                        for (int h = 0; h < 2; h++)
+#pragma unroll
+                            for (int e = 0; e < 2; e++) wf[h][e] = wr[16 * kk + 8 * h + 4 * e];
+                        unsigned hi[2][2], lo0, lo1;
+#pragma unroll
+                        for (int h = 0; h < 2; h++)
+#pragma unroll
+                            for (int e = 0; e < 2; e++) hi[h][e] = __float_as_uint(wf[h][e]);
+                        x3_bf16_b(x3_lo(wf[0][0]), x3_lo(wf[0][1]), x3_lo(wf[1][0]), x3_lo(wf[1][1]), lo0, lo1);
+                        mma_x3(aj, asj, a, hi, lo0, lo1);
+                    }
+#pragma unroll
+                    for (int e = 0; e < 4; e++) xp[g + 8 * (e >> 1)][j][8 * wp + 2 * qq + (e & 1)] = aj[e] + asj[e];
+                }
+            }
+#pragma unroll
+            for (int kk = 0; kk < (WS ? 0 : KT / 2); kk++) {
                 X3A a;
 #pragma unroll
                 for (int h = 0; h < 2; h++) ldmatrix_x4(a.a[h], xa + (2 * kk + h) * 32);
@@ -610,14 +660,14 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
 #pragma unroll
                     for (int h = 0; h < 2; h++)
 #pragma unroll
-                        for (int e = 0; e < 2; e++) hi[h][e] = __float_as_uint(wb[2 * kk + h][j][e]);
-                    x3_bf16_b(x3_lo(wb[2 * kk][j][0]), x3_lo(wb[2 * kk][j][1]), x3_lo(wb[2 * kk + 1][j][0]),
-                              x3_lo(wb[2 * kk + 1][j][1]), lo0, lo1);
+                        for (int e = 0; e < 2; e++) hi[h][e] = __float_as_uint(wb[WS ? 0 : 2 * kk + h][j][e]);
+                    x3_bf16_b(x3_lo(wb[WS ? 0 : 2 * kk][j][0]), x3_lo(wb[WS ? 0 : 2 * kk][j][1]),
+                              x3_lo(wb[WS ? 0 : 2 * kk + 1][j][0]), x3_lo(wb[WS ? 0 : 2 * kk + 1][j][1]), lo0, lo1);
                     mma_x3(acc[j], accs[j], a, hi, lo0, lo1);
                 }
             }
 #pragma unroll
-            for (int j = 0; j < 4; j++)
+            for (int j = 0; j < (WS ? 0 : 4); j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) xp[g + 8 * (e >> 1)][j][8 * wp + 2 * qq + (e & 1)] = acc[j][e] + accs[j][e];
             __syncthreads();
