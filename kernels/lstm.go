@@ -288,6 +288,9 @@ var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: 
 // hidden 128, which no benchmark times, keeps the SIMT kernel.
 func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 	nb, nh := c.Dims[0], c.Dims[2]
+	if p, ok := lstmStepPlans[c.DType]; ok && lstmStepOn && cc >= 90 && nh == 64 && (c.DType == BF16 && rnnTCOn || c.DType == FP32 && rnnX3On) {
+		return p
+	}
 	if c.DType == FP32 && rnnX3On && cc >= 90 && lstmUnitsXT[nh] {
 		return lstmPlan{units: true, fast: true, xt: true}
 	}
@@ -308,6 +311,13 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 		return lstmPlan{tc: true, cluster: 8, mt: 1, r8: true, proj: true}
 	}
 	return lstmPlan{tc: true, cluster: cls[0], mt: 1, proj: nh > 64}
+}
+
+// lstmStepPlans are the plans lstmChoosePlan takes at hidden 64 on sm_90 where lstmStepOn allows it (and rnnTCOn for
+// bf16, rnnX3On for fp32).
+var lstmStepPlans = map[DType]lstmPlan{
+	BF16: {tc: true, cluster: 1, mt: 1, r8: true, xa: true},
+	FP32: {units: true, fast: true, xt: true, ws: true},
 }
 
 // lstmPlans are the plans built for case c: the SIMT kernels, and for bf16 every tensor-core shape: above

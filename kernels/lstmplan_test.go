@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -9,8 +10,8 @@ import (
 // TestLSTMChoosePlan: the tensor-core plan only for bf16 on sm_90 at the hidden sizes it is built for, and only
 // while rnnTCOn (-kernels.pending until it has passed on a GPU); every built shape fits a multiprocessor.
 func TestLSTMChoosePlan(t *testing.T) {
-	defer func(on, units, x3 bool) { rnnTCOn, rnnUnitsOn, rnnX3On = on, units, x3 }(rnnTCOn, rnnUnitsOn, rnnX3On)
-	rnnUnitsOn, rnnX3On = false, false
+	defer func(on, units, x3, step bool) { rnnTCOn, rnnUnitsOn, rnnX3On, lstmStepOn = on, units, x3, step }(rnnTCOn, rnnUnitsOn, rnnX3On, lstmStepOn)
+	rnnUnitsOn, rnnX3On, lstmStepOn = false, false, false
 	bf := func(nb, nt, nh int) Case { return Case{DType: BF16, Dims: []int{nb, nt, nh}} }
 	fp := func(nb, nt, nh int) Case { return Case{DType: FP32, Dims: []int{nb, nt, nh}} }
 	for _, tc := range []struct {
@@ -36,6 +37,36 @@ func TestLSTMChoosePlan(t *testing.T) {
 			t.Errorf("on=%v %v %v cc %d: plan %v, want %v", tc.on, tc.c.DType, tc.c.Dims, tc.cc, got, tc.want)
 		}
 	}
+	// lstmStepOn: the hidden-64 step plans on sm_90, each only with its dtype's own switch.
+	lstmStepOn = true
+	for _, tc := range []struct {
+		tc, x3 bool
+		c      Case
+		cc     int
+		want   lstmPlan
+	}{
+		{true, false, bf(256, 1024, 64), 90, lstmStepPlans[BF16]},
+		{true, false, bf(5, 7, 64), 90, lstmStepPlans[BF16]},
+		{true, false, bf(256, 1024, 64), 80, lstmPlan{}},
+		{false, true, bf(256, 1024, 64), 90, lstmPlan{}},
+		{true, false, bf(256, 128, 256), 90, lstmPlan{tc: true, cluster: 4, mt: 1, proj: true}},
+		{false, true, fp(256, 1024, 64), 90, lstmStepPlans[FP32]},
+		{true, false, fp(256, 1024, 64), 90, lstmPlan{}},
+		{false, true, fp(256, 1024, 64), 80, lstmPlan{}},
+		{false, true, fp(256, 1024, 32), 90, lstmPlan{}},
+	} {
+		rnnTCOn, rnnX3On = tc.tc, tc.x3
+		if got := lstmChoosePlan(tc.c, tc.cc, 132); got != tc.want {
+			t.Errorf("step plans on, tc=%v x3=%v %v %v cc %d: plan %v, want %v", tc.tc, tc.x3, tc.c.DType, tc.c.Dims, tc.cc, got, tc.want)
+		}
+	}
+	for dt, p := range lstmStepPlans {
+		if !slices.Contains(lstmPlans(Case{DType: dt, Dims: []int{1, 1, 64}}), p) {
+			t.Errorf("%v step plan %v: not among the plans built and tested", dt, p)
+		}
+	}
+	lstmStepOn, rnnTCOn, rnnX3On = false, true, false
+
 	const smemMax = 227 << 10 // a block's shared memory on sm_90
 	ptx, err := os.ReadFile("cuda/ptx/lstm_sm90.ptx")
 	if err != nil {

@@ -19,5 +19,6 @@ func TestMain(m *testing.M) {
 	wgmmaAttnOn = wgmmaAttnOn || harness.RunPending()
 	rnnUnitsOn = rnnUnitsOn || harness.RunPending()
 	rnnX3On = rnnX3On || harness.RunPending()
+	lstmStepOn = lstmStepOn || harness.RunPending()
 	os.Exit(harness.Main(m))
 }

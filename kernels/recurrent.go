@@ -63,6 +63,13 @@ const rnnX3Pending = ""
 // rnnX3On is whether the LSTM's chooser may pick its 3xTF32 plans.
 var rnnX3On = rnnX3Pending == ""
 
+// lstmStepPending says why the LSTM's hidden-64 plans that shorten a step (lstmStepPlans: bf16 rnn_tc_r8x, fp32
+// rnn_units_xt with W_ih in shared memory) would not be chosen.
+const lstmStepPending = "not yet run on a GPU"
+
+// lstmStepOn is whether the LSTM's chooser may pick lstmStepPlans.
+var lstmStepOn = lstmStepPending == ""
+
 // rnnUnitLanes are the threads a unit of rnn_units (lstm.cu, slstm.cu) at each hidden or head size by default:
 // each holds 1/lanes of the unit's four gate rows (of W_hh and, for the LSTM, W_ih) in registers, 128 floats a
 // thread at 32 and 64 for the sLSTM and at 64 for the LSTM. The kernels are also built with twice as many
