@@ -64,7 +64,6 @@ type lstmPlan struct {
 	units, fast bool
 	lanes, bb   int
 	xa          bool   // x a step ahead of h (units: fast, default lanes; tc: rnn_tc_r8x, 8 rows a block, hidden 64)
-	h2          bool   // tc with xa: the gate functions of a thread's two cells as one tanh.approx.f16x2 each
 	k2          bool   // tc with xa: W_hh·h as two chains of mma (even and odd k16 steps)
 	xt          bool   // the projection on tensor cores, a chunk of steps at a time (rnn_units_xt: sm_90, fast, hidden 64)
 	gates       string // xt: the cell (lstmXTGates)
@@ -142,16 +141,12 @@ func (p lstmPlan) kernel(nh int) string {
 	return fmt.Sprintf("lstm_tc_bf16_h%d_cl%d_%s%s", nh, p.cluster, tile, suffix)
 }
 
-// r8xSuffix is how an rnn_tc_r8x plan's kernel and name end: _k2 for two chains of mma, _h2 for the f16x2 gates.
+// r8xSuffix is how an rnn_tc_r8x plan's kernel and name end: _k2 for two chains of mma.
 func (p lstmPlan) r8xSuffix() string {
-	s := ""
 	if p.k2 {
-		s += "_k2"
+		return "_k2"
 	}
-	if p.h2 {
-		s += "_h2"
-	}
-	return s
+	return ""
 }
 
 // rows is how many batch rows a cluster of the plan takes.
@@ -167,16 +162,12 @@ func (p lstmPlan) rows() int {
 var lstmTCR8X = map[int]bool{64: true}
 
 // lstmXTGates are the cells rnn_units_xt is built with (lstmPlan.gates): "" LstmCellF; "c8" LstmCellF8 (8
-// special-function operations a cell instead of 10), "c8n" LstmCellF8 without its exponentials' correction;
-// "gs" (2 batch rows a block only) the gate functions split between the two lanes that hold a row's sums.
-var lstmXTGates = []string{"", "c8", "c8n", "gs"}
+// special-function operations a cell instead of 10), "c8n" LstmCellF8 without its exponentials' correction.
+var lstmXTGates = []string{"", "c8", "c8n"}
 
 // lstmXTBatches are the batch rows a block the rnn_units_xt kernels of plan p are built for.
 func lstmXTBatches(p lstmPlan) []int {
-	switch {
-	case p.gates == "gs":
-		return []int{2}
-	case p.ws:
+	if p.ws {
 		return []int{1, 2}
 	}
 	return rnnUnitBatches[1:]
@@ -316,8 +307,8 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 // lstmStepPlans are the plans lstmChoosePlan takes at hidden 64 on sm_90 where lstmStepOn allows it (and rnnTCOn for
 // bf16, rnnX3On for fp32).
 var lstmStepPlans = map[DType]lstmPlan{
-	BF16: {tc: true, cluster: 1, mt: 1, r8: true, xa: true},
-	FP32: {units: true, fast: true, xt: true, ws: true},
+	BF16: {tc: true, cluster: 1, mt: 1, r8: true, xa: true, k2: true},
+	FP32: {units: true, fast: true, xt: true, gates: "c8n"},
 }
 
 // lstmPlans are the plans built for case c: the SIMT kernels, and for bf16 every tensor-core shape: above
@@ -341,11 +332,15 @@ func lstmPlans(c Case) []lstmPlan {
 		}
 		if lstmUnitsXT[c.Dims[2]] {
 			for _, gates := range lstmXTGates {
-				for _, bb := range lstmXTBatches(lstmPlan{gates: gates}) {
+				bbs := lstmXTBatches(lstmPlan{gates: gates})
+				if gates == lstmStepPlans[FP32].gates {
+					bbs = append([]int{0}, bbs...) // as chosen: the batch rows left to the launch
+				}
+				for _, bb := range bbs {
 					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, gates: gates})
 				}
 			}
-			for _, gates := range []string{"", "c8"} {
+			for _, gates := range []string{"c8", "c8n"} {
 				for _, bb := range []int{0, 2} {
 					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, ws: true, gates: gates})
 				}
@@ -366,10 +361,8 @@ func lstmPlans(c Case) []lstmPlan {
 		ps = append(ps, lstmPlan{tc: true, cluster: 1, mt: 1, proj: true}, lstmPlan{tc: true, cluster: 1, mt: 1, r8: true, proj: true})
 	}
 	if lstmTCR8X[nh] {
-		for _, k2 := range []bool{false, true} {
-			ps = append(ps, lstmPlan{tc: true, cluster: 1, mt: 1, r8: true, xa: true, k2: k2},
-				lstmPlan{tc: true, cluster: 1, mt: 1, r8: true, xa: true, k2: k2, h2: true})
-		}
+		ps = append(ps, lstmPlan{tc: true, cluster: 1, mt: 1, r8: true, xa: true},
+			lstmPlan{tc: true, cluster: 1, mt: 1, r8: true, xa: true, k2: true})
 	}
 	return ps
 }

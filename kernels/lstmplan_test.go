@@ -96,6 +96,7 @@ func TestLSTMChoosePlan(t *testing.T) {
 			for _, gates := range lstmXTGates {
 				want += len(lstmXTBatches(lstmPlan{gates: gates}))
 			}
+			want++    // the chosen cell with its batch rows left to the launch
 			want += 4 // ws: two cells, bb 0 and 2
 		}
 		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != want || ps[0] != (lstmPlan{}) || want > 1 && !ps[1].units && !ps[1].x3 {
@@ -108,8 +109,8 @@ func TestLSTMChoosePlan(t *testing.T) {
 // cores at hidden 64, on sm_90 only while rnnX3On, the former in its default shape; every built shape names a kernel of lstm_sm90's PTX, fits a multiprocessor's shared memory and
 // a block's 1024 threads, and prints its shape.
 func TestLSTMX3ChoosePlan(t *testing.T) {
-	defer func(on, units bool) { rnnX3On, rnnUnitsOn = on, units }(rnnX3On, rnnUnitsOn)
-	rnnUnitsOn = true
+	defer func(on, units, step bool) { rnnX3On, rnnUnitsOn, lstmStepOn = on, units, step }(rnnX3On, rnnUnitsOn, lstmStepOn)
+	rnnUnitsOn, lstmStepOn = true, false
 	fp := func(nb, nt, nh int) Case { return Case{DType: FP32, Dims: []int{nb, nt, nh}} }
 	for _, tc := range []struct {
 		on   bool
@@ -232,7 +233,7 @@ func TestRNNUnitsChoosePlan(t *testing.T) {
 	for p, want := range map[lstmPlan]string{{units: true, fast: true, lanes: 8, bb: 2}: "unitsf_l8_bb2",
 		{units: true, fast: true, bb: 2, xt: true, gates: "c8n"}:    "unitsf_bb2_xt_c8n",
 		{units: true, fast: true, xt: true, ws: true, gates: "c8"}:  "unitsf_xt_ws_c8",
-		{tc: true, cluster: 1, mt: 1, r8: true, xa: true, h2: true}: "tc_r8x_h2"} {
+		{tc: true, cluster: 1, mt: 1, r8: true, xa: true, k2: true}: "tc_r8x_k2"} {
 		if s := p.String(); s != want {
 			t.Errorf("plan name %q, want %s", s, want)
 		}

@@ -159,27 +159,6 @@ struct LstmPairTC {
     }
 };
 
-// LstmPairH2 is LstmPairTC with each gate function of the two units one tanh.approx.f16x2 (σ(x) =
-// (1 + tanh(x/2))/2): five special-function operations for two cells instead of ten; the cell state stays fp32.
-struct LstmPairH2 {
-    float c[2] = {0.0f, 0.0f};
-    __device__ __forceinline__ void step2(const float z[4][2], float h[2]) {
-        float t[4][2];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const float s = j == 2 ? 1.0f : 0.5f;
-            tc_tanh2(s * z[j][0], s * z[j][1], t[j][0], t[j][1]);
-        }
-#pragma unroll
-        for (int e = 0; e < 2; e++)
-            c[e] = fmaf(0.5f, t[1][e], 0.5f) * c[e] + fmaf(0.5f, t[0][e], 0.5f) * t[2][e];
-        float tc[2];
-        tc_tanh2(c[0], c[1], tc[0], tc[1]);
-#pragma unroll
-        for (int e = 0; e < 2; e++) h[e] = fmaf(0.5f, t[3][e], 0.5f) * tc[e];
-    }
-};
-
 #define LSTM_TC(H, CL, TILE, MT, R8, IN, SUFFIX)                                                            \
     extern "C" __global__ void __launch_bounds__(4 * H / CL, 1) lstm_tc_bf16_h##H##_cl##CL##_##TILE##SUFFIX(       \
         const void* in, const unsigned short* w_ih, const float* bias, const unsigned short* w_hh,                \
@@ -201,8 +180,8 @@ LSTM_TC_G(128, 2, )
 LSTM_TC_G(256, 4, )
 LSTM_TC_G(256, 8, )
 
-// lstm_tc_bf16_h{H}_r8x[_k2][_h2]: rnn_tc_r8x, 8 batch rows a block with the projection inside a step ahead, the
-// cells LstmPairTC (h2: LstmPairH2), W h in one chain of mma or two (k2); static shared memory.
+// lstm_tc_bf16_h{H}_r8x[_k2]: rnn_tc_r8x, 8 batch rows a block with the projection inside a step ahead, W h in
+// one chain of mma or two (k2); static shared memory.
 #define LSTM_TC_R8X(H, PAIR, K2, SUFFIX)                                                                          \
     extern "C" __global__ void __launch_bounds__(4 * H, 1) lstm_tc_bf16_h##H##_r8x##SUFFIX(                       \
         const unsigned short* x, const unsigned short* w_ih, const float* bias, const unsigned short* w_hh,       \
@@ -210,9 +189,7 @@ LSTM_TC_G(256, 8, )
         rnn_tc_r8x<PAIR, H, 8, K2>(x, w_ih, bias, w_hh, resets, y, nb, nt);                                       \
     }
 LSTM_TC_R8X(64, LstmPairTC, false, )
-LSTM_TC_R8X(64, LstmPairH2, false, _h2)
 LSTM_TC_R8X(64, LstmPairTC, true, _k2)
-LSTM_TC_R8X(64, LstmPairH2, true, _k2_h2)
 
 // fp32 on tensor cores in 3xTF32 (rnn_x3.cuh), for hidden 128 and 256: lstm_x3_proj_f32_*, the input projection G
 // (fp32, bias included), then
@@ -257,7 +234,7 @@ struct LstmCellF8 {
     }
 };
 
-// lstm_unitsf_f32_h{H}_l4_bb{BB}_xt[_c8|_c8n|_gs]: rnn_units_xt (the projection on tensor cores a chunk of steps at a
+// lstm_unitsf_f32_h{H}_l4_bb{BB}_xt[_c8|_c8n]: rnn_units_xt (the projection on tensor cores a chunk of steps at a
 // time) with LstmCellF, or LstmCellF8 with (c8) or without (c8n) the exponentials' correction.
 #define LSTM_UNITS_XT(H, BB, CELL, SUFFIX)                                                                        \
     extern "C" __global__ void __launch_bounds__(H * 4) lstm_unitsf_f32_h##H##_l4_bb##BB##_xt##SUFFIX(            \
@@ -271,23 +248,17 @@ LSTM_UNITS_XT_BB(64, LstmCellF, )
 LSTM_UNITS_XT_BB(64, LstmCellF8<true>, _c8)
 LSTM_UNITS_XT_BB(64, LstmCellF8<false>, _c8n)
 // _ws: W_ih in shared memory, two blocks a multiprocessor (rnn_units_xt's WS; RnnUnitsXT::WIS bytes of dynamic
-// shared memory), with LstmCellF or (_ws_c8) LstmCellF8.
+// shared memory), with LstmCellF8 with (_ws_c8) or without (_ws_c8n) the exponentials' correction.
 #define LSTM_UNITS_XT_WS(H, BB, CELL, SUFFIX)                                                                     \
     extern "C" __global__ void __launch_bounds__(H * 4, 2) lstm_unitsf_f32_h##H##_l4_bb##BB##_xt_ws##SUFFIX(      \
         const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
         long long nb, long long nt) {                                                                             \
-        rnn_units_xt<CELL, H, BB, false, true>(x, w_ih, bias, w_hh, resets, y, nb, nt);                           \
+        rnn_units_xt<CELL, H, BB, true>(x, w_ih, bias, w_hh, resets, y, nb, nt);                                  \
     }
-LSTM_UNITS_XT_WS(64, 1, LstmCellF, )
-LSTM_UNITS_XT_WS(64, 2, LstmCellF, )
 LSTM_UNITS_XT_WS(64, 1, LstmCellF8<true>, _c8)
 LSTM_UNITS_XT_WS(64, 2, LstmCellF8<true>, _c8)
-// _gs: the two lanes of a unit's row split its four gate functions (rnn_units_xt's GS; 2 rows a block only).
-extern "C" __global__ void __launch_bounds__(256) lstm_unitsf_f32_h64_l4_bb2_xt_gs(
-    const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,
-    long long nb, long long nt) {
-    rnn_units_xt<LstmCellF, 64, 2, true>(x, w_ih, bias, w_hh, resets, y, nb, nt);
-}
+LSTM_UNITS_XT_WS(64, 1, LstmCellF8<false>, _c8n)
+LSTM_UNITS_XT_WS(64, 2, LstmCellF8<false>, _c8n)
 
 // lstm_x3_proj_f32_{BM}x{BN}_w{WM}x{WN}: rnn_x3_proj's tile shapes.
 #define LSTM_X3_PROJ(BM, BN, WM, WN)                                                                              \

@@ -321,17 +321,6 @@ __device__ __forceinline__ void tc_ldmatrix_x2(unsigned& r0, unsigned& r1, unsig
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(addr));
 }
 
-// tc_tanh2 is tanh.approx.f16x2 of (a, b): a and b rounded to f16, one special-function operation for both
-// (relative error about 2⁻¹¹ each, the f16 rounding of input and result included).
-__device__ __forceinline__ void tc_tanh2(float a, float b, float& ta, float& tb) {
-    unsigned v;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(b), "f"(a));
-    asm("tanh.approx.f16x2 %0, %0;" : "+r"(v));
-    asm("{.reg .f16 lo, hi;\n\tmov.b32 {lo, hi}, %2;\n\tcvt.f32.f16 %0, lo;\n\tcvt.f32.f16 %1, hi;\n\t}"
-        : "=f"(ta), "=f"(tb)
-        : "r"(v));
-}
-
 // rnn_tc_r8x is rnn_tc's recurrence (heads = 1) for one block a batch tile of 8 rows (H ≤ 64: the block holds W
 // and Wi in registers, H/8 warps; no cluster) with the input projection inside and a step ahead, so that a step's
 // latency is the recurrence's own:

@@ -518,13 +518,6 @@ __device__ __forceinline__ void x3_cp_async4(unsigned dst, const void* src, bool
 // lanes of a row sum). A step's FMAs are then the recurrence's alone, about half of rnn_units'. x and the reset
 // flags of the next chunk come by cp.async during the current one. grid = ⌈batch/BB⌉, H·4 threads.
 //
-// GS (BB = 2, the LSTM's cell; Cell unused): the two lanes that hold a row's sums split its gate functions
-// instead of both running all four: the last round of the lanes' reduction leaves lane A (bit BB of q clear)
-// z_i and z_g, lane B z_f and z_o (two shuffles instead of four); each runs two of the functions (A σ(z_i) and
-// tanh z_g, B σ(z_f) and σ(z_o): the same instructions, e^−|z| or e^−2|z| then a reciprocal), they exchange
-// σ(z_i)·tanh(z_g) against σ(z_f), and σ(z_o) (two shuffles), and both run c and h: 6 special-function
-// operations a lane a step instead of 10, for one more shuffle on the step's path.
-//
 // WS: W_ih in dynamic shared memory (4H rows of H fp32, padded by 16 bytes: RnnUnitsXT<H, true>::WIS bytes) instead
 // of registers, read there at each chunk's projection (one gate at a time: fewer live registers), so that a
 // thread holds about half the registers and two blocks share a multiprocessor (the kernel's launch bounds say
@@ -534,13 +527,13 @@ struct RnnUnitsXT {
     static const int WIS = WS ? 4 * H * (H + 4) * 4 : 0;  // dynamic shared memory (bytes)
 };
 
-template <class Cell, int H, int BB, bool GS = false, bool WS = false>
+template <class Cell, int H, int BB, bool WS = false>
 __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const float* __restrict__ wi,
                                              const float* __restrict__ bias, const float* __restrict__ w,
                                              const float* __restrict__ resets, float* __restrict__ y, long long nb,
                                              long long nt) {
     constexpr int KS = 4, NT = H * KS, NW = H / (4 * KS), CS = 16 / BB, XP = H + 4, KT = H / 8;
-    static_assert(H % 16 == 0 && BB <= KS && 16 % BB == 0 && NT <= 1024 && (!GS || BB == 2), "rnn_units_xt: bad shape");
+    static_assert(H % 16 == 0 && BB <= KS && 16 % BB == 0 && NT <= 1024, "rnn_units_xt: bad shape");
     __shared__ __align__(16) float hs[2][BB][H];
     __shared__ __align__(16) float xt[2][16][XP];  // x of a chunk: row s·BB + b (rows padded by 16 bytes)
     __shared__ float xp[16][4][H];                 // its projection
@@ -600,9 +593,6 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
     for (int i = tid; i < BB * H; i += NT) hs[0][i / H][i % H] = 0.0f;
     loadc(0);
     Cell st;
-    float cst = 0.0f;  // GS: the cell state
-    const bool lb = (q & BB) != 0;  // GS: lane B of the row (z_f, z_o)
-    const float cb0 = lb ? cbias[1] : cbias[0], cb1 = lb ? cbias[3] : cbias[2];
     const long long rb = b0 + row;
     const unsigned lda = (lane & 15) * XP * 4 + (lane >> 4) * 16;
     for (long long t = 0; t < nt; t++) {
@@ -698,36 +688,15 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
                         const float keep = hi ? v[b + o][j] : v[b][j], send = hi ? v[b][j] : v[b + o][j];
                         v[b][j] = keep + __shfl_xor_sync(0xffffffffu, send, o);
                     }
+#pragma unroll
+        for (int o = BB; o < KS; o <<= 1)
+#pragma unroll
+            for (int j = 0; j < 4; j++) v[0][j] += __shfl_xor_sync(0xffffffffu, v[0][j], o);
         const bool first = t == 0 || fl[c & 1][s * BB + row] != 0.0f;
-        float hv;
-        if (GS) {
-            // Lane A keeps gates 0, 2 and sends 1, 3; lane B the opposite.
-            float k0 = lb ? v[0][1] : v[0][0], k1 = lb ? v[0][3] : v[0][2];
-            const float s0 = lb ? v[0][0] : v[0][1], s1 = lb ? v[0][2] : v[0][3];
-            k0 += __shfl_xor_sync(0xffffffffu, s0, BB);
-            k1 += __shfl_xor_sync(0xffffffffu, s1, BB);
-            k0 = (first ? 0.0f : k0) + xp[s * BB + row][lb ? 1 : 0][u] + cb0;
-            k1 = (first ? 0.0f : k1) + xp[s * BB + row][lb ? 3 : 2][u] + cb1;
-            const float e0 = rnn_expneg<true>(fabsf(k0)), e1 = rnn_expneg<true>((lb ? 1.0f : 2.0f) * fabsf(k1));
-            const float a0 = (k0 >= 0.0f ? 1.0f : e0) * rnn_rcp(1.0f + e0);  // σ(z_i) or σ(z_f)
-            const float a1 = (lb ? (k1 >= 0.0f ? 1.0f : e1) : copysignf(1.0f - e1, k1)) * rnn_rcp(1.0f + e1);  // tanh z_g or σ(z_o)
-            const float ig = a0 * a1;
-            const float got0 = __shfl_xor_sync(0xffffffffu, lb ? a0 : ig, BB), got1 = __shfl_xor_sync(0xffffffffu, a1, BB);
-            const float f = lb ? a0 : got0, o = lb ? a1 : got1;
-            if (first) cst = 0.0f;
-            cst = fmaf(f, cst, lb ? got0 : ig);
-            const float tc = rnn_expneg<true>(2.0f * fabsf(cst));
-            hv = o * copysignf((1.0f - tc) * rnn_rcp(1.0f + tc), cst);
-        } else {
+        float z[4];
 #pragma unroll
-            for (int o = BB; o < KS; o <<= 1)
-#pragma unroll
-                for (int j = 0; j < 4; j++) v[0][j] += __shfl_xor_sync(0xffffffffu, v[0][j], o);
-            float z[4];
-#pragma unroll
-            for (int j = 0; j < 4; j++) z[j] = (first ? 0.0f : v[0][j]) + xp[s * BB + row][j][u] + cbias[j];
-            hv = st.step(z, first);
-        }
+        for (int j = 0; j < 4; j++) z[j] = (first ? 0.0f : v[0][j]) + xp[s * BB + row][j][u] + cbias[j];
+        const float hv = st.step(z, first);
         if (q < BB) {
             hs[par ^ 1][row][u] = hv;
             if (rb < nb) y[(rb * nt + t) * H + u] = hv;
