@@ -68,6 +68,7 @@ type lstmPlan struct {
 	xt          bool   // the projection on tensor cores, a chunk of steps at a time (rnn_units_xt: sm_90, fast, hidden 64)
 	gates       string // xt: the cell (lstmXTGates)
 	ws          bool   // xt: W_ih in shared memory, two blocks a multiprocessor
+	early       bool   // xt: the step's flag and projection read before its FMAs
 	x3          bool
 	kp          int
 	wl          bool // x3: W's lo parts held in registers
@@ -100,6 +101,9 @@ func (p lstmPlan) String() string {
 		s := rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xt"
 		if p.ws {
 			s += "_ws"
+		}
+		if p.early {
+			s += "_e"
 		}
 		if p.gates != "" {
 			s += "_" + p.gates
@@ -178,6 +182,9 @@ func lstmXTKernel(p lstmPlan, nh, bb int) string {
 	s := rnnUnitsName("lstm", "h", nh, true, lstmUnitLanes[nh], bb) + "_xt"
 	if p.ws {
 		s += "_ws"
+	}
+	if p.early {
+		s += "_e"
 	}
 	if p.gates != "" {
 		s += "_" + p.gates
@@ -340,9 +347,12 @@ func lstmPlans(c Case) []lstmPlan {
 					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, gates: gates})
 				}
 			}
-			for _, gates := range []string{"c8", "c8n"} {
-				for _, bb := range []int{0, 2} {
+			for _, bb := range []int{0, 2} {
+				for _, gates := range []string{"c8", "c8n"} {
 					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, ws: true, gates: gates})
+				}
+				for _, ws := range []bool{false, true} {
+					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, ws: ws, early: true, gates: "c8n"})
 				}
 			}
 		}

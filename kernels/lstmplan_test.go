@@ -97,7 +97,7 @@ func TestLSTMChoosePlan(t *testing.T) {
 				want += len(lstmXTBatches(lstmPlan{gates: gates}))
 			}
 			want++    // the chosen cell with its batch rows left to the launch
-			want += 4 // ws: two cells, bb 0 and 2
+			want += 8 // at bb 0 and 2: ws with two cells, early c8n with and without ws
 		}
 		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != want || ps[0] != (lstmPlan{}) || want > 1 && !ps[1].units && !ps[1].x3 {
 			t.Errorf("fp32 hidden %d: plans %v, want simt and %d unit or 3xTF32 plans", nh, ps, want-1)
@@ -231,9 +231,10 @@ func TestRNNUnitsChoosePlan(t *testing.T) {
 		}
 	}
 	for p, want := range map[lstmPlan]string{{units: true, fast: true, lanes: 8, bb: 2}: "unitsf_l8_bb2",
-		{units: true, fast: true, bb: 2, xt: true, gates: "c8n"}:    "unitsf_bb2_xt_c8n",
-		{units: true, fast: true, xt: true, ws: true, gates: "c8"}:  "unitsf_xt_ws_c8",
-		{tc: true, cluster: 1, mt: 1, r8: true, xa: true, k2: true}: "tc_r8x_k2"} {
+		{units: true, fast: true, bb: 2, xt: true, gates: "c8n"}:                        "unitsf_bb2_xt_c8n",
+		{units: true, fast: true, xt: true, ws: true, gates: "c8"}:                      "unitsf_xt_ws_c8",
+		{units: true, fast: true, bb: 2, xt: true, ws: true, early: true, gates: "c8n"}: "unitsf_bb2_xt_ws_e_c8n",
+		{tc: true, cluster: 1, mt: 1, r8: true, xa: true, k2: true}:                     "tc_r8x_k2"} {
 		if s := p.String(); s != want {
 			t.Errorf("plan name %q, want %s", s, want)
 		}

@@ -522,12 +522,14 @@ __device__ __forceinline__ void x3_cp_async4(unsigned dst, const void* src, bool
 // of registers, read there at each chunk's projection (one gate at a time: fewer live registers), so that a
 // thread holds about half the registers and two blocks share a multiprocessor (the kernel's launch bounds say
 // so): two batch rows' recurrences whose latencies overlap, where one block of two rows runs them in step.
+// XE: the step's reset flag and projection (plus bias) are read from shared memory before its FMAs, not after the
+// lanes' shuffles, where their latency falls on the step's path.
 template <int H, bool WS>
 struct RnnUnitsXT {
     static const int WIS = WS ? 4 * H * (H + 4) * 4 : 0;  // dynamic shared memory (bytes)
 };
 
-template <class Cell, int H, int BB, bool WS = false>
+template <class Cell, int H, int BB, bool WS = false, bool XE = false>
 __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const float* __restrict__ wi,
                                              const float* __restrict__ bias, const float* __restrict__ w,
                                              const float* __restrict__ resets, float* __restrict__ y, long long nb,
@@ -662,6 +664,13 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
                 for (int e = 0; e < 4; e++) xp[g + 8 * (e >> 1)][j][8 * wp + 2 * qq + (e & 1)] = acc[j][e] + accs[j][e];
             __syncthreads();
         }
+        bool firste = false;
+        float xe[4];  // XE: bias + x_t·W_ihᵀ of the cell's row
+        if (XE) {
+            firste = t == 0 || fl[c & 1][s * BB + row] != 0.0f;
+#pragma unroll
+            for (int j = 0; j < 4; j++) xe[j] = xp[s * BB + row][j][u] + cbias[j];
+        }
         float v[BB][4];
 #pragma unroll
         for (int b = 0; b < BB; b++)
@@ -692,10 +701,11 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
         for (int o = BB; o < KS; o <<= 1)
 #pragma unroll
             for (int j = 0; j < 4; j++) v[0][j] += __shfl_xor_sync(0xffffffffu, v[0][j], o);
-        const bool first = t == 0 || fl[c & 1][s * BB + row] != 0.0f;
+        const bool first = XE ? firste : t == 0 || fl[c & 1][s * BB + row] != 0.0f;
         float z[4];
 #pragma unroll
-        for (int j = 0; j < 4; j++) z[j] = (first ? 0.0f : v[0][j]) + xp[s * BB + row][j][u] + cbias[j];
+        for (int j = 0; j < 4; j++)
+            z[j] = XE ? (first ? 0.0f : v[0][j]) + xe[j] : (first ? 0.0f : v[0][j]) + xp[s * BB + row][j][u] + cbias[j];
         const float hv = st.step(z, first);
         if (q < BB) {
             hs[par ^ 1][row][u] = hv;
