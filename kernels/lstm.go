@@ -284,6 +284,11 @@ var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: 
 // (lstmX3Shapes): batch 256, 128 steps 1.23 ms against 2.40 for the SIMT kernel, which keeps batch 1 (2048 steps:
 // 6.6 ms against 7.3, a step of one cluster costing more than the SIMT kernel's exchange through global memory);
 // hidden 128, which no benchmark times, keeps the SIMT kernel.
+//
+// At hidden 64 on sm_90, where lstmStepOn allows it, both dtypes take lstmStepPlans, which shorten the step that
+// bounds them (batch 256, 1024 steps, TestCUDALSTMTune on an H100): bf16 rnn_tc_r8x with two chains of mma, 0.47
+// ms against 0.75 over G; fp32 rnn_units_xt with LstmCellF8 without its exponentials' correction, 0.74 ms against
+// 0.81.
 func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 	nb, nh := c.Dims[0], c.Dims[2]
 	if p, ok := lstmStepPlans[c.DType]; ok && lstmStepOn && cc >= 90 && nh == 64 && (c.DType == BF16 && rnnTCOn || c.DType == FP32 && rnnX3On) {
@@ -320,10 +325,12 @@ var lstmStepPlans = map[DType]lstmPlan{
 
 // lstmPlans are the plans built for case c: the SIMT kernels, and for bf16 every tensor-core shape: above
 // hidden 64 (always over G) one and two m16 tiles and 8-row tiles a cluster; at hidden 64 also over G (one m16
-// tile, 8-row tiles) in one block; below, the projection inside.
+// tile, 8-row tiles) in one block, and rnn_tc_r8x's 8-row blocks with one or two chains of mma (lstmTCR8X);
+// below, the projection inside.
 //
 // For fp32 up to hidden 64: the unit kernels (rnnUnitsPlans), and with x a step ahead at every rnnUnitBatches,
-// and at hidden 64 with the projection on tensor cores (lstmUnitsXT);
+// and at hidden 64 with the projection on tensor cores (lstmUnitsXT) with each cell of lstmXTGates, with W_ih in
+// shared memory (ws) and with the step's flag and projection read early (early);
 // at hidden 128 and 256 every 3xTF32 shape (lstmX3Shapes).
 func lstmPlans(c Case) []lstmPlan {
 	ps := []lstmPlan{{}}
