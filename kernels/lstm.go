@@ -67,8 +67,9 @@ type lstmPlan struct {
 	k2          bool   // tc with xa: W_hh·h as two chains of mma (even and odd k16 steps)
 	xt          bool   // the projection on tensor cores, a chunk of steps at a time (rnn_units_xt: sm_90, fast, hidden 64)
 	gates       string // xt: the cell (lstmXTGates)
-	ws          bool   // xt: W_ih in shared memory, two blocks a multiprocessor
 	early       bool   // xt: the step's flag and projection read before its FMAs
+	xr          bool   // xt with early: a reset applied a step early, y's offset carried, W_ih's lo parts made once
+	xs          bool   // xt with xr: the next chunk's projection made a gate a step during the current chunk
 	x3          bool
 	kp          int
 	wl          bool // x3: W's lo parts held in registers
@@ -99,11 +100,14 @@ func (p lstmPlan) String() string {
 	}
 	if p.units && p.xt {
 		s := rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xt"
-		if p.ws {
-			s += "_ws"
-		}
 		if p.early {
 			s += "_e"
+		}
+		if p.xr {
+			s += "_r"
+		}
+		if p.xs {
+			s += "_s"
 		}
 		if p.gates != "" {
 			s += "_" + p.gates
@@ -169,32 +173,23 @@ var lstmTCR8X = map[int]bool{64: true}
 // special-function operations a cell instead of 10), "c8n" LstmCellF8 without its exponentials' correction.
 var lstmXTGates = []string{"", "c8", "c8n"}
 
-// lstmXTBatches are the batch rows a block the rnn_units_xt kernels of plan p are built for.
-func lstmXTBatches(p lstmPlan) []int {
-	if p.ws {
-		return []int{1, 2}
-	}
-	return rnnUnitBatches[1:]
-}
-
 // lstmXTKernel is plan p's rnn_units_xt kernel (lstm.cu) at hidden nh and bb batch rows a block.
 func lstmXTKernel(p lstmPlan, nh, bb int) string {
 	s := rnnUnitsName("lstm", "h", nh, true, lstmUnitLanes[nh], bb) + "_xt"
-	if p.ws {
-		s += "_ws"
-	}
 	if p.early {
 		s += "_e"
+	}
+	if p.xr {
+		s += "_r"
+	}
+	if p.xs {
+		s += "_s"
 	}
 	if p.gates != "" {
 		s += "_" + p.gates
 	}
 	return s
 }
-
-// lstmXTWSSmem is the dynamic shared memory of the ws kernels (RnnUnitsXT::WIS): W_ih, 4·hidden rows of hidden
-// fp32 padded by 16 bytes.
-func lstmXTWSSmem(nh int) int { return 4 * nh * (nh + 4) * 4 }
 
 // lstmUnitsXT are the hidden sizes rnn_units_xt (the input projection on tensor cores; sm_90) is built for, with
 // 4 lanes a unit and 1, 2 or 4 batch rows a block.
@@ -286,9 +281,9 @@ var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: 
 // hidden 128, which no benchmark times, keeps the SIMT kernel.
 //
 // At hidden 64 on sm_90, where lstmStepOn allows it, both dtypes take lstmStepPlans, which shorten the step that
-// bounds them (batch 256, 1024 steps, TestCUDALSTMTune on an H100): bf16 rnn_tc_r8x with two chains of mma, 0.47
-// ms against 0.75 over G; fp32 rnn_units_xt with LstmCellF8 without its exponentials' correction, 0.74 ms against
-// 0.81.
+// bounds them (batch 256, 1024 steps, TestCUDALSTMTune on an H100): bf16 rnn_tc_r8x with two chains of mma, 0.46–
+// 0.48 ms against 0.74–0.75 over G; fp32 rnn_units_xt with LstmCellF8 without its exponentials' correction and the
+// step's flag and projection read early, 0.71–0.72 ms against 0.79–0.80.
 func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 	nb, nh := c.Dims[0], c.Dims[2]
 	if p, ok := lstmStepPlans[c.DType]; ok && lstmStepOn && cc >= 90 && nh == 64 && (c.DType == BF16 && rnnTCOn || c.DType == FP32 && rnnX3On) {
@@ -320,7 +315,7 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 // bf16, rnnX3On for fp32).
 var lstmStepPlans = map[DType]lstmPlan{
 	BF16: {tc: true, cluster: 1, mt: 1, r8: true, xa: true, k2: true},
-	FP32: {units: true, fast: true, xt: true, gates: "c8n"},
+	FP32: {units: true, fast: true, xt: true, early: true, gates: "c8n"},
 }
 
 // lstmPlans are the plans built for case c: the SIMT kernels, and for bf16 every tensor-core shape: above
@@ -329,8 +324,8 @@ var lstmStepPlans = map[DType]lstmPlan{
 // below, the projection inside.
 //
 // For fp32 up to hidden 64: the unit kernels (rnnUnitsPlans), and with x a step ahead at every rnnUnitBatches,
-// and at hidden 64 with the projection on tensor cores (lstmUnitsXT) with each cell of lstmXTGates, with W_ih in
-// shared memory (ws) and with the step's flag and projection read early (early);
+// and at hidden 64 with the projection on tensor cores (lstmUnitsXT) with each cell of lstmXTGates, and with the
+// step's flag and projection read early (early), also with xr and xs;
 // at hidden 128 and 256 every 3xTF32 shape (lstmX3Shapes).
 func lstmPlans(c Case) []lstmPlan {
 	ps := []lstmPlan{{}}
@@ -346,21 +341,15 @@ func lstmPlans(c Case) []lstmPlan {
 		}
 		if lstmUnitsXT[c.Dims[2]] {
 			for _, gates := range lstmXTGates {
-				bbs := lstmXTBatches(lstmPlan{gates: gates})
-				if gates == lstmStepPlans[FP32].gates {
-					bbs = append([]int{0}, bbs...) // as chosen: the batch rows left to the launch
-				}
-				for _, bb := range bbs {
+				for _, bb := range rnnUnitBatches[1:] {
 					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, gates: gates})
 				}
 			}
 			for _, bb := range []int{0, 2} {
-				for _, gates := range []string{"c8", "c8n"} {
-					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, ws: true, gates: gates})
+				for _, xr := range []bool{false, true} {
+					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, early: true, xr: xr, gates: "c8n"})
 				}
-				for _, ws := range []bool{false, true} {
-					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, ws: ws, early: true, gates: "c8n"})
-				}
+				ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, early: true, xr: true, xs: true, gates: "c8n"})
 			}
 		}
 		return ps

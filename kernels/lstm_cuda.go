@@ -65,24 +65,16 @@ func lstmFusedCUDA(l cudaLaunch) {
 					"fast gate functions, 4 lanes, hidden 64: %w", p, nh, l.CC()/10, l.CC()%10, ErrNotImplemented))
 				return
 			}
-			perSM := 1 // blocks a multiprocessor holds
-			if p.ws {
-				perSM = 2
-			}
 			bb := p.bb
-			for bb == 0 || bb < 4 && p.bb == 0 && ceilDiv(nb, bb) > perSM*l.SMs() {
-				bb = max(1, 2*bb) // the fewest rows a block that keep the grid resident
+			for bb == 0 || bb < 4 && p.bb == 0 && ceilDiv(nb, bb) > l.SMs() {
+				bb = max(1, 2*bb) // the fewest rows a block that keep to one block a multiprocessor
 			}
-			if !slices.Contains(lstmXTBatches(p), bb) {
+			if !slices.Contains(rnnUnitBatches[1:], bb) || p.xr && !p.early || p.xs && !p.xr {
 				l.Fail(fmt.Errorf("lstm: plan %v: no kernel at %d batch rows a block: %w", p, bb, ErrNotImplemented))
 				return
 			}
-			args := []any{l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt}
-			if p.ws {
-				l.KernelCluster(l.Module()+"_sm90", lstmXTKernel(p, nh, bb), ceilDiv(nb, bb), nh*ks, 1, lstmXTWSSmem(nh), args...)
-				return
-			}
-			l.KernelIn(l.Module()+"_sm90", lstmXTKernel(p, nh, bb), ceilDiv(nb, bb), nh*ks, args...)
+			l.KernelIn(l.Module()+"_sm90", lstmXTKernel(p, nh, bb), ceilDiv(nb, bb), nh*ks,
+				l.In[0], l.In[1], l.In[3], l.In[2], l.In[4], l.Out[0], nb, nt)
 			return
 		}
 		threads := nh * ks

@@ -93,11 +93,8 @@ func TestLSTMChoosePlan(t *testing.T) {
 			want += 4 * len(rnnUnitBatches)
 		}
 		if lstmUnitsXT[nh] {
-			for _, gates := range lstmXTGates {
-				want += len(lstmXTBatches(lstmPlan{gates: gates}))
-			}
-			want++    // the chosen cell with its batch rows left to the launch
-			want += 8 // at bb 0 and 2: ws with two cells, early c8n with and without ws
+			want += len(lstmXTGates) * len(rnnUnitBatches[1:])
+			want += 6 // at bb 0 and 2: early c8n, with xr, with xr and xs
 		}
 		if ps := lstmPlans(fp(1, 1, nh)); len(ps) != want || ps[0] != (lstmPlan{}) || want > 1 && !ps[1].units && !ps[1].x3 {
 			t.Errorf("fp32 hidden %d: plans %v, want simt and %d unit or 3xTF32 plans", nh, ps, want-1)
@@ -232,8 +229,7 @@ func TestRNNUnitsChoosePlan(t *testing.T) {
 	}
 	for p, want := range map[lstmPlan]string{{units: true, fast: true, lanes: 8, bb: 2}: "unitsf_l8_bb2",
 		{units: true, fast: true, bb: 2, xt: true, gates: "c8n"}:                        "unitsf_bb2_xt_c8n",
-		{units: true, fast: true, xt: true, ws: true, gates: "c8"}:                      "unitsf_xt_ws_c8",
-		{units: true, fast: true, bb: 2, xt: true, ws: true, early: true, gates: "c8n"}: "unitsf_bb2_xt_ws_e_c8n",
+		{units: true, fast: true, bb: 2, xt: true, early: true, xr: true, gates: "c8n"}: "unitsf_bb2_xt_e_r_c8n",
 		{tc: true, cluster: 1, mt: 1, r8: true, xa: true, k2: true}:                     "tc_r8x_k2"} {
 		if s := p.String(); s != want {
 			t.Errorf("plan name %q, want %s", s, want)
@@ -311,10 +307,7 @@ func TestRNNUnitsKernels(t *testing.T) {
 				continue // TestLSTMX3ChoosePlan
 			}
 			if p.xt { // in lstm_sm90, at the plan's batch rows and at each the launch may pick
-				if p.ws && lstmXTWSSmem(nh) > 227<<10/2-32<<10 {
-					t.Errorf("plan %v: %d B of shared memory, more than half a multiprocessor's less 32 KiB", p, lstmXTWSSmem(nh))
-				}
-				for _, bb := range lstmXTBatches(p) {
+				for _, bb := range rnnUnitBatches[1:] {
 					name := lstmXTKernel(p, nh, bb)
 					if !strings.Contains(entries("lstm_sm90"), ".entry "+name+"(") {
 						t.Errorf("lstm_sm90 has no kernel %s (plan %v)", name, p)

@@ -64,10 +64,11 @@ const rnnX3Pending = ""
 var rnnX3On = rnnX3Pending == ""
 
 // lstmStepPending says why the LSTM's hidden-64 plans that shorten a step (lstmStepPlans: bf16 rnn_tc_r8x with two
-// chains of mma, fp32 rnn_units_xt with LstmCellF8 without its exponentials' correction) would not be chosen: ""
-// since TestCUDALSTMPlans passed with them (every plan, every reset pattern) on an H100 at 24f21f3, where
-// (TestCUDALSTMTune, two runs) batch 256, 1024 steps took bf16 from 0.749 to 0.471–0.476 ms (34× naive) and fp32
-// from 0.808–0.816 to 0.736–0.737 ms (21×).
+// chains of mma, fp32 rnn_units_xt with LstmCellF8 without its exponentials' correction and the step's flag and
+// projection read early) would not be chosen: "" since TestCUDALSTMPlans passed with them (every plan, every reset
+// pattern) on H100s at 24f21f3 and 3d1688b (four runs, two machines), where (TestCUDALSTMTune) batch 256, 1024
+// steps took bf16 from 0.741–0.750 to 0.458–0.476 ms (34–35× naive) and fp32 from 0.790–0.816 to 0.713–0.720 ms
+// (21.7–21.8×, 3d1688b).
 const lstmStepPending = ""
 
 // lstmStepOn is whether the LSTM's chooser may pick lstmStepPlans.

@@ -241,7 +241,7 @@ struct LstmCellF8 {
     extern "C" __global__ void __launch_bounds__(H * 4) lstm_unitsf_f32_h##H##_l4_bb##BB##_xt##SUFFIX(            \
         const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
         long long nb, long long nt) {                                                                             \
-        rnn_units_xt<CELL, H, BB, false, XE>(x, w_ih, bias, w_hh, resets, y, nb, nt);                             \
+        rnn_units_xt<CELL, H, BB, XE>(x, w_ih, bias, w_hh, resets, y, nb, nt);                                    \
     }
 #define LSTM_UNITS_XT_BB(H, CELL, XE, SUFFIX)                                                                     \
     LSTM_UNITS_XT(H, 1, CELL, XE, SUFFIX) LSTM_UNITS_XT(H, 2, CELL, XE, SUFFIX) LSTM_UNITS_XT(H, 4, CELL, XE, SUFFIX)
@@ -249,20 +249,26 @@ LSTM_UNITS_XT_BB(64, LstmCellF, false, )
 LSTM_UNITS_XT_BB(64, LstmCellF8<true>, false, _c8)
 LSTM_UNITS_XT_BB(64, LstmCellF8<false>, false, _c8n)
 LSTM_UNITS_XT_BB(64, LstmCellF8<false>, true, _e_c8n)
-// _ws: W_ih in shared memory, two blocks a multiprocessor (rnn_units_xt's WS; RnnUnitsXT::WIS bytes of dynamic
-// shared memory), with LstmCellF8 with (_ws_c8) or without (_ws_c8n) the exponentials' correction.
-#define LSTM_UNITS_XT_WS(H, BB, CELL, XE, SUFFIX)                                                                 \
-    extern "C" __global__ void __launch_bounds__(H * 4, 2) lstm_unitsf_f32_h##H##_l4_bb##BB##_xt_ws##SUFFIX(      \
+// _e_r: also a reset applied a step early, y's offset carried and W_ih's lo fragments made once (XR).
+#define LSTM_UNITS_XT_R(H, BB)                                                                                    \
+    extern "C" __global__ void __launch_bounds__(H * 4) lstm_unitsf_f32_h##H##_l4_bb##BB##_xt_e_r_c8n(             \
         const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
         long long nb, long long nt) {                                                                             \
-        rnn_units_xt<CELL, H, BB, true, XE>(x, w_ih, bias, w_hh, resets, y, nb, nt);                              \
+        rnn_units_xt<LstmCellF8<false>, H, BB, true, true>(x, w_ih, bias, w_hh, resets, y, nb, nt);               \
     }
-LSTM_UNITS_XT_WS(64, 1, LstmCellF8<true>, false, _c8)
-LSTM_UNITS_XT_WS(64, 2, LstmCellF8<true>, false, _c8)
-LSTM_UNITS_XT_WS(64, 1, LstmCellF8<false>, false, _c8n)
-LSTM_UNITS_XT_WS(64, 2, LstmCellF8<false>, false, _c8n)
-LSTM_UNITS_XT_WS(64, 1, LstmCellF8<false>, true, _e_c8n)
-LSTM_UNITS_XT_WS(64, 2, LstmCellF8<false>, true, _e_c8n)
+LSTM_UNITS_XT_R(64, 1)
+LSTM_UNITS_XT_R(64, 2)
+LSTM_UNITS_XT_R(64, 4)
+// _e_r_s: also the next chunk's projection made a gate a step during the current one (XS).
+#define LSTM_UNITS_XT_S(H, BB)                                                                                    \
+    extern "C" __global__ void __launch_bounds__(H * 4) lstm_unitsf_f32_h##H##_l4_bb##BB##_xt_e_r_s_c8n(           \
+        const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
+        long long nb, long long nt) {                                                                             \
+        rnn_units_xt<LstmCellF8<false>, H, BB, true, true, true>(x, w_ih, bias, w_hh, resets, y, nb, nt);         \
+    }
+LSTM_UNITS_XT_S(64, 1)
+LSTM_UNITS_XT_S(64, 2)
+LSTM_UNITS_XT_S(64, 4)
 
 // lstm_x3_proj_f32_{BM}x{BN}_w{WM}x{WN}: rnn_x3_proj's tile shapes.
 #define LSTM_X3_PROJ(BM, BN, WM, WN)                                                                              \

@@ -518,28 +518,26 @@ __device__ __forceinline__ void x3_cp_async4(unsigned dst, const void* src, bool
 // lanes of a row sum). A step's FMAs are then the recurrence's alone, about half of rnn_units'. x and the reset
 // flags of the next chunk come by cp.async during the current one. grid = ⌈batch/BB⌉, H·4 threads.
 //
-// WS: W_ih in dynamic shared memory (4H rows of H fp32, padded by 16 bytes: RnnUnitsXT<H, true>::WIS bytes) instead
-// of registers, read there at each chunk's projection (one gate at a time: fewer live registers), so that a
-// thread holds about half the registers and two blocks share a multiprocessor (the kernel's launch bounds say
-// so): two batch rows' recurrences whose latencies overlap, where one block of two rows runs them in step.
 // XE: the step's reset flag and projection (plus bias) are read from shared memory before its FMAs, not after the
 // lanes' shuffles, where their latency falls on the step's path.
-template <int H, bool WS>
-struct RnnUnitsXT {
-    static const int WIS = WS ? 4 * H * (H + 4) * 4 : 0;  // dynamic shared memory (bytes)
-};
-
-template <class Cell, int H, int BB, bool WS = false, bool XE = false>
+// XR (with XE): a reset at t + 1 is applied in step t, as rnn_tc_r8x does (h_t into the next buffer as 0, y keeps
+// h_t; the cell cleared), so that no step selects its products by a flag; the next chunk's x and flags are waited
+// for a step earlier (its flags are read a step earlier); y's offset is carried from step to step; and W_ih's
+// bf16 lo fragments are made once, not at each chunk.
+// XS (with XR): the projection of chunk c + 1 is made during chunk c, a gate at each of its first 4 steps, between
+// the step's FMAs and its shuffles, into a second projection buffer (x loaded two chunks ahead, flags in three
+// buffers): no chunk starts with a whole projection and a barrier of its own.
+template <class Cell, int H, int BB, bool XE = false, bool XR = false, bool XS = false>
 __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const float* __restrict__ wi,
                                              const float* __restrict__ bias, const float* __restrict__ w,
                                              const float* __restrict__ resets, float* __restrict__ y, long long nb,
                                              long long nt) {
     constexpr int KS = 4, NT = H * KS, NW = H / (4 * KS), CS = 16 / BB, XP = H + 4, KT = H / 8;
-    static_assert(H % 16 == 0 && BB <= KS && 16 % BB == 0 && NT <= 1024, "rnn_units_xt: bad shape");
+    static_assert(H % 16 == 0 && BB <= KS && 16 % BB == 0 && NT <= 1024 && (!XR || XE && CS >= 2) && (!XS || XR && CS >= 4), "rnn_units_xt: bad shape");
     __shared__ __align__(16) float hs[2][BB][H];
     __shared__ __align__(16) float xt[2][16][XP];  // x of a chunk: row s·BB + b (rows padded by 16 bytes)
-    __shared__ float xp[16][4][H];                 // its projection
-    __shared__ float fl[2][16];                    // its reset flags
+    __shared__ float xp[XS ? 2 : 1][16][4][H];     // its projection (XS: by chunk parity)
+    __shared__ float fl[XS ? 3 : 2][16];           // its reset flags (chunk c in buffer c mod 2, XS: c mod 3)
     const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, g = lane >> 2, qq = lane & 3;
     const int u = tid / KS, q = tid % KS, row = q % BB;
     const long long b0 = (long long)blockIdx.x * BB;
@@ -549,25 +547,22 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
 #pragma unroll
         for (int i = 0; i < NW; i++)
             wv[j][i] = *reinterpret_cast<const float4*>(w + ((long long)j * H + u) * H + 4 * (q + KS * i));
-    // W_ih's B fragments: gate j of unit 8·wp + g, k = 8·kt + qq (+ 4); with WS its rows in shared memory.
-    float wb[WS ? 1 : KT][4][2];
-    extern __shared__ __align__(16) float xt_wis[];  // WS: [4H][H + 4]
-    if (WS) {
-        unsigned dyn;
-        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
-        if (dyn < (unsigned)RnnUnitsXT<H, true>::WIS) __trap();  // a launch that lies
-        for (int i = tid; i < H * H; i += NT) {  // float4 i of W_ih
-            const int r = i / (H / 4), c4 = i % (H / 4);
-            *reinterpret_cast<float4*>(&xt_wis[r * (H + 4) + 4 * c4]) = *reinterpret_cast<const float4*>(wi + 4 * (long long)i);
-        }
-    } else {
+    // W_ih's B fragments: gate j of unit 8·wp + g, k = 8·kt + qq (+ 4).
+    float wb[KT][4][2];
 #pragma unroll
-        for (int kt = 0; kt < KT; kt++)
+    for (int kt = 0; kt < KT; kt++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) wb[kt][j][e] = wi[((long long)j * H + 8 * wp + g) * H + 8 * kt + qq + 4 * e];
+    unsigned wlo[XR ? KT / 2 : 1][4][2];  // XR: W_ih's bf16 lo fragments
+    if (XR) {
+#pragma unroll
+        for (int kk = 0; kk < KT / 2; kk++)
 #pragma unroll
             for (int j = 0; j < 4; j++)
-#pragma unroll
-                for (int e = 0; e < 2; e++)
-                    wb[WS ? 0 : kt][j][e] = wi[((long long)j * H + 8 * wp + g) * H + 8 * kt + qq + 4 * e];
+                x3_bf16_b(x3_lo(wb[2 * kk][j][0]), x3_lo(wb[2 * kk][j][1]), x3_lo(wb[2 * kk + 1][j][0]),
+                          x3_lo(wb[2 * kk + 1][j][1]), wlo[XR ? kk : 0][j][0], wlo[XR ? kk : 0][j][1]);
     }
     float cbias[4];
 #pragma unroll
@@ -587,7 +582,7 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
                 const int b = tid % BB;
                 const long long t = t0 + tid / BB;
                 const bool ok = b0 + b < nb && t < nt;
-                x3_cp_async4(smem_addr(&fl[c & 1][tid]), resets + (ok ? (b0 + b) * nt + t : 0), ok);
+                x3_cp_async4(smem_addr(&fl[XS ? c % 3 : c & 1][tid]), resets + (ok ? (b0 + b) * nt + t : 0), ok);
             }
         }
         cp_async_commit();
@@ -596,52 +591,28 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
     loadc(0);
     Cell st;
     const long long rb = b0 + row;
+    long long yoff = rb * nt * H + u;  // XR: y's offset at step t
+    const bool ystore = q < BB && rb < nb;
     const unsigned lda = (lane & 15) * XP * 4 + (lane >> 4) * 16;
     for (long long t = 0; t < nt; t++) {
         const int s = (int)(t % CS), par = (int)(t & 1);
         const long long c = t / CS;
-        if (s == 0) {  // this chunk's x is in (waited for at the end of the last step, or here for the first)
+        if (XS && s == 0 && t > 0) loadc(c + 2);  // into chunk c's x buffer, read during chunk c − 1
+        if (s == 0 && (!XS || t == 0)) {  // this chunk's x is in (waited for at the end of the last step, or here for the first)
             if (t == 0) {
+                if (XS) loadc(1);
                 cp_async_wait<0>();
                 __syncthreads();
             }
-            loadc(c + 1);
+            if (!XS) loadc(c + 1);
             float acc[4][4], accs[4][4];
 #pragma unroll
             for (int j = 0; j < 4; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) acc[j][e] = accs[j][e] = 0.0f;
             const unsigned xa = smem_addr(&xt[c & 1][0][0]) + lda;
-            if (WS) {  // a gate at a time, its fragments from shared memory
 #pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    const float* wr = xt_wis + (j * H + 8 * wp + g) * (H + 4) + qq;
-                    float aj[4] = {0.0f, 0.0f, 0.0f, 0.0f}, asj[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-                    for (int kk = 0; kk < KT / 2; kk++) {
-                        X3A a;
-#pragma unroll
-                        for (int h = 0; h < 2; h++) ldmatrix_x4(a.a[h], xa + (2 * kk + h) * 32);
-                        a.split();
-                        float wf[2][2];
-#pragma unroll
-                        for (int h = 0; h < 2; h++)
-#pragma unroll
-                            for (int e = 0; e < 2; e++) wf[h][e] = wr[16 * kk + 8 * h + 4 * e];
-                        unsigned hi[2][2], lo0, lo1;
-#pragma unroll
-                        for (int h = 0; h < 2; h++)
-#pragma unroll
-                            for (int e = 0; e < 2; e++) hi[h][e] = __float_as_uint(wf[h][e]);
-                        x3_bf16_b(x3_lo(wf[0][0]), x3_lo(wf[0][1]), x3_lo(wf[1][0]), x3_lo(wf[1][1]), lo0, lo1);
-                        mma_x3(aj, asj, a, hi, lo0, lo1);
-                    }
-#pragma unroll
-                    for (int e = 0; e < 4; e++) xp[g + 8 * (e >> 1)][j][8 * wp + 2 * qq + (e & 1)] = aj[e] + asj[e];
-                }
-            }
-#pragma unroll
-            for (int kk = 0; kk < (WS ? 0 : KT / 2); kk++) {
+            for (int kk = 0; kk < KT / 2; kk++) {
                 X3A a;
 #pragma unroll
                 for (int h = 0; h < 2; h++) ldmatrix_x4(a.a[h], xa + (2 * kk + h) * 32);
@@ -652,24 +623,34 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
 #pragma unroll
                     for (int h = 0; h < 2; h++)
 #pragma unroll
-                        for (int e = 0; e < 2; e++) hi[h][e] = __float_as_uint(wb[WS ? 0 : 2 * kk + h][j][e]);
-                    x3_bf16_b(x3_lo(wb[WS ? 0 : 2 * kk][j][0]), x3_lo(wb[WS ? 0 : 2 * kk][j][1]),
-                              x3_lo(wb[WS ? 0 : 2 * kk + 1][j][0]), x3_lo(wb[WS ? 0 : 2 * kk + 1][j][1]), lo0, lo1);
+                        for (int e = 0; e < 2; e++) hi[h][e] = __float_as_uint(wb[2 * kk + h][j][e]);
+                    if (XR) {
+                        lo0 = wlo[XR ? kk : 0][j][0], lo1 = wlo[XR ? kk : 0][j][1];
+                    } else {
+                        x3_bf16_b(x3_lo(wb[2 * kk][j][0]), x3_lo(wb[2 * kk][j][1]), x3_lo(wb[2 * kk + 1][j][0]),
+                                  x3_lo(wb[2 * kk + 1][j][1]), lo0, lo1);
+                    }
                     mma_x3(acc[j], accs[j], a, hi, lo0, lo1);
                 }
             }
 #pragma unroll
-            for (int j = 0; j < (WS ? 0 : 4); j++)
+            for (int j = 0; j < 4; j++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) xp[g + 8 * (e >> 1)][j][8 * wp + 2 * qq + (e & 1)] = acc[j][e] + accs[j][e];
+                for (int e = 0; e < 4; e++) xp[0][g + 8 * (e >> 1)][j][8 * wp + 2 * qq + (e & 1)] = acc[j][e] + accs[j][e];
             __syncthreads();
+            if (XS) loadc(2);  // into chunk 0's x buffer, read just now
         }
         bool firste = false;
         float xe[4];  // XE: bias + x_t·W_ihᵀ of the cell's row
+        bool resetn = false;  // XR: a reset at t + 1
+        if (XR) {
+            const long long t1 = t + 1;
+            resetn = t1 < nt && fl[XS ? (t1 / CS) % 3 : (t1 / CS) & 1][(int)(t1 % CS) * BB + row] != 0.0f;
+        }
         if (XE) {
-            firste = t == 0 || fl[c & 1][s * BB + row] != 0.0f;
+            firste = !XR && (t == 0 || fl[c & 1][s * BB + row] != 0.0f);  // (XS implies XR)
 #pragma unroll
-            for (int j = 0; j < 4; j++) xe[j] = xp[s * BB + row][j][u] + cbias[j];
+            for (int j = 0; j < 4; j++) xe[j] = xp[XS ? c & 1 : 0][s * BB + row][j][u] + cbias[j];
         }
         float v[BB][4];
 #pragma unroll
@@ -685,6 +666,30 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
                 for (int j = 0; j < 4; j++)
                     v[b][j] = fmaf(wv[j][i].x, h4.x, fmaf(wv[j][i].y, h4.y, fmaf(wv[j][i].z, h4.z, fmaf(wv[j][i].w, h4.w, v[b][j]))));
             }
+        if (XS && s < 4 && (c + 1) * CS < nt) {  // gate s of chunk c + 1's projection
+            const unsigned xa = smem_addr(&xt[(c + 1) & 1][0][0]) + lda;
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if (j == s) {
+                    float aj[4] = {0.0f, 0.0f, 0.0f, 0.0f}, asj[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+                    for (int kk = 0; kk < KT / 2; kk++) {
+                        X3A a;
+#pragma unroll
+                        for (int h = 0; h < 2; h++) ldmatrix_x4(a.a[h], xa + (2 * kk + h) * 32);
+                        a.split();
+                        unsigned hi[2][2];
+#pragma unroll
+                        for (int h = 0; h < 2; h++)
+#pragma unroll
+                            for (int e = 0; e < 2; e++) hi[h][e] = __float_as_uint(wb[2 * kk + h][j][e]);
+                        mma_x3(aj, asj, a, hi, wlo[XR ? kk : 0][j][0], wlo[XR ? kk : 0][j][1]);
+                    }
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        xp[(c + 1) & 1][g + 8 * (e >> 1)][j][8 * wp + 2 * qq + (e & 1)] = aj[e] + asj[e];
+                }
+        }
         // Reduce-scatter over the bits of q that select the row, then sum over the others.
 #pragma unroll
         for (int o = 1; o < BB; o <<= 1)
@@ -705,13 +710,18 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
         float z[4];
 #pragma unroll
         for (int j = 0; j < 4; j++)
-            z[j] = XE ? (first ? 0.0f : v[0][j]) + xe[j] : (first ? 0.0f : v[0][j]) + xp[s * BB + row][j][u] + cbias[j];
+            z[j] = XE ? (first ? 0.0f : v[0][j]) + xe[j] : (first ? 0.0f : v[0][j]) + xp[0][s * BB + row][j][u] + cbias[j];
         const float hv = st.step(z, first);
-        if (q < BB) {
+        if (XR) {
+            if (resetn) st = Cell();
+            if (q < BB) hs[par ^ 1][row][u] = resetn ? 0.0f : hv;
+            if (ystore) y[yoff] = hv;
+            yoff += H;
+        } else if (q < BB) {
             hs[par ^ 1][row][u] = hv;
             if (rb < nb) y[(rb * nt + t) * H + u] = hv;
         }
-        if (s == CS - 1) cp_async_wait<0>();  // the next chunk's x; the barrier publishes it
+        if (s == CS - (XR ? 2 : 1)) cp_async_wait<0>();  // the next chunk's x (and flags); the barrier publishes it
         __syncthreads();
     }
     cp_async_wait<0>();
