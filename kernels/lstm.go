@@ -69,7 +69,6 @@ type lstmPlan struct {
 	gates       string // xt: the cell (lstmXTGates)
 	early       bool   // xt: the step's flag and projection read before its FMAs
 	xr          bool   // xt with early: a reset applied a step early, y's offset carried, W_ih's lo parts made once
-	xs          bool   // xt with xr: the next chunk's projection made a gate a step during the current chunk
 	x3          bool
 	kp          int
 	wl          bool // x3: W's lo parts held in registers
@@ -105,9 +104,6 @@ func (p lstmPlan) String() string {
 		}
 		if p.xr {
 			s += "_r"
-		}
-		if p.xs {
-			s += "_s"
 		}
 		if p.gates != "" {
 			s += "_" + p.gates
@@ -181,9 +177,6 @@ func lstmXTKernel(p lstmPlan, nh, bb int) string {
 	}
 	if p.xr {
 		s += "_r"
-	}
-	if p.xs {
-		s += "_s"
 	}
 	if p.gates != "" {
 		s += "_" + p.gates
@@ -281,9 +274,10 @@ var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: 
 // hidden 128, which no benchmark times, keeps the SIMT kernel.
 //
 // At hidden 64 on sm_90, where lstmStepOn allows it, both dtypes take lstmStepPlans, which shorten the step that
-// bounds them (batch 256, 1024 steps, TestCUDALSTMTune on an H100): bf16 rnn_tc_r8x with two chains of mma, 0.46–
-// 0.48 ms against 0.74–0.75 over G; fp32 rnn_units_xt with LstmCellF8 without its exponentials' correction and the
-// step's flag and projection read early, 0.71–0.72 ms against 0.79–0.80.
+// bounds them (batch 256, 1024 steps, TestCUDALSTMTune): bf16 rnn_tc_r8x with two chains of mma, 0.46–0.48 ms
+// against 0.74–0.76 over G (H100 and H200); fp32 rnn_units_xt with LstmCellF8 without its exponentials'
+// correction, the step's flag and projection read early and a reset applied a step early (xr), 0.657 ms against
+// 0.796 on an H200.
 func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 	nb, nh := c.Dims[0], c.Dims[2]
 	if p, ok := lstmStepPlans[c.DType]; ok && lstmStepOn && cc >= 90 && nh == 64 && (c.DType == BF16 && rnnTCOn || c.DType == FP32 && rnnX3On) {
@@ -315,7 +309,7 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 // bf16, rnnX3On for fp32).
 var lstmStepPlans = map[DType]lstmPlan{
 	BF16: {tc: true, cluster: 1, mt: 1, r8: true, xa: true, k2: true},
-	FP32: {units: true, fast: true, xt: true, early: true, gates: "c8n"},
+	FP32: {units: true, fast: true, xt: true, early: true, xr: true, gates: "c8n"},
 }
 
 // lstmPlans are the plans built for case c: the SIMT kernels, and for bf16 every tensor-core shape: above
@@ -325,7 +319,7 @@ var lstmStepPlans = map[DType]lstmPlan{
 //
 // For fp32 up to hidden 64: the unit kernels (rnnUnitsPlans), and with x a step ahead at every rnnUnitBatches,
 // and at hidden 64 with the projection on tensor cores (lstmUnitsXT) with each cell of lstmXTGates, and with the
-// step's flag and projection read early (early), also with xr and xs;
+// step's flag and projection read early (early), also with xr;
 // at hidden 128 and 256 every 3xTF32 shape (lstmX3Shapes).
 func lstmPlans(c Case) []lstmPlan {
 	ps := []lstmPlan{{}}
@@ -349,7 +343,6 @@ func lstmPlans(c Case) []lstmPlan {
 				for _, xr := range []bool{false, true} {
 					ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, early: true, xr: xr, gates: "c8n"})
 				}
-				ps = append(ps, lstmPlan{units: true, fast: true, bb: bb, xt: true, early: true, xr: true, xs: true, gates: "c8n"})
 			}
 		}
 		return ps

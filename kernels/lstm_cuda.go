@@ -69,7 +69,7 @@ func lstmFusedCUDA(l cudaLaunch) {
 			for bb == 0 || bb < 4 && p.bb == 0 && ceilDiv(nb, bb) > l.SMs() {
 				bb = max(1, 2*bb) // the fewest rows a block that keep to one block a multiprocessor
 			}
-			if !slices.Contains(rnnUnitBatches[1:], bb) || p.xr && !p.early || p.xs && !p.xr {
+			if !slices.Contains(rnnUnitBatches[1:], bb) || p.xr && !p.early {
 				l.Fail(fmt.Errorf("lstm: plan %v: no kernel at %d batch rows a block: %w", p, bb, ErrNotImplemented))
 				return
 			}

@@ -64,11 +64,12 @@ const rnnX3Pending = ""
 var rnnX3On = rnnX3Pending == ""
 
 // lstmStepPending says why the LSTM's hidden-64 plans that shorten a step (lstmStepPlans: bf16 rnn_tc_r8x with two
-// chains of mma, fp32 rnn_units_xt with LstmCellF8 without its exponentials' correction and the step's flag and
-// projection read early) would not be chosen: "" since TestCUDALSTMPlans passed with them (every plan, every reset
-// pattern) on H100s at 24f21f3 and 3d1688b (four runs, two machines), where (TestCUDALSTMTune) batch 256, 1024
-// steps took bf16 from 0.741–0.750 to 0.458–0.476 ms (34–35× naive) and fp32 from 0.790–0.816 to 0.713–0.720 ms
-// (21.7–21.8×, 3d1688b).
+// chains of mma; fp32 rnn_units_xt with LstmCellF8 without its exponentials' correction, the step's flag and
+// projection read early, a reset applied a step early) would not be chosen: "" since TestCUDALSTMPlans passed
+// with them (every plan, every reset pattern) on an H200 at 13970a4, and the bf16 plan and the fp32 one short of
+// its early reset on H100s at 24f21f3 and 3d1688b. TestCUDALSTMTune, batch 256, 1024 steps: bf16 from 0.741–0.758
+// to 0.458–0.476 ms (34–35× naive, H100 and H200); fp32 from 0.796 to 0.657 ms on the H200 (22.6×; the plan
+// without the early reset: 0.713–0.720 ms on H100s, 0.744 on the H200).
 const lstmStepPending = ""
 
 // lstmStepOn is whether the LSTM's chooser may pick lstmStepPlans.

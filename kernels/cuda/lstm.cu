@@ -259,16 +259,6 @@ LSTM_UNITS_XT_BB(64, LstmCellF8<false>, true, _e_c8n)
 LSTM_UNITS_XT_R(64, 1)
 LSTM_UNITS_XT_R(64, 2)
 LSTM_UNITS_XT_R(64, 4)
-// _e_r_s: also the next chunk's projection made a gate a step during the current one (XS).
-#define LSTM_UNITS_XT_S(H, BB)                                                                                    \
-    extern "C" __global__ void __launch_bounds__(H * 4) lstm_unitsf_f32_h##H##_l4_bb##BB##_xt_e_r_s_c8n(           \
-        const float* x, const float* w_ih, const float* bias, const float* w_hh, const float* resets, float* y,   \
-        long long nb, long long nt) {                                                                             \
-        rnn_units_xt<LstmCellF8<false>, H, BB, true, true, true>(x, w_ih, bias, w_hh, resets, y, nb, nt);         \
-    }
-LSTM_UNITS_XT_S(64, 1)
-LSTM_UNITS_XT_S(64, 2)
-LSTM_UNITS_XT_S(64, 4)
 
 // lstm_x3_proj_f32_{BM}x{BN}_w{WM}x{WN}: rnn_x3_proj's tile shapes.
 #define LSTM_X3_PROJ(BM, BN, WM, WN)                                                                              \

@@ -524,20 +524,17 @@ __device__ __forceinline__ void x3_cp_async4(unsigned dst, const void* src, bool
 // h_t; the cell cleared), so that no step selects its products by a flag; the next chunk's x and flags are waited
 // for a step earlier (its flags are read a step earlier); y's offset is carried from step to step; and W_ih's
 // bf16 lo fragments are made once, not at each chunk.
-// XS (with XR): the projection of chunk c + 1 is made during chunk c, a gate at each of its first 4 steps, between
-// the step's FMAs and its shuffles, into a second projection buffer (x loaded two chunks ahead, flags in three
-// buffers): no chunk starts with a whole projection and a barrier of its own.
-template <class Cell, int H, int BB, bool XE = false, bool XR = false, bool XS = false>
+template <class Cell, int H, int BB, bool XE = false, bool XR = false>
 __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const float* __restrict__ wi,
                                              const float* __restrict__ bias, const float* __restrict__ w,
                                              const float* __restrict__ resets, float* __restrict__ y, long long nb,
                                              long long nt) {
     constexpr int KS = 4, NT = H * KS, NW = H / (4 * KS), CS = 16 / BB, XP = H + 4, KT = H / 8;
-    static_assert(H % 16 == 0 && BB <= KS && 16 % BB == 0 && NT <= 1024 && (!XR || XE && CS >= 2) && (!XS || XR && CS >= 4), "rnn_units_xt: bad shape");
+    static_assert(H % 16 == 0 && BB <= KS && 16 % BB == 0 && NT <= 1024 && (!XR || XE && CS >= 2), "rnn_units_xt: bad shape");
     __shared__ __align__(16) float hs[2][BB][H];
     __shared__ __align__(16) float xt[2][16][XP];  // x of a chunk: row s·BB + b (rows padded by 16 bytes)
-    __shared__ float xp[XS ? 2 : 1][16][4][H];     // its projection (XS: by chunk parity)
-    __shared__ float fl[XS ? 3 : 2][16];           // its reset flags (chunk c in buffer c mod 2, XS: c mod 3)
+    __shared__ float xp[16][4][H];                 // its projection
+    __shared__ float fl[2][16];                    // its reset flags
     const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, g = lane >> 2, qq = lane & 3;
     const int u = tid / KS, q = tid % KS, row = q % BB;
     const long long b0 = (long long)blockIdx.x * BB;
@@ -582,7 +579,7 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
                 const int b = tid % BB;
                 const long long t = t0 + tid / BB;
                 const bool ok = b0 + b < nb && t < nt;
-                x3_cp_async4(smem_addr(&fl[XS ? c % 3 : c & 1][tid]), resets + (ok ? (b0 + b) * nt + t : 0), ok);
+                x3_cp_async4(smem_addr(&fl[c & 1][tid]), resets + (ok ? (b0 + b) * nt + t : 0), ok);
             }
         }
         cp_async_commit();
@@ -597,14 +594,12 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
     for (long long t = 0; t < nt; t++) {
         const int s = (int)(t % CS), par = (int)(t & 1);
         const long long c = t / CS;
-        if (XS && s == 0 && t > 0) loadc(c + 2);  // into chunk c's x buffer, read during chunk c − 1
-        if (s == 0 && (!XS || t == 0)) {  // this chunk's x is in (waited for at the end of the last step, or here for the first)
+        if (s == 0) {  // this chunk's x is in (waited for at the end of the last step, or here for the first)
             if (t == 0) {
-                if (XS) loadc(1);
                 cp_async_wait<0>();
                 __syncthreads();
             }
-            if (!XS) loadc(c + 1);
+            loadc(c + 1);
             float acc[4][4], accs[4][4];
 #pragma unroll
             for (int j = 0; j < 4; j++)
@@ -636,21 +631,20 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
 #pragma unroll
             for (int j = 0; j < 4; j++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) xp[0][g + 8 * (e >> 1)][j][8 * wp + 2 * qq + (e & 1)] = acc[j][e] + accs[j][e];
+                for (int e = 0; e < 4; e++) xp[g + 8 * (e >> 1)][j][8 * wp + 2 * qq + (e & 1)] = acc[j][e] + accs[j][e];
             __syncthreads();
-            if (XS) loadc(2);  // into chunk 0's x buffer, read just now
         }
         bool firste = false;
         float xe[4];  // XE: bias + x_t·W_ihᵀ of the cell's row
         bool resetn = false;  // XR: a reset at t + 1
         if (XR) {
             const long long t1 = t + 1;
-            resetn = t1 < nt && fl[XS ? (t1 / CS) % 3 : (t1 / CS) & 1][(int)(t1 % CS) * BB + row] != 0.0f;
+            resetn = t1 < nt && fl[(t1 / CS) & 1][(int)(t1 % CS) * BB + row] != 0.0f;
         }
         if (XE) {
-            firste = !XR && (t == 0 || fl[c & 1][s * BB + row] != 0.0f);  // (XS implies XR)
+            firste = !XR && (t == 0 || fl[c & 1][s * BB + row] != 0.0f);
 #pragma unroll
-            for (int j = 0; j < 4; j++) xe[j] = xp[XS ? c & 1 : 0][s * BB + row][j][u] + cbias[j];
+            for (int j = 0; j < 4; j++) xe[j] = xp[s * BB + row][j][u] + cbias[j];
         }
         float v[BB][4];
 #pragma unroll
@@ -666,30 +660,6 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
                 for (int j = 0; j < 4; j++)
                     v[b][j] = fmaf(wv[j][i].x, h4.x, fmaf(wv[j][i].y, h4.y, fmaf(wv[j][i].z, h4.z, fmaf(wv[j][i].w, h4.w, v[b][j]))));
             }
-        if (XS && s < 4 && (c + 1) * CS < nt) {  // gate s of chunk c + 1's projection
-            const unsigned xa = smem_addr(&xt[(c + 1) & 1][0][0]) + lda;
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                if (j == s) {
-                    float aj[4] = {0.0f, 0.0f, 0.0f, 0.0f}, asj[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-                    for (int kk = 0; kk < KT / 2; kk++) {
-                        X3A a;
-#pragma unroll
-                        for (int h = 0; h < 2; h++) ldmatrix_x4(a.a[h], xa + (2 * kk + h) * 32);
-                        a.split();
-                        unsigned hi[2][2];
-#pragma unroll
-                        for (int h = 0; h < 2; h++)
-#pragma unroll
-                            for (int e = 0; e < 2; e++) hi[h][e] = __float_as_uint(wb[2 * kk + h][j][e]);
-                        mma_x3(aj, asj, a, hi, wlo[XR ? kk : 0][j][0], wlo[XR ? kk : 0][j][1]);
-                    }
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        xp[(c + 1) & 1][g + 8 * (e >> 1)][j][8 * wp + 2 * qq + (e & 1)] = aj[e] + asj[e];
-                }
-        }
         // Reduce-scatter over the bits of q that select the row, then sum over the others.
 #pragma unroll
         for (int o = 1; o < BB; o <<= 1)
@@ -710,7 +680,7 @@ __device__ __forceinline__ void rnn_units_xt(const float* __restrict__ x, const 
         float z[4];
 #pragma unroll
         for (int j = 0; j < 4; j++)
-            z[j] = XE ? (first ? 0.0f : v[0][j]) + xe[j] : (first ? 0.0f : v[0][j]) + xp[0][s * BB + row][j][u] + cbias[j];
+            z[j] = XE ? (first ? 0.0f : v[0][j]) + xe[j] : (first ? 0.0f : v[0][j]) + xp[s * BB + row][j][u] + cbias[j];
         const float hv = st.step(z, first);
         if (XR) {
             if (resetn) st = Cell();
