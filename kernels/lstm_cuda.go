@@ -167,7 +167,7 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 		q.part = 0
 		built = built || sh == q
 	}
-	koBuilt := nh == 256 && p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.ys // lstm_x3 _wl_ko*
+	koBuilt := nh == 256 && p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.ys && !p.a1 // lstm_x3 _wl_ko*
 	if !built || p.part >= 3 && !koBuilt {
 		l.Fail(fmt.Errorf("lstm: no 3xTF32 kernel for plan %v at hidden %d", p, nh))
 		return
@@ -180,10 +180,19 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 			l.In[0], l.In[1], l.In[3], g.ptr, m, n, nh)
 	}
 	if p.part != 1 {
-		l.KernelCluster(mod, p.lstmX3Kernel(nh), ceilDiv(nb, 16*p.mt)*p.cluster, rnnX3Threads(nh, p.cluster, p.kp),
-			p.cluster, rnnX3Smem(nh, p.cluster, p.kp, p.mt, p.ys), g.ptr, l.In[2], l.In[4], l.Out[0], nb, nt)
+		threads, smem := rnnX3Threads(nh, p.cluster, p.kp), rnnX3Smem(nh, p.cluster, p.kp, p.mt, p.ys)
+		if lstmX3Resident != nil {
+			lstmX3Resident(p, ceilDiv(nb, 16*p.mt), l.ResidentTMA(mod, p.lstmX3Kernel(nh), threads, p.cluster, smem)/p.cluster)
+		}
+		l.KernelCluster(mod, p.lstmX3Kernel(nh), ceilDiv(nb, 16*p.mt)*p.cluster, threads, p.cluster, smem,
+			g.ptr, l.In[2], l.In[4], l.Out[0], nb, nt)
 	}
 }
+
+// lstmX3Resident, when set (TestCUDALSTMX3Parts), is told at each launch of lstm_x3 how many clusters its grid
+// has and how many of them the GPU runs at once: a cluster's blocks must share one GPC, so that fewer clusters
+// than multiprocessors/cluster may fit, and a grid of more runs in waves, each taking the whole sequence.
+var lstmX3Resident func(p lstmPlan, clusters, resident int)
 
 // lstmNaiveCUDA is the CPU's eager cell loop (lstmNaive), op for op.
 func lstmNaiveCUDA(l cudaLaunch) {

@@ -73,6 +73,16 @@ func TestCUDALSTMX3Parts(t *testing.T) {
 	def := lstmPlanFor
 	t.Cleanup(func() { lstmPlanFor = def })
 	lstmPlanFor = func(c Case, _, _ int) lstmPlan { return plan(c) }
+	seen := map[string]bool{}
+	lstmX3Resident = func(p lstmPlan, clusters, resident int) {
+		p.part = 0
+		if k := fmt.Sprintf("%v/%d", p, clusters); !seen[k] {
+			seen[k] = true
+			t.Logf("%v: %d clusters of %d blocks, %d at once on this GPU (%d waves)", p, clusters, p.cluster, resident,
+				ceilDiv(clusters, max(resident, 1)))
+		}
+	}
+	t.Cleanup(func() { lstmX3Resident = nil })
 	tunePlans(t, LSTMFamily, func(c Case) []lstmPlan {
 		var ps []lstmPlan
 		if sh := lstmX3Shapes[c.Dims[2]]; c.DType == FP32 && len(sh) > 0 {
@@ -80,7 +90,7 @@ func TestCUDALSTMX3Parts(t *testing.T) {
 				if p.x3 {
 					for part := 1; part <= 5; part++ {
 						p.part = part
-						if part < 3 || p.cluster == 8 && p.kp == 2 && p.wl && !p.ys {
+						if part < 3 || p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.ys && !p.a1 {
 							ps = append(ps, p)
 						}
 					}

@@ -196,13 +196,15 @@ LSTM_TC_R8X(64, LstmPairTC, true, _k2)
 //   lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}[_wl][_ys]: rnn_x3 over G, 16·MT batch rows a cluster of CL blocks, K
 //     split over KP warps; _wl: W's bf16 lo parts held in registers (else made each step); _ys: y staged in
 //     shared memory, written 8 steps at a time; _ko2, _ko3, _ko4: timing only (TestCUDALSTMX3Parts), a step
-//     without its y stores, its h stores into the other blocks, its G loads.
-#define LSTM_X3(H, CL, KP, MT, WLO, NS, V, SUFFIX)                                                                \
-    extern "C" __global__ void __launch_bounds__(RnnX3<H, CL, KP, MT, WLO, NS, V>::THREADS, 1)                    \
+//     without its y stores, its h stores into the other blocks, its G loads; _a1: one accumulator a gate tile
+//     (RnnX3's A1: 16·MT fewer registers, so that two m16 tiles fit without spilling).
+#define LSTM_X3A(H, CL, KP, MT, WLO, NS, V, A1, SUFFIX)                                                           \
+    extern "C" __global__ void __launch_bounds__(RnnX3<H, CL, KP, MT, WLO, NS, V, A1>::THREADS, 1)                \
         lstm_x3_f32_h##H##_cl##CL##_kp##KP##_mt##MT##SUFFIX(const float* g, const float* w_hh, const float* resets, \
                                                             float* y, long long nb, long long nt) {               \
-        rnn_x3<LstmCellF, H, CL, KP, MT, WLO, NS, V>(g, w_hh, resets, y, nb, nt);                                  \
+        rnn_x3<LstmCellF, H, CL, KP, MT, WLO, NS, V, A1>(g, w_hh, resets, y, nb, nt);                              \
     }
+#define LSTM_X3(H, CL, KP, MT, WLO, NS, V, SUFFIX) LSTM_X3A(H, CL, KP, MT, WLO, NS, V, false, SUFFIX)
 LSTM_X3(128, 4, 2, 1, false, 1, 0, )
 LSTM_X3(256, 8, 2, 1, false, 1, 0, )
 LSTM_X3(256, 8, 2, 1, true, 1, 0, _wl)
@@ -212,6 +214,9 @@ LSTM_X3(256, 16, 2, 1, false, 1, 0, )
 LSTM_X3(256, 8, 2, 1, true, 1, 2, _wl_ko2)
 LSTM_X3(256, 8, 2, 1, true, 1, 3, _wl_ko3)
 LSTM_X3(256, 8, 2, 1, true, 1, 4, _wl_ko4)
+LSTM_X3A(256, 8, 2, 1, true, 1, 0, true, _wl_a1)
+LSTM_X3A(256, 8, 2, 2, false, 1, 0, true, _a1)
+LSTM_X3A(256, 8, 2, 2, true, 1, 0, true, _wl_a1)
 
 // LstmCellF8 is LstmCellF in 8 special-function operations instead of 10: with s = e^−|z|, σ(z) is
 // (z ≥ 0 ? 1 : s)/(1 + s), and with t = e^−2|z|, tanh z is ±(1 − t)/(1 + t), so that σ(z_i)·tanh(z_g) and

@@ -109,8 +109,11 @@ __device__ __forceinline__ void x3_bar_sync(int id, int n) { asm volatile("bar.s
 // rows of the block's 4·U columns of G (padded by 32 bytes); the reduce-scatter buffer, 16·MT floats a thread.
 // V: 0, or 1 (YS) y staged in shared memory and written 8 steps at a time with 16-byte stores; for timing only,
 // what a step costs without a part of it: 2 no y, 3 h into the block's own buffer only, 4 no G.
+// A1: one accumulator a gate tile (the small products' mma chained into the large ones'), 16·MT fewer registers
+// a thread, so that two m16 tiles (MT 2) fit in registers without spilling (ptxas at hidden 256, CL 8, KP 2: 24
+// bytes of spills with W's lo parts made each step, 124 with them held; 256 and 296 with two accumulator sets).
 #define RNN_X3_YS 1
-template <int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0>
+template <int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0, bool A1 = false>
 struct RnnX3 {
     static const int U = H / CL, UG = U / 8, NW = UG * KP, THREADS = 32 * NW, KH = H / KP, KT = KH / 8, ROWS = 16 * MT;
     static const int NP = 4 * MT, P = NP / KP;  // (row, unit) pairs of a thread's accumulators; those whose cells it runs
@@ -123,11 +126,11 @@ struct RnnX3 {
                   "rnn_x3: bad shape");
 };
 
-template <class Cell, int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0>
+template <class Cell, int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0, bool A1 = false>
 __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const float* __restrict__ w,
                                        const float* __restrict__ resets, float* __restrict__ y, long long nb,
                                        long long nt) {
-    typedef RnnX3<H, CL, KP, MT, WLO, NS, V> L;
+    typedef RnnX3<H, CL, KP, MT, WLO, NS, V, A1> L;
     constexpr int U = L::U, UG = L::UG, KT = L::KT, KH = L::KH, HP = L::HP, SP = L::SP, CPR = L::CPR, P = L::P;
     constexpr int NP = L::NP, PD = RNN_TC_PD, ROWS = L::ROWS;
     extern __shared__ __align__(128) unsigned char x3_smem[];
@@ -278,7 +281,8 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
                               x3_lo(wh[2 * kk + 1][j][1]), lo0, lo1);
                 }
 #pragma unroll
-                for (int mt = 0; mt < MT; mt++) mma_x3(acc[kk % NS][mt][j], accs[kk % NS][mt][j], a[mt], hi, lo0, lo1);
+                for (int mt = 0; mt < MT; mt++)
+                    mma_x3(acc[kk % NS][mt][j], A1 ? acc[kk % NS][mt][j] : accs[kk % NS][mt][j], a[mt], hi, lo0, lo1);
             }
         }
         float pre[NP][4];  // pair p's four gates
