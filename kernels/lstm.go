@@ -74,6 +74,7 @@ type lstmPlan struct {
 	wl          bool // x3: W's lo parts held in registers
 	ys          bool // x3: y staged in shared memory, written 8 steps at a time
 	a1          bool // x3: one accumulator a gate tile (the small products' mma into the large ones' chain)
+	pa          bool // x3: the projection made alongside the recurrence in the same launch (rnn_x3_pa)
 	part        int  // x3, timing only: 1 the projection alone, 2 the recurrence alone (over G as it is), 3–5 the
 	// recurrence without its y stores, its h stores into the other blocks, its G loads (lstm_x3 _ko2 … _ko4)
 }
@@ -92,6 +93,9 @@ func (p lstmPlan) String() string {
 		}
 		if p.a1 {
 			s += "_a1"
+		}
+		if p.pa {
+			s += "_pa"
 		}
 		if p.part > 0 {
 			s += []string{"", "_projonly", "_reconly", "_reconly_noy", "_reconly_nodsmem", "_reconly_nog"}[p.part]
@@ -204,6 +208,9 @@ func (p lstmPlan) lstmX3Kernel(nh int) string {
 	if p.a1 {
 		s += "_a1"
 	}
+	if p.pa {
+		s += "_pa"
+	}
 	if p.part >= 3 {
 		s += fmt.Sprintf("_ko%d", p.part-1)
 	}
@@ -233,7 +240,8 @@ var lstmX3Shapes = map[int][]lstmPlan{
 		{x3: true, cluster: 8, kp: 2, mt: 1}, {x3: true, cluster: 8, kp: 2, mt: 1, ys: true},
 		{x3: true, cluster: 16, kp: 2, mt: 1},
 		{x3: true, cluster: 8, kp: 2, mt: 1, wl: true, a1: true},
-		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true}, {x3: true, cluster: 8, kp: 2, mt: 2, wl: true, a1: true}},
+		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true}, {x3: true, cluster: 8, kp: 2, mt: 2, wl: true, a1: true},
+		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true}, {x3: true, cluster: 8, kp: 2, mt: 2, wl: true, a1: true, pa: true}},
 }
 
 // rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden

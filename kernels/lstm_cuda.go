@@ -167,13 +167,34 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 		q.part = 0
 		built = built || sh == q
 	}
-	koBuilt := nh == 256 && p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.ys && !p.a1 // lstm_x3 _wl_ko*
-	if !built || p.part >= 3 && !koBuilt {
+	koBuilt := nh == 256 && p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.ys && !p.a1 && !p.pa // lstm_x3 _wl_ko*
+	if !built || p.part >= 3 && !koBuilt || p.pa && p.part != 0 {
 		l.Fail(fmt.Errorf("lstm: no 3xTF32 kernel for plan %v at hidden %d", p, nh))
 		return
 	}
 	mod := l.Module() + "_sm90"
 	g := l.tmpF32(nb * nt * 4 * nh)
+	if p.pa {
+		// The recurrence's clusters, then as many projection clusters as fit beside them at once.
+		name, threads, smem := p.lstmX3Kernel(nh), rnnX3Threads(nh, p.cluster, p.kp), rnnX3Smem(nh, p.cluster, p.kp, p.mt, p.ys)
+		nrc := ceilDiv(nb, 16*p.mt)
+		resident := l.ResidentTMA(mod, name, threads, p.cluster, smem) / p.cluster
+		if lstmX3Resident != nil {
+			lstmX3Resident(p, nrc, resident)
+		}
+		if l.Err() != nil {
+			return
+		}
+		if resident <= nrc {
+			l.Fail(fmt.Errorf("lstm: plan %v: %d clusters of the recurrence and none beside them for the projection: "+
+				"this GPU runs %d of kernel %s at once: %w", p, nrc, resident, name, ErrNotImplemented))
+			return
+		}
+		ready := l.Alloc(4*int64(nrc)*int64(ceilDiv(nt, lstmX3PAChunk)), true)
+		l.KernelCluster(mod, name, resident*p.cluster, threads, p.cluster, smem,
+			l.In[0], l.In[1], l.In[3], g.ptr, l.In[2], l.In[4], l.Out[0], ready, nb, nt, nrc)
+		return
+	}
 	m, n, t := nb*nt, 4*nh, lstmX3ProjTile
 	if p.part == 0 || p.part == 1 {
 		l.KernelCluster(mod, lstmX3ProjKernel, ceilDiv(m, t[0])*ceilDiv(n, t[1]), 32*t[2]*t[3], 1, lstmX3ProjSmem,
@@ -188,6 +209,9 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 			g.ptr, l.In[2], l.In[4], l.Out[0], nb, nt)
 	}
 }
+
+// lstmX3PAChunk is the steps of a chunk of rnn_x3_pa's projection (RNN_X3_PA_TC): a counter each.
+const lstmX3PAChunk = 4
 
 // lstmX3Resident, when set (TestCUDALSTMX3Parts), is told at each launch of lstm_x3 how many clusters its grid
 // has and how many of them the GPU runs at once: a cluster's blocks must share one GPC, so that fewer clusters

@@ -104,6 +104,17 @@ __device__ __forceinline__ void x3_st_cluster1(unsigned addr, float a) {
 // x3_bar_sync is a named barrier (bar.sync id, n threads: whole warps).
 __device__ __forceinline__ void x3_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 
+// PA (rnn_x3_pa): the projection made alongside the recurrence, in chunks of RNN_X3_PA_TC steps, tiles of
+// RNN_X3_PA_BN columns; x3_wait_ready spins until the counter at f (acquire, device scope) reaches need.
+#define RNN_X3_PA_TC 4
+#define RNN_X3_PA_BN 128
+__device__ __forceinline__ void x3_wait_ready(const int* f, int need) {
+    int v;
+    do {
+        asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+    } while (v < need);
+}
+
 // RnnX3 is the shape of one instantiation and its shared memory (bytes): two h buffers of 16·MT rows of H fp32,
 // rows padded by 16 bytes (the eight rows of an ldmatrix fall in distinct banks); RNN_TC_PD input stages of 16·MT
 // rows of the block's 4·U columns of G (padded by 32 bytes); the reduce-scatter buffer, 16·MT floats a thread.
@@ -126,10 +137,10 @@ struct RnnX3 {
                   "rnn_x3: bad shape");
 };
 
-template <class Cell, int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0, bool A1 = false>
+template <class Cell, int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0, bool A1 = false, bool PA = false>
 __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const float* __restrict__ w,
                                        const float* __restrict__ resets, float* __restrict__ y, long long nb,
-                                       long long nt) {
+                                       long long nt, int* __restrict__ ready = nullptr) {
     typedef RnnX3<H, CL, KP, MT, WLO, NS, V, A1> L;
     constexpr int U = L::U, UG = L::UG, KT = L::KT, KH = L::KH, HP = L::HP, SP = L::SP, CPR = L::CPR, P = L::P;
     constexpr int NP = L::NP, PD = RNN_TC_PD, ROWS = L::ROWS;
@@ -197,8 +208,11 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
                     *reinterpret_cast<const float4*>(ybuf + ((int)(ts % 16) * ROWS + r) * U + 4 * c);
         }
     };
+    const long long nchunks = (nt + RNN_X3_PA_TC - 1) / RNN_X3_PA_TC;
     auto load = [&](long long s) {
         if (V == 4) s = nt;
+        if (PA && s < nt && s % RNN_X3_PA_TC == 0)  // the projection's tiles of this chunk of steps are written
+            x3_wait_ready(ready + (long long)(blockIdx.x / CL) * nchunks + s / RNN_X3_PA_TC, 4 * H / RNN_X3_PA_BN);
         if (s < nt) {
             const unsigned dst0 = stbase + (unsigned)(s % PD) * ROWS * SP;
             for (int i = tid; i < ROWS * CPR; i += L::THREADS) {
@@ -377,6 +391,8 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
     }
     if (V == RNN_X3_YS && nt > 0) flush((nt - 1) / 8 * 8, nt);
     cp_async_wait<0>();
+    if (PA && rank == 0)  // every block of the cluster is past its last wait (the last step's barrier): reset for
+        for (long long i = tid; i < nchunks; i += L::THREADS) ready[(long long)(blockIdx.x / CL) * nchunks + i] = 0;  // the next launch
 }
 
 // rnn_x3_proj is the input projection out[m, n] = Σ_k x[m, k]·Wi[n, k] + bias[n] in 3xTF32, x [M, K] and
@@ -391,16 +407,15 @@ struct RnnX3Proj {
     static_assert(MI >= 1 && NI >= 2 && NI % 2 == 0 && (BM + BN) * 8 % THREADS == 0, "rnn_x3_proj: bad shape");
 };
 
-template <int BM, int BN, int WM, int WN>
-__device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const float* __restrict__ wi,
-                                            const float* __restrict__ bias, float* __restrict__ out, long long M,
-                                            long long N, long long K) {
+// rnn_x3_proj_tile is one BM × BN tile of rnn_x3_proj, columns n0 …, its row r the row rowof(r) of x and out (−1:
+// none, read as zeros and not written), in the dynamic shared memory from its start.
+template <int BM, int BN, int WM, int WN, class RowOf>
+__device__ __forceinline__ void rnn_x3_proj_tile(const float* __restrict__ x, const float* __restrict__ wi,
+                                                 const float* __restrict__ bias, float* __restrict__ out, long long n0,
+                                                 long long N, long long K, RowOf rowof) {
     typedef RnnX3Proj<BM, BN, WM, WN> T;
     constexpr int BK = T::BK, ST = T::ST, PITCH = T::PITCH, MI = T::MI, NI = T::NI, NT = T::THREADS;
     extern __shared__ __align__(128) unsigned char x3_smem[];
-    long long tm, tn;
-    mma_tile_coords((M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
-    const long long m0 = tm * BM, n0 = tn * BN;
     const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, wm = wp / WN, wn = wp % WN;
     const unsigned sbase = smem_addr(x3_smem);
     const long long nk = (K + BK - 1) / BK;
@@ -412,8 +427,8 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
                 const int c = tid + NT * i, r = c >> 3, ch = c & 7;
                 const bool isb = r >= BM;
                 const long long k = kt * BK + ch * 4;
-                const long long row = isb ? n0 + r - BM : m0 + r;
-                const bool ok = row < (isb ? N : M) && k < K;
+                const long long row = isb ? n0 + r - BM : rowof(r);
+                const bool ok = (isb ? row < N : row >= 0) && k < K;
                 const float* src = (isb ? wi : x) + (ok ? row * K + k : 0);
                 cp_async16(st + r * PITCH + ch * 16, src, ok);
             }
@@ -474,8 +489,8 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
     for (int i = 0; i < MI; i++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const long long r = m0 + wm * (BM / WM) + i * 16 + h * 8 + g;
-            if (r >= M) continue;
+            const long long r = rowof(wm * (BM / WM) + i * 16 + h * 8 + g);
+            if (r < 0) continue;
 #pragma unroll
             for (int j = 0; j < NI; j++) {
                 const long long c = n0 + wn * (BN / WN) + j * 8 + 2 * q;
@@ -484,6 +499,56 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
                         make_float2(acc[i][j][2 * h] + bias[c], acc[i][j][2 * h + 1] + bias[c + 1]);
             }
         }
+}
+
+template <int BM, int BN, int WM, int WN>
+__device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const float* __restrict__ wi,
+                                            const float* __restrict__ bias, float* __restrict__ out, long long M,
+                                            long long N, long long K) {
+    long long tm, tn;
+    mma_tile_coords((M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
+    const long long m0 = tm * BM;
+    rnn_x3_proj_tile<BM, BN, WM, WN>(x, wi, bias, out, tn * BN, N, K,
+                                     [&](int r) -> long long { return m0 + r < M ? m0 + r : -1; });
+}
+
+// rnn_x3_pa is rnn_x3 (MT two m16 tiles, 32 batch rows a cluster) with the input projection made alongside it in
+// the same launch, so that the recurrence's clusters, which leave half the GPU idle, no longer wait for the whole
+// projection first: clusters 0 … nrc − 1 run the recurrence over G as rnn_x3 does, the others make G in
+// rnn_x3_proj's 128 × 128 tiles, a tile 32 batch rows (one recurrence cluster's) × RNN_X3_PA_TC steps, chunk by
+// chunk of steps (all of a chunk's tiles before the next chunk's), and count each finished tile (its stores
+// fenced, then an atomic add) in ready[cluster][chunk]; a recurrence block waits for its chunk's count (4H/128
+// tiles) before it copies the chunk's first step of G. The projection blocks wait for nothing, so the launch
+// cannot deadlock as long as one cluster more than the recurrence's fits on the GPU (the launcher sizes the grid
+// to what fits at once). The recurrence resets its counters at the end, for the next launch. Shared memory:
+// RnnX3's (more than the projection's three stages). grid = (nrc + projection clusters) · CL blocks.
+template <class Cell, int H, int CL, int KP, int MT, bool WLO, bool A1>
+__device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const float* __restrict__ wi,
+                                          const float* __restrict__ bias, float* __restrict__ gbuf,
+                                          const float* __restrict__ w, const float* __restrict__ resets,
+                                          float* __restrict__ y, int* __restrict__ ready, long long nb, long long nt,
+                                          long long nrc) {
+    constexpr int BM = 128, BN = RNN_X3_PA_BN, TC = RNN_X3_PA_TC, BR = BM / TC, NCT = 4 * H / BN;
+    static_assert(BR == 16 * MT && RnnX3<H, CL, KP, MT, WLO, 1, 0, A1>::THREADS == RnnX3Proj<BM, BN, 2, 4>::THREADS &&
+                      RnnX3<H, CL, KP, MT, WLO, 1, 0, A1>::SMEM >= RnnX3Proj<BM, BN, 2, 4>::SMEM,
+                  "rnn_x3_pa: bad shape");
+    if ((long long)(blockIdx.x / CL) < nrc) {
+        rnn_x3<Cell, H, CL, KP, MT, WLO, 1, 0, A1, true>(gbuf, w, resets, y, nb, nt, ready);
+        return;
+    }
+    const long long nchunks = (nt + TC - 1) / TC, ntiles = nchunks * nrc * NCT;
+    const long long pb = blockIdx.x - nrc * CL, npb = gridDim.x - nrc * CL;
+    for (long long tile = pb; tile < ntiles; tile += npb) {
+        const long long chunk = tile / (nrc * NCT), bg = tile % (nrc * NCT) / NCT, ct = tile % NCT;
+        __syncthreads();  // the last tile's reads of shared memory are done
+        rnn_x3_proj_tile<BM, BN, 2, 4>(x, wi, bias, gbuf, ct * BN, 4 * H, H, [&](int r) -> long long {
+            const long long b = bg * BR + r % BR, t = chunk * TC + r / BR;
+            return b < nb && t < nt ? b * nt + t : -1;
+        });
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) atomicAdd(ready + bg * nchunks + chunk, 1);
+    }
 }
 
 #endif
