@@ -61,8 +61,8 @@ func TestCUDALSTMTune(t *testing.T) {
 	tunePlans(t, LSTMFamily, lstmPlans, &plan)
 }
 
-// TestCUDALSTMX3Parts (with -kernels.tune) times the 3xTF32 plans' projection and recurrence apart (the plans with
-// the projection alongside, pa, whole), and the recurrence of x3_cl8_kp2_wl without its y stores, its h stores
+// TestCUDALSTMX3Parts (with -kernels.tune) times the 3xTF32 plans' projection and recurrence apart (not those with
+// the projection alongside, pa: one launch), and the recurrence of x3_cl8_kp2_wl without its y stores, its h stores
 // into the other blocks or its G loads, at the cuda grid's fp32 cases at hidden 256 (over G as the allocator
 // leaves it, results unchecked: timing only); it logs how many clusters of each plan's recurrence the GPU runs at
 // once.
@@ -89,9 +89,6 @@ func TestCUDALSTMX3Parts(t *testing.T) {
 		var ps []lstmPlan
 		if sh := lstmX3Shapes[c.Dims[2]]; c.DType == FP32 && len(sh) > 0 {
 			for _, p := range lstmPlans(c) {
-				if p.pa {
-					ps = append(ps, p) // one launch: no parts to time apart
-				}
 				if p.x3 && !p.pa {
 					for part := 1; part <= 5; part++ {
 						p.part = part
