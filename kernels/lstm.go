@@ -244,6 +244,12 @@ var lstmX3Shapes = map[int][]lstmPlan{
 		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true}, {x3: true, cluster: 8, kp: 2, mt: 2, wl: true, a1: true, pa: true}},
 }
 
+// lstmX3PAPlan is the plan lstmChoosePlan takes for fp32 at hidden 256 on sm_90 where lstmX3PAOn allows it and
+// the recurrence's clusters (32 batch rows each) take at most half the multiprocessors, leaving the rest to the
+// projection made alongside (a GPU runs fewer clusters of 8 at once than multiprocessors/8: a cluster's blocks
+// share one GPC).
+var lstmX3PAPlan = lstmPlan{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true}
+
 // rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden
 // h in clusters of cl blocks with K split over kp warps and mt m16 tiles: two h buffers of 16·mt rows of h fp32
 // (rows padded by 16 bytes), RNN_TC_PD stages of 16·mt rows of the block's 4·h/cl columns of G (padded by 32
@@ -305,6 +311,9 @@ func lstmChoosePlan(c Case, cc, sms int) lstmPlan {
 	}
 	if c.DType == FP32 && rnnUnitsOn && lstmUnitLanes[nh] > 0 {
 		return lstmPlan{units: true, fast: true}
+	}
+	if c.DType == FP32 && rnnX3On && lstmX3PAOn && cc >= 90 && nh == 256 && nb > 16 && ceilDiv(nb, 32)*8*2 <= sms {
+		return lstmX3PAPlan
 	}
 	if sh := lstmX3Shapes[nh]; c.DType == FP32 && rnnX3On && cc >= 90 && nh == 256 && nb > 16 {
 		return sh[0]

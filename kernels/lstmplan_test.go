@@ -106,8 +106,10 @@ func TestLSTMChoosePlan(t *testing.T) {
 // cores at hidden 64, on sm_90 only while rnnX3On, the former in its default shape; every built shape names a kernel of lstm_sm90's PTX, fits a multiprocessor's shared memory and
 // a block's 1024 threads, and prints its shape.
 func TestLSTMX3ChoosePlan(t *testing.T) {
-	defer func(on, units, step bool) { rnnX3On, rnnUnitsOn, lstmStepOn = on, units, step }(rnnX3On, rnnUnitsOn, lstmStepOn)
-	rnnUnitsOn, lstmStepOn = true, false
+	defer func(on, units, step, pa bool) {
+		rnnX3On, rnnUnitsOn, lstmStepOn, lstmX3PAOn = on, units, step, pa
+	}(rnnX3On, rnnUnitsOn, lstmStepOn, lstmX3PAOn)
+	rnnUnitsOn, lstmStepOn, lstmX3PAOn = true, false, false
 	fp := func(nb, nt, nh int) Case { return Case{DType: FP32, Dims: []int{nb, nt, nh}} }
 	for _, tc := range []struct {
 		on   bool
@@ -134,6 +136,31 @@ func TestLSTMX3ChoosePlan(t *testing.T) {
 			t.Errorf("on=%v %v %v cc %d: plan %v, want %v", tc.on, tc.c.DType, tc.c.Dims, tc.cc, got, tc.want)
 		}
 	}
+	// With lstmX3PAOn: the projection alongside where the recurrence's clusters of 32 rows take at most half the
+	// multiprocessors.
+	rnnX3On, lstmX3PAOn = true, true
+	for _, tc := range []struct {
+		c    Case
+		cc   int
+		sms  int
+		want lstmPlan
+	}{
+		{fp(256, 128, 256), 90, 132, lstmX3PAPlan},
+		{fp(17, 128, 256), 90, 132, lstmX3PAPlan},
+		{fp(264, 128, 256), 90, 132, lstmX3Shapes[256][0]}, // 9 clusters: 72 of 132 multiprocessors
+		{fp(256, 128, 256), 90, 120, lstmX3Shapes[256][0]},
+		{fp(16, 128, 256), 90, 132, lstmPlan{}},
+		{fp(256, 128, 256), 89, 132, lstmPlan{}},
+		{fp(256, 128, 128), 90, 132, lstmPlan{}},
+	} {
+		if got := lstmChoosePlan(tc.c, tc.cc, tc.sms); got != tc.want {
+			t.Errorf("pa on: %v cc %d, %d multiprocessors: plan %v, want %v", tc.c.Dims, tc.cc, tc.sms, got, tc.want)
+		}
+	}
+	if !slices.Contains(lstmX3Shapes[256], lstmX3PAPlan) {
+		t.Errorf("lstmX3PAPlan %v is not among the built shapes", lstmX3PAPlan)
+	}
+	lstmX3PAOn = false
 	if p := lstmChoosePlan(Case{DType: BF16, Dims: []int{256, 128, 256}}, 90, 132); p.x3 {
 		t.Errorf("bf16: 3xTF32 plan %v, built for fp32 only", p)
 	}

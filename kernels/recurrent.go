@@ -75,6 +75,13 @@ const lstmStepPending = ""
 // lstmStepOn is whether the LSTM's chooser may pick lstmStepPlans.
 var lstmStepOn = lstmStepPending == ""
 
+// lstmX3PAPending says why the LSTM's fp32 plan at hidden 256 with the input projection made alongside the
+// recurrence in one launch (lstmX3PAPlan, cuda/rnn_x3.cuh's rnn_x3_pa) would not be chosen.
+const lstmX3PAPending = "not yet run on a GPU"
+
+// lstmX3PAOn is whether the LSTM's chooser may pick lstmX3PAPlan.
+var lstmX3PAOn = lstmX3PAPending == ""
+
 // rnnUnitLanes are the threads a unit of rnn_units (lstm.cu, slstm.cu) at each hidden or head size by default:
 // each holds 1/lanes of the unit's four gate rows (of W_hh and, for the LSTM, W_ih) in registers, 128 floats a
 // thread at 32 and 64 for the sLSTM and at 64 for the LSTM. The kernels are also built with twice as many
