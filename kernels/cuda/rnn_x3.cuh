@@ -501,6 +501,115 @@ __device__ __forceinline__ void rnn_x3_proj_tile(const float* __restrict__ x, co
         }
 }
 
+// rnn_x3_proj_tiles makes ntl tiles of rnn_x3_proj one after another through one cp.async ring, the next tile's
+// first stages copied while the last one's are multiplied (rnn_x3_proj_tile starts each ring empty): tile ti has
+// columns colof(ti) …, and its row r is the row rowof(ti)(r) of x and out (−1: none); done(ti) is called by every
+// thread after the thread's stores of tile ti.
+template <int BM, int BN, int WM, int WN, class ColOf, class RowOf, class Done>
+__device__ __forceinline__ void rnn_x3_proj_tiles(const float* __restrict__ x, const float* __restrict__ wi,
+                                                  const float* __restrict__ bias, float* __restrict__ out, long long N,
+                                                  long long K, long long ntl, ColOf colof, RowOf rowof, Done done) {
+    typedef RnnX3Proj<BM, BN, WM, WN> T;
+    constexpr int BK = T::BK, ST = T::ST, PITCH = T::PITCH, MI = T::MI, NI = T::NI, NT = T::THREADS;
+    extern __shared__ __align__(128) unsigned char x3_smem[];
+    const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, wm = wp / WN, wn = wp % WN;
+    const unsigned sbase = smem_addr(x3_smem);
+    const long long nk = (K + BK - 1) / BK, nj = ntl * nk;
+    auto load = [&](long long jj) {
+        if (jj < nj) {
+            const long long ti = jj / nk, kt = jj % nk, n0 = colof(ti);
+            const auto rows = rowof(ti);
+            const unsigned st = sbase + (unsigned)(jj % ST) * T::STAGE;
+#pragma unroll
+            for (int i = 0; i < (BM + BN) * 8 / NT; i++) {  // rows of A then of B, 8 chunks a row
+                const int c = tid + NT * i, r = c >> 3, ch = c & 7;
+                const bool isb = r >= BM;
+                const long long k = kt * BK + ch * 4;
+                const long long row = isb ? n0 + r - BM : rows(r);
+                const bool ok = (isb ? row < N : row >= 0) && k < K;
+                const float* src = (isb ? wi : x) + (ok ? row * K + k : 0);
+                cp_async16(st + r * PITCH + ch * 16, src, ok);
+            }
+        }
+        cp_async_commit();
+    };
+    float acc[MI][NI][4];
+#pragma unroll
+    for (int i = 0; i < MI; i++)
+#pragma unroll
+        for (int j = 0; j < NI; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+#pragma unroll
+    for (int s = 0; s < ST - 1; s++) load(s);
+    // ldmatrix lane addresses: A rows lane % 16, chunk lane / 16; B rows (lane / 16)·8 + lane % 8, chunk lane / 8 % 2.
+    const unsigned la = (wm * (BM / WM) + (lane & 15)) * PITCH + (lane >> 4) * 16;
+    const unsigned lb = (BM + wn * (BN / WN) + ((lane >> 4) << 3) + (lane & 7)) * PITCH + ((lane >> 3) & 1) * 16;
+    for (long long jj = 0; jj < nj; jj++) {
+        cp_async_wait<ST - 2>();
+        __syncthreads();
+        load(jj + ST - 1);
+        const unsigned st = sbase + (unsigned)(jj % ST) * T::STAGE;
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            unsigned bh[NI][2][2], bl[NI][2];  // W rounded to tf32 (k8 halves h), and the bf16 fragment of the rest
+#pragma unroll
+            for (int j = 0; j < NI; j += 2) {
+                float v[2][4];
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    unsigned b[4];
+                    ldmatrix_x4(b, st + lb + j * 8 * PITCH + (2 * kk + h) * 32);
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const float hv = x3_rna(__uint_as_float(b[e]));
+                        v[h][e] = __uint_as_float(b[e]) - hv;
+                        bh[j + e / 2][h][e % 2] = __float_as_uint(hv);
+                    }
+                }
+                x3_bf16_b(v[0][0], v[0][1], v[1][0], v[1][1], bl[j][0], bl[j][1]);
+                x3_bf16_b(v[0][2], v[0][3], v[1][2], v[1][3], bl[j + 1][0], bl[j + 1][1]);
+            }
+#pragma unroll
+            for (int i = 0; i < MI; i++) {
+                X3A a;
+#pragma unroll
+                for (int h = 0; h < 2; h++) ldmatrix_x4(a.a[h], st + la + i * 16 * PITCH + (2 * kk + h) * 32);
+                a.split();
+#pragma unroll
+                for (int j = 0; j < NI; j++) mma_x3(acc[i][j], acc[i][j], a, bh[j], bl[j][0], bl[j][1]);
+            }
+        }
+        if (jj % nk == nk - 1) {  // tile jj / nk is made: its stores, then done
+            const long long ti = jj / nk, n0 = colof(ti);
+            const auto rows = rowof(ti);
+            const int g = lane >> 2, q = lane & 3;
+#pragma unroll
+            for (int i = 0; i < MI; i++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const long long r = rows(wm * (BM / WM) + i * 16 + h * 8 + g);
+                    if (r < 0) continue;
+#pragma unroll
+                    for (int j = 0; j < NI; j++) {
+                        const long long c = n0 + wn * (BN / WN) + j * 8 + 2 * q;
+                        if (c < N)
+                            *reinterpret_cast<float2*>(out + r * N + c) =
+                                make_float2(acc[i][j][2 * h] + bias[c], acc[i][j][2 * h + 1] + bias[c + 1]);
+                    }
+                }
+#pragma unroll
+            for (int i = 0; i < MI; i++)
+#pragma unroll
+                for (int j = 0; j < NI; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+            done(ti);
+        }
+    }
+    cp_async_wait<0>();
+}
+
 template <int BM, int BN, int WM, int WN>
 __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const float* __restrict__ wi,
                                             const float* __restrict__ bias, float* __restrict__ out, long long M,
@@ -520,9 +629,10 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
 // fenced, then an atomic add) in ready[cluster][chunk]; a recurrence block waits for its chunk's count (4H/128
 // tiles) before it copies the chunk's first step of G. The projection blocks wait for nothing, so the launch
 // cannot deadlock as long as one cluster more than the recurrence's fits on the GPU (the launcher sizes the grid
-// to what fits at once). The recurrence resets its counters at the end, for the next launch. Shared memory:
+// to what fits at once). The recurrence resets its counters at the end, for the next launch. PIPE: a projection
+// block's tiles through one cp.async ring (rnn_x3_proj_tiles), not each from an empty one. Shared memory:
 // RnnX3's (more than the projection's three stages). grid = (nrc + projection clusters) · CL blocks.
-template <class Cell, int H, int CL, int KP, int MT, bool WLO, bool A1>
+template <class Cell, int H, int CL, int KP, int MT, bool WLO, bool A1, bool PIPE = false>
 __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const float* __restrict__ wi,
                                           const float* __restrict__ bias, float* __restrict__ gbuf,
                                           const float* __restrict__ w, const float* __restrict__ resets,
@@ -538,17 +648,35 @@ __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const flo
     }
     const long long nchunks = (nt + TC - 1) / TC, ntiles = nchunks * nrc * NCT;
     const long long pb = blockIdx.x - nrc * CL, npb = gridDim.x - nrc * CL;
-    for (long long tile = pb; tile < ntiles; tile += npb) {
-        const long long chunk = tile / (nrc * NCT), bg = tile % (nrc * NCT) / NCT, ct = tile % NCT;
-        __syncthreads();  // the last tile's reads of shared memory are done
-        rnn_x3_proj_tile<BM, BN, 2, 4>(x, wi, bias, gbuf, ct * BN, 4 * H, H, [&](int r) -> long long {
-            const long long b = bg * BR + r % BR, t = chunk * TC + r / BR;
-            return b < nb && t < nt ? b * nt + t : -1;
-        });
-        __threadfence();
-        __syncthreads();
-        if (threadIdx.x == 0) atomicAdd(ready + bg * nchunks + chunk, 1);
-    }
+    if (PIPE) {  // the block's tiles pb, pb + npb, … through one ring
+        const long long ntl = pb < ntiles ? (ntiles - pb + npb - 1) / npb : 0;
+        rnn_x3_proj_tiles<BM, BN, 2, 4>(
+            x, wi, bias, gbuf, 4 * H, H, ntl, [&](long long ti) -> long long { return (pb + ti * npb) % NCT * BN; },
+            [&](long long ti) {
+                const long long tile = pb + ti * npb, b0 = tile % (nrc * NCT) / NCT * BR, t0 = tile / (nrc * NCT) * TC;
+                return [=](int r) -> long long {
+                    const long long b = b0 + r % BR, t = t0 + r / BR;
+                    return b < nb && t < nt ? b * nt + t : -1;
+                };
+            },
+            [&](long long ti) {
+                const long long tile = pb + ti * npb;
+                __threadfence();
+                __syncthreads();
+                if (threadIdx.x == 0) atomicAdd(ready + tile % (nrc * NCT) / NCT * nchunks + tile / (nrc * NCT), 1);
+            });
+    } else
+        for (long long tile = pb; tile < ntiles; tile += npb) {
+            const long long chunk = tile / (nrc * NCT), bg = tile % (nrc * NCT) / NCT, ct = tile % NCT;
+            __syncthreads();  // the last tile's reads of shared memory are done
+            rnn_x3_proj_tile<BM, BN, 2, 4>(x, wi, bias, gbuf, ct * BN, 4 * H, H, [&](int r) -> long long {
+                const long long b = bg * BR + r % BR, t = chunk * TC + r / BR;
+                return b < nb && t < nt ? b * nt + t : -1;
+            });
+            __threadfence();
+            __syncthreads();
+            if (threadIdx.x == 0) atomicAdd(ready + bg * nchunks + chunk, 1);
+        }
 }
 
 #endif
