@@ -75,7 +75,7 @@ type lstmPlan struct {
 	ys          bool // x3: y staged in shared memory, written 8 steps at a time
 	a1          bool // x3: one accumulator a gate tile (the small products' mma into the large ones' chain)
 	pa          bool // x3: the projection made alongside the recurrence in the same launch (rnn_x3_pa)
-	pp          bool // x3 with pa: a projection block's tiles through one cp.async ring
+	pp          int  // x3 with pa: a projection block's tiles through one cp.async ring of pp stages (0: each tile from an empty ring of 3)
 	part        int  // x3, timing only: 1 the projection alone, 2 the recurrence alone (over G as it is), 3–5 the
 	// recurrence without its y stores, its h stores into the other blocks, its G loads (lstm_x3 _ko2 … _ko4)
 }
@@ -98,8 +98,8 @@ func (p lstmPlan) String() string {
 		if p.pa {
 			s += "_pa"
 		}
-		if p.pp {
-			s += "_pp"
+		if p.pp > 0 {
+			s += "_pp" + map[int]string{3: "", 4: "4"}[p.pp]
 		}
 		if p.part > 0 {
 			s += []string{"", "_projonly", "_reconly", "_reconly_noy", "_reconly_nodsmem", "_reconly_nog"}[p.part]
@@ -215,8 +215,8 @@ func (p lstmPlan) lstmX3Kernel(nh int) string {
 	if p.pa {
 		s += "_pa"
 	}
-	if p.pp {
-		s += "_pp"
+	if p.pp > 0 {
+		s += "_pp" + map[int]string{3: "", 4: "4"}[p.pp]
 	}
 	if p.part >= 3 {
 		s += fmt.Sprintf("_ko%d", p.part-1)
@@ -249,7 +249,7 @@ var lstmX3Shapes = map[int][]lstmPlan{
 		{x3: true, cluster: 8, kp: 2, mt: 1, wl: true, a1: true},
 		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true}, {x3: true, cluster: 8, kp: 2, mt: 2, wl: true, a1: true},
 		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true}, {x3: true, cluster: 8, kp: 2, mt: 2, wl: true, a1: true, pa: true},
-		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, pp: true}},
+		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, pp: 3}, {x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, pp: 4}},
 }
 
 // lstmX3PAPlan is the plan lstmChoosePlan takes for fp32 at hidden 256 on sm_90 where lstmX3PAOn allows it and

@@ -400,9 +400,9 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
 // 3-stage cp.async ring (rows of 32 fp32 padded by 16 bytes: the eight rows of an ldmatrix fall in distinct
 // banks), fragments by ldmatrix (A: one m16k8 tile; B: two n8k8 tiles) split as mma_x3 takes them, one
 // accumulator a tile. grid = ⌈M/BM⌉·⌈N/BN⌉, 32·WM·WN threads, dynamic shared memory RnnX3Proj::SMEM.
-template <int BM, int BN, int WM, int WN>
+template <int BM, int BN, int WM, int WN, int STAGES = 3>
 struct RnnX3Proj {
-    static const int BK = 32, ST = 3, PITCH = 144, STAGE = (BM + BN) * PITCH, SMEM = ST * STAGE;
+    static const int BK = 32, ST = STAGES, PITCH = 144, STAGE = (BM + BN) * PITCH, SMEM = ST * STAGE;
     static const int THREADS = 32 * WM * WN, MI = BM / WM / 16, NI = BN / WN / 8;
     static_assert(MI >= 1 && NI >= 2 && NI % 2 == 0 && (BM + BN) * 8 % THREADS == 0, "rnn_x3_proj: bad shape");
 };
@@ -505,11 +505,11 @@ __device__ __forceinline__ void rnn_x3_proj_tile(const float* __restrict__ x, co
 // first stages copied while the last one's are multiplied (rnn_x3_proj_tile starts each ring empty): tile ti has
 // columns colof(ti) …, and its row r is the row rowof(ti)(r) of x and out (−1: none); done(ti) is called by every
 // thread after the thread's stores of tile ti.
-template <int BM, int BN, int WM, int WN, class ColOf, class RowOf, class Done>
+template <int BM, int BN, int WM, int WN, int STAGES, class ColOf, class RowOf, class Done>
 __device__ __forceinline__ void rnn_x3_proj_tiles(const float* __restrict__ x, const float* __restrict__ wi,
                                                   const float* __restrict__ bias, float* __restrict__ out, long long N,
                                                   long long K, long long ntl, ColOf colof, RowOf rowof, Done done) {
-    typedef RnnX3Proj<BM, BN, WM, WN> T;
+    typedef RnnX3Proj<BM, BN, WM, WN, STAGES> T;
     constexpr int BK = T::BK, ST = T::ST, PITCH = T::PITCH, MI = T::MI, NI = T::NI, NT = T::THREADS;
     extern __shared__ __align__(128) unsigned char x3_smem[];
     const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, wm = wp / WN, wn = wp % WN;
@@ -630,9 +630,9 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
 // tiles) before it copies the chunk's first step of G. The projection blocks wait for nothing, so the launch
 // cannot deadlock as long as one cluster more than the recurrence's fits on the GPU (the launcher sizes the grid
 // to what fits at once). The recurrence resets its counters at the end, for the next launch. PIPE: a projection
-// block's tiles through one cp.async ring (rnn_x3_proj_tiles), not each from an empty one. Shared memory:
+// block's tiles through one cp.async ring (rnn_x3_proj_tiles), not each from an empty one, of PST stages. Shared memory:
 // RnnX3's (more than the projection's three stages). grid = (nrc + projection clusters) · CL blocks.
-template <class Cell, int H, int CL, int KP, int MT, bool WLO, bool A1, bool PIPE = false>
+template <class Cell, int H, int CL, int KP, int MT, bool WLO, bool A1, bool PIPE = false, int PST = 3>
 __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const float* __restrict__ wi,
                                           const float* __restrict__ bias, float* __restrict__ gbuf,
                                           const float* __restrict__ w, const float* __restrict__ resets,
@@ -640,7 +640,7 @@ __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const flo
                                           long long nrc) {
     constexpr int BM = 128, BN = RNN_X3_PA_BN, TC = RNN_X3_PA_TC, BR = BM / TC, NCT = 4 * H / BN;
     static_assert(BR == 16 * MT && RnnX3<H, CL, KP, MT, WLO, 1, 0, A1>::THREADS == RnnX3Proj<BM, BN, 2, 4>::THREADS &&
-                      RnnX3<H, CL, KP, MT, WLO, 1, 0, A1>::SMEM >= RnnX3Proj<BM, BN, 2, 4>::SMEM,
+                      RnnX3<H, CL, KP, MT, WLO, 1, 0, A1>::SMEM >= RnnX3Proj<BM, BN, 2, 4, PST>::SMEM && (PIPE || PST == 3),
                   "rnn_x3_pa: bad shape");
     if ((long long)(blockIdx.x / CL) < nrc) {
         rnn_x3<Cell, H, CL, KP, MT, WLO, 1, 0, A1, true>(gbuf, w, resets, y, nb, nt, ready);
@@ -650,7 +650,7 @@ __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const flo
     const long long pb = blockIdx.x - nrc * CL, npb = gridDim.x - nrc * CL;
     if (PIPE) {  // the block's tiles pb, pb + npb, … through one ring
         const long long ntl = pb < ntiles ? (ntiles - pb + npb - 1) / npb : 0;
-        rnn_x3_proj_tiles<BM, BN, 2, 4>(
+        rnn_x3_proj_tiles<BM, BN, 2, 4, PST>(
             x, wi, bias, gbuf, 4 * H, H, ntl, [&](long long ti) -> long long { return (pb + ti * npb) % NCT * BN; },
             [&](long long ti) {
                 const long long tile = pb + ti * npb, b0 = tile % (nrc * NCT) / NCT * BR, t0 = tile / (nrc * NCT) * TC;
