@@ -502,30 +502,32 @@ __device__ __forceinline__ void rnn_x3_proj_tile(const float* __restrict__ x, co
 }
 
 // rnn_x3_proj_tiles makes ntl tiles of rnn_x3_proj one after another through one cp.async ring, the next tile's
-// first stages copied while the last one's are multiplied (rnn_x3_proj_tile starts each ring empty): tile ti has
-// columns colof(ti) …, and its row r is the row rowof(ti)(r) of x and out (−1: none); done(ti) is called by every
-// thread after the thread's stores of tile ti.
-template <int BM, int BN, int WM, int WN, int STAGES, class ColOf, class RowOf, class Done>
+// first stages copied while the last one's are multiplied (rnn_x3_proj_tile starts each ring empty): tile ti is
+// tileof(ti), with columns .n0 … and its row r the row .row(r) of x and out (−1: none); done(ti) is called by
+// every thread after the thread's stores of tile ti.
+template <int BM, int BN, int WM, int WN, int STAGES, class TileOf, class Done>
 __device__ __forceinline__ void rnn_x3_proj_tiles(const float* __restrict__ x, const float* __restrict__ wi,
                                                   const float* __restrict__ bias, float* __restrict__ out, long long N,
-                                                  long long K, long long ntl, ColOf colof, RowOf rowof, Done done) {
+                                                  long long K, long long ntl, TileOf tileof, Done done) {
     typedef RnnX3Proj<BM, BN, WM, WN, STAGES> T;
     constexpr int BK = T::BK, ST = T::ST, PITCH = T::PITCH, MI = T::MI, NI = T::NI, NT = T::THREADS;
     extern __shared__ __align__(128) unsigned char x3_smem[];
     const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, wm = wp / WN, wn = wp % WN;
     const unsigned sbase = smem_addr(x3_smem);
     const long long nk = (K + BK - 1) / BK, nj = ntl * nk;
+    auto ltile = tileof(0);  // the tile load copies, made anew at each tile's first stage
     auto load = [&](long long jj) {
         if (jj < nj) {
-            const long long ti = jj / nk, kt = jj % nk, n0 = colof(ti);
-            const auto rows = rowof(ti);
+            const long long kt = jj % nk;
+            if (kt == 0) ltile = tileof(jj / nk);
+            const long long n0 = ltile.n0;
             const unsigned st = sbase + (unsigned)(jj % ST) * T::STAGE;
 #pragma unroll
             for (int i = 0; i < (BM + BN) * 8 / NT; i++) {  // rows of A then of B, 8 chunks a row
                 const int c = tid + NT * i, r = c >> 3, ch = c & 7;
                 const bool isb = r >= BM;
                 const long long k = kt * BK + ch * 4;
-                const long long row = isb ? n0 + r - BM : rows(r);
+                const long long row = isb ? n0 + r - BM : ltile.row(r);
                 const bool ok = (isb ? row < N : row >= 0) && k < K;
                 const float* src = (isb ? wi : x) + (ok ? row * K + k : 0);
                 cp_async16(st + r * PITCH + ch * 16, src, ok);
@@ -581,14 +583,15 @@ __device__ __forceinline__ void rnn_x3_proj_tiles(const float* __restrict__ x, c
             }
         }
         if (jj % nk == nk - 1) {  // tile jj / nk is made: its stores, then done
-            const long long ti = jj / nk, n0 = colof(ti);
-            const auto rows = rowof(ti);
+            const long long ti = jj / nk;
+            const auto tile = tileof(ti);
+            const long long n0 = tile.n0;
             const int g = lane >> 2, q = lane & 3;
 #pragma unroll
             for (int i = 0; i < MI; i++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
-                    const long long r = rows(wm * (BM / WM) + i * 16 + h * 8 + g);
+                    const long long r = tile.row(wm * (BM / WM) + i * 16 + h * 8 + g);
                     if (r < 0) continue;
 #pragma unroll
                     for (int j = 0; j < NI; j++) {
@@ -621,6 +624,17 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
                                      [&](int r) -> long long { return m0 + r < M ? m0 + r : -1; });
 }
 
+// X3PATile is a tile of rnn_x3_pa's projection: columns n0 …, row r batch row b0 + r mod BR at step
+// t0 + r / BR.
+template <int BR, int TC>
+struct X3PATile {
+    long long n0, b0, t0, nb, nt;
+    __device__ __forceinline__ long long row(int r) const {
+        const long long b = b0 + r % BR, t = t0 + r / BR;
+        return b < nb && t < nt ? b * nt + t : -1;
+    }
+};
+
 // rnn_x3_pa is rnn_x3 (MT two m16 tiles, 32 batch rows a cluster) with the input projection made alongside it in
 // the same launch, so that the recurrence's clusters, which leave half the GPU idle, no longer wait for the whole
 // projection first: clusters 0 … nrc − 1 run the recurrence over G as rnn_x3 does, the others make G in
@@ -651,13 +665,10 @@ __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const flo
     if (PIPE) {  // the block's tiles pb, pb + npb, … through one ring
         const long long ntl = pb < ntiles ? (ntiles - pb + npb - 1) / npb : 0;
         rnn_x3_proj_tiles<BM, BN, 2, 4, PST>(
-            x, wi, bias, gbuf, 4 * H, H, ntl, [&](long long ti) -> long long { return (pb + ti * npb) % NCT * BN; },
+            x, wi, bias, gbuf, 4 * H, H, ntl,
             [&](long long ti) {
-                const long long tile = pb + ti * npb, b0 = tile % (nrc * NCT) / NCT * BR, t0 = tile / (nrc * NCT) * TC;
-                return [=](int r) -> long long {
-                    const long long b = b0 + r % BR, t = t0 + r / BR;
-                    return b < nb && t < nt ? b * nt + t : -1;
-                };
+                const long long tile = pb + ti * npb;
+                return X3PATile<BR, TC>{tile % NCT * BN, tile % (nrc * NCT) / NCT * BR, tile / (nrc * NCT) * TC, nb, nt};
             },
             [&](long long ti) {
                 const long long tile = pb + ti * npb;
