@@ -76,6 +76,7 @@ type lstmPlan struct {
 	a1          bool // x3: one accumulator a gate tile (the small products' mma into the large ones' chain)
 	pa          bool // x3: the projection made alongside the recurrence in the same launch (rnn_x3_pa)
 	pp          int  // x3 with pa: a projection block's tiles through one cp.async ring of pp stages (0: each tile from an empty ring of 3)
+	h3          bool // x3: W_hh·h as three fp16 products (W scaled per block) rather than 3xTF32
 	part        int  // x3, timing only: 1 the projection alone, 2 the recurrence alone (over G as it is), 3–5 the
 	// recurrence without its y stores, its h stores into the other blocks, its G loads (lstm_x3 _ko2 … _ko4)
 }
@@ -100,6 +101,9 @@ func (p lstmPlan) String() string {
 		}
 		if p.pp > 0 {
 			s += "_pp" + map[int]string{3: "", 4: "4"}[p.pp]
+		}
+		if p.h3 {
+			s += "_h3"
 		}
 		if p.part > 0 {
 			s += []string{"", "_projonly", "_reconly", "_reconly_noy", "_reconly_nodsmem", "_reconly_nog"}[p.part]
@@ -218,6 +222,9 @@ func (p lstmPlan) lstmX3Kernel(nh int) string {
 	if p.pp > 0 {
 		s += "_pp" + map[int]string{3: "", 4: "4"}[p.pp]
 	}
+	if p.h3 {
+		s += "_h3"
+	}
 	if p.part >= 3 {
 		s += fmt.Sprintf("_ko%d", p.part-1)
 	}
@@ -246,10 +253,10 @@ var lstmX3Shapes = map[int][]lstmPlan{
 	256: {{x3: true, cluster: 8, kp: 2, mt: 1, wl: true}, {x3: true, cluster: 8, kp: 2, mt: 1, wl: true, ys: true},
 		{x3: true, cluster: 8, kp: 2, mt: 1}, {x3: true, cluster: 8, kp: 2, mt: 1, ys: true},
 		{x3: true, cluster: 16, kp: 2, mt: 1},
-		{x3: true, cluster: 8, kp: 2, mt: 1, wl: true, a1: true},
-		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true}, {x3: true, cluster: 8, kp: 2, mt: 2, wl: true, a1: true},
-		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true}, {x3: true, cluster: 8, kp: 2, mt: 2, wl: true, a1: true, pa: true},
-		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, pp: 3}, {x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, pp: 4}},
+		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true}, {x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true},
+		{x3: true, cluster: 8, kp: 2, mt: 1, h3: true}, {x3: true, cluster: 8, kp: 2, mt: 2, a1: true, h3: true},
+		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true},
+		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, pp: 4, h3: true}},
 }
 
 // lstmX3PAPlan is the plan lstmChoosePlan takes for fp32 at hidden 256 on sm_90 where lstmX3PAOn allows it and

@@ -167,7 +167,7 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 		q.part = 0
 		built = built || sh == q
 	}
-	koBuilt := nh == 256 && p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.ys && !p.a1 && !p.pa // lstm_x3 _wl_ko*
+	koBuilt := nh == 256 && p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.ys && !p.a1 && !p.pa && !p.h3 // lstm_x3 _wl_ko*
 	if !built || p.part >= 3 && !koBuilt || p.pa && p.part != 0 {
 		l.Fail(fmt.Errorf("lstm: no 3xTF32 kernel for plan %v at hidden %d", p, nh))
 		return

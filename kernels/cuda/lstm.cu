@@ -197,13 +197,15 @@ LSTM_TC_R8X(64, LstmPairTC, true, _k2)
 //     split over KP warps; _wl: W's bf16 lo parts held in registers (else made each step); _ys: y staged in
 //     shared memory, written 8 steps at a time; _ko2, _ko3, _ko4: timing only (TestCUDALSTMX3Parts), a step
 //     without its y stores, its h stores into the other blocks, its G loads; _a1: one accumulator a gate tile
-//     (RnnX3's A1: 16·MT fewer registers, so that two m16 tiles fit without spilling).
-#define LSTM_X3A(H, CL, KP, MT, WLO, NS, V, A1, SUFFIX)                                                           \
+//     (RnnX3's A1: 16·MT fewer registers, so that two m16 tiles fit without spilling); _h3: W_hh·h as three fp16
+//     products (rnn_x3's H3) rather than 3xTF32.
+#define LSTM_X3H(H, CL, KP, MT, WLO, NS, V, A1, H3, SUFFIX)                                                       \
     extern "C" __global__ void __launch_bounds__(RnnX3<H, CL, KP, MT, WLO, NS, V, A1>::THREADS, 1)                \
         lstm_x3_f32_h##H##_cl##CL##_kp##KP##_mt##MT##SUFFIX(const float* g, const float* w_hh, const float* resets, \
                                                             float* y, long long nb, long long nt) {               \
-        rnn_x3<LstmCellF, H, CL, KP, MT, WLO, NS, V, A1>(g, w_hh, resets, y, nb, nt);                              \
+        rnn_x3<LstmCellF, H, CL, KP, MT, WLO, NS, V, A1, false, H3>(g, w_hh, resets, y, nb, nt);                   \
     }
+#define LSTM_X3A(H, CL, KP, MT, WLO, NS, V, A1, SUFFIX) LSTM_X3H(H, CL, KP, MT, WLO, NS, V, A1, false, SUFFIX)
 #define LSTM_X3(H, CL, KP, MT, WLO, NS, V, SUFFIX) LSTM_X3A(H, CL, KP, MT, WLO, NS, V, false, SUFFIX)
 LSTM_X3(128, 4, 2, 1, false, 1, 0, )
 LSTM_X3(256, 8, 2, 1, false, 1, 0, )
@@ -214,24 +216,25 @@ LSTM_X3(256, 16, 2, 1, false, 1, 0, )
 LSTM_X3(256, 8, 2, 1, true, 1, 2, _wl_ko2)
 LSTM_X3(256, 8, 2, 1, true, 1, 3, _wl_ko3)
 LSTM_X3(256, 8, 2, 1, true, 1, 4, _wl_ko4)
-LSTM_X3A(256, 8, 2, 1, true, 1, 0, true, _wl_a1)
 LSTM_X3A(256, 8, 2, 2, false, 1, 0, true, _a1)
-LSTM_X3A(256, 8, 2, 2, true, 1, 0, true, _wl_a1)
+LSTM_X3H(256, 8, 2, 1, false, 1, 0, false, true, _h3)
+LSTM_X3H(256, 8, 2, 2, false, 1, 0, true, true, _a1_h3)
 
 // lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}[_wl]_a1_pa[_pp]: rnn_x3_pa, the projection made alongside the recurrence in
 // one launch, into g (scratch [batch, t, 4H] fp32), ready: rnn_x3_pa's counters, zero at the first launch; _pp:
-// PIPE, a projection block's tiles through one cp.async ring (_pp4: of 4 stages, not 3).
-#define LSTM_X3PA(H, CL, KP, MT, WLO, PIPE, PST, SUFFIX)                                                              \
+// PIPE, a projection block's tiles through one cp.async ring (_pp4: of 4 stages, not 3); _h3: the recurrence's
+// products in fp16 (rnn_x3's H3).
+#define LSTM_X3PA(H, CL, KP, MT, WLO, PIPE, PST, H3, SUFFIX)                                                              \
     extern "C" __global__ void __launch_bounds__(RnnX3<H, CL, KP, MT, WLO, 1, 0, true>::THREADS, 1)               \
         lstm_x3_f32_h##H##_cl##CL##_kp##KP##_mt##MT##SUFFIX(                                                      \
             const float* x, const float* w_ih, const float* bias, float* g, const float* w_hh, const float* resets, \
             float* y, int* ready, long long nb, long long nt, long long nrc) {                                     \
-        rnn_x3_pa<LstmCellF, H, CL, KP, MT, WLO, true, PIPE, PST>(x, w_ih, bias, g, w_hh, resets, y, ready, nb, nt, nrc); \
+        rnn_x3_pa<LstmCellF, H, CL, KP, MT, WLO, true, PIPE, PST, H3>(x, w_ih, bias, g, w_hh, resets, y, ready, nb, nt,  \
+                                                                  nrc);                                          \
     }
-LSTM_X3PA(256, 8, 2, 2, false, false, 3, _a1_pa)
-LSTM_X3PA(256, 8, 2, 2, true, false, 3, _wl_a1_pa)
-LSTM_X3PA(256, 8, 2, 2, false, true, 3, _a1_pa_pp)
-LSTM_X3PA(256, 8, 2, 2, false, true, 4, _a1_pa_pp4)
+LSTM_X3PA(256, 8, 2, 2, false, false, 3, false, _a1_pa)
+LSTM_X3PA(256, 8, 2, 2, false, false, 3, true, _a1_pa_h3)
+LSTM_X3PA(256, 8, 2, 2, false, true, 4, true, _a1_pa_pp4_h3)
 
 // LstmCellF8 is LstmCellF in 8 special-function operations instead of 10: with s = e^−|z|, σ(z) is
 // (z ≥ 0 ? 1 : s)/(1 + s), and with t = e^−2|z|, tanh z is ±(1 − t)/(1 + t), so that σ(z_i)·tanh(z_g) and

@@ -95,6 +95,61 @@ __device__ __forceinline__ void mma_x3(float (&d)[4], float (&ds)[4], const X3A&
     mma_tf32(d, a.a[1], hi[1][0], hi[1][1]);
 }
 
+// H3 (rnn_x3): W_hh·h as three fp16 products instead of 3xTF32's four tf32 and one bf16 (per k16 step: 3 mma
+// of the same cost against 5). A value v is v1 + v2, v1 = fp16(v) (11 significant bits), v2 = fp16(v − v1);
+// a·b ≈ a1·b1 + a1·b2 + a2·b1, what is dropped (a2·b2, the rounding of the v2) about 2⁻²² of the product, where
+// 3xTF32 drops about 2⁻¹⁹ (its bf16 term). fp16's range is the catch: h = σ·tanh is below 1, so its parts are
+// normal down to |h| ≈ 2⁻², below which a2 is subnormal and absolute errors of 2⁻²⁵ remain (a dot product of 256
+// such terms with weights of 1/16 stays near 1e-8); W is scaled by a power of two per block (exact, undone on
+// the sums) so that its largest magnitude is in [2¹³, 2¹⁴): no overflow whatever W, and w2 normal down to
+// 2⁻¹³ of the block's largest weight.
+// x3_pack_f16 is (lo, hi) rounded to nearest as an fp16 pair, lo in the low half.
+__device__ __forceinline__ unsigned x3_pack_f16(float lo, float hi) {
+    unsigned d;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+    return d;
+}
+// x3_unpack_f16 is the fp16 pair p as two fp32 (lo, hi).
+__device__ __forceinline__ void x3_unpack_f16(unsigned p, float& lo, float& hi) {
+    unsigned short l, h;
+    asm("mov.b32 {%0, %1}, %2;" : "=h"(l), "=h"(h) : "r"(p));
+    asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"(l));
+    asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"(h));
+}
+// mma_f16 is d += a · b on one m16n8k16 tile (fp16 operands, fp32 accumulators).
+__device__ __forceinline__ void mma_f16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// x3_split_f16 makes the fp16 m16n8k16 A fragments a1, a2 of a k16 step from its two m16n8k8 tf32 fragments of
+// fp32 values (X3A's a; in X3A's k slots).
+__device__ __forceinline__ void x3_split_f16(const unsigned (&a)[2][4], unsigned (&a1)[4], unsigned (&a2)[4]) {
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const float lo = __uint_as_float(a[h][i]), hi = __uint_as_float(a[h][i + 2]);
+            a1[2 * h + i] = x3_pack_f16(lo, hi);
+            float l1, h1;
+            x3_unpack_f16(a1[2 * h + i], l1, h1);
+            a2[2 * h + i] = x3_pack_f16(lo - l1, hi - h1);
+        }
+}
+// x3_split_f16_b makes the fp16 B fragments (b1, b2) of values whose tf32 B fragments are (v00, v01) (k 0–7) and
+// (v10, v11) (k 8–15), in X3A's slots (as x3_bf16_b).
+__device__ __forceinline__ void x3_split_f16_b(float v00, float v01, float v10, float v11, unsigned (&b1)[2],
+                                               unsigned (&b2)[2]) {
+    b1[0] = x3_pack_f16(v00, v01);
+    b1[1] = x3_pack_f16(v10, v11);
+    float l, h;
+    x3_unpack_f16(b1[0], l, h);
+    b2[0] = x3_pack_f16(v00 - l, v01 - h);
+    x3_unpack_f16(b1[1], l, h);
+    b2[1] = x3_pack_f16(v10 - l, v11 - h);
+}
+
 __device__ __forceinline__ void x3_st_cluster2(unsigned addr, float a, float b) {
     asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(a), "f"(b) : "memory");
 }
@@ -137,7 +192,8 @@ struct RnnX3 {
                   "rnn_x3: bad shape");
 };
 
-template <class Cell, int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0, bool A1 = false, bool PA = false>
+template <class Cell, int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0, bool A1 = false, bool PA = false,
+          bool H3 = false>
 __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const float* __restrict__ w,
                                        const float* __restrict__ resets, float* __restrict__ y, long long nb,
                                        long long nt, int* __restrict__ ready = nullptr) {
@@ -188,6 +244,34 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
                     x3_bf16_b(lo[0][0], lo[0][1], lo[1][0], lo[1][1], wl[WLO ? kk : 0][j][0], wl[WLO ? kk : 0][j][1]);
                 }
         }
+    }
+    // H3: W·2^e as fp16 B fragments (w1, w2: x3_split_f16_b), e making the block's largest |W| in [2¹³, 2¹⁴).
+    unsigned w1[H3 ? KT / 2 : 1][4][2], w2[H3 ? KT / 2 : 1][4][2];
+    float wunscale = 1.0f;
+    if (H3) {
+        float m = 0.0f;
+#pragma unroll
+        for (int kt = 0; kt < KT; kt++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) m = fmaxf(m, fmaxf(fabsf(wh[kt][j][0]), fabsf(wh[kt][j][1])));
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        float* red = reinterpret_cast<float*>(x3_smem);
+        if (lane == 0) red[wp] = m;
+        __syncthreads();
+        m = 0.0f;
+        for (int i = 0; i < L::NW; i++) m = fmaxf(m, red[i]);
+        __syncthreads();  // red is h's buffer, cleared below
+        int ex = 0;
+        if (m > 0.0f && m < 3.0e38f) frexpf(m, &ex);  // m = f·2^ex, f in [0.5, 1)
+        const float scale = ldexpf(1.0f, 14 - ex);
+        wunscale = ldexpf(1.0f, ex - 14);
+#pragma unroll
+        for (int kk = 0; kk < KT / 2; kk++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                x3_split_f16_b(wh[2 * kk][j][0] * scale, wh[2 * kk][j][1] * scale, wh[2 * kk + 1][j][0] * scale,
+                               wh[2 * kk + 1][j][1] * scale, w1[H3 ? kk : 0][j], w2[H3 ? kk : 0][j]);
     }
     const unsigned sbase = smem_addr(x3_smem), stbase = sbase + L::HBYTES;
     float* xb = reinterpret_cast<float*>(x3_smem + L::HBYTES + L::RBYTES);
@@ -266,7 +350,7 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
                     for (int e = 0; e < 4; e++) acc[n][mt][j][e] = accs[n][mt][j][e] = 0.0f;
 #pragma unroll
         for (int kk = 0; kk < KT / 2; kk++) {
-            if (!WLO) {
+            if (!WLO && !H3) {
                 // W as if new each step: the compiler would otherwise hoist its split out of the loop, twice the
                 // registers.
 #pragma unroll
@@ -275,14 +359,32 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
                     for (int j = 0; j < 4; j++) asm volatile("" : "+f"(wh[2 * kk + h][j][0]), "+f"(wh[2 * kk + h][j][1]));
             }
             X3A a[MT];
+            unsigned af1[H3 ? MT : 1][4], af2[H3 ? MT : 1][4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
                 for (int h = 0; h < 2; h++) ldmatrix_x4(a[mt].a[h], hcur + mt * 16 * HP + lda + (2 * kk + h) * 32);
-                a[mt].split();
+                if (H3)
+                    x3_split_f16(a[mt].a, af1[H3 ? mt : 0], af2[H3 ? mt : 0]);
+                else
+                    a[mt].split();
+            }
+            if (H3) {
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++) {
+                        float(&d)[4] = acc[kk % NS][mt][j];
+                        float(&ds)[4] = A1 ? acc[kk % NS][mt][j] : accs[kk % NS][mt][j];
+                        const unsigned(&b1)[2] = w1[H3 ? kk : 0][j];
+                        const unsigned(&b2)[2] = w2[H3 ? kk : 0][j];
+                        mma_f16(ds, af1[H3 ? mt : 0], b2[0], b2[1]);
+                        mma_f16(ds, af2[H3 ? mt : 0], b1[0], b1[1]);
+                        mma_f16(d, af1[H3 ? mt : 0], b1[0], b1[1]);
+                    }
             }
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < (H3 ? 0 : 4); j++) {
                 unsigned hi[2][2], lo0, lo1;
 #pragma unroll
                 for (int h = 0; h < 2; h++)
@@ -307,6 +409,7 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
                 pre[p][j] = acc[0][p / 4][j][p % 4] + accs[0][p / 4][j][p % 4];
 #pragma unroll
                 for (int n = 1; n < NS; n++) pre[p][j] += acc[n][p / 4][j][p % 4] + accs[n][p / 4][j][p % 4];
+                if (H3) pre[p][j] *= wunscale;
             }
         // Reduce-scatter over the KP warps of the unit group: pair p belongs to warp kp = p / P; slot (source warp,
         // owner) of xb holds the 4 gates of each of the owner's P pairs.
@@ -646,7 +749,7 @@ struct X3PATile {
 // to what fits at once). The recurrence resets its counters at the end, for the next launch. PIPE: a projection
 // block's tiles through one cp.async ring (rnn_x3_proj_tiles), not each from an empty one, of PST stages. Shared memory:
 // RnnX3's (more than the projection's three stages). grid = (nrc + projection clusters) · CL blocks.
-template <class Cell, int H, int CL, int KP, int MT, bool WLO, bool A1, bool PIPE = false, int PST = 3>
+template <class Cell, int H, int CL, int KP, int MT, bool WLO, bool A1, bool PIPE = false, int PST = 3, bool H3 = false>
 __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const float* __restrict__ wi,
                                           const float* __restrict__ bias, float* __restrict__ gbuf,
                                           const float* __restrict__ w, const float* __restrict__ resets,
@@ -657,7 +760,7 @@ __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const flo
                       RnnX3<H, CL, KP, MT, WLO, 1, 0, A1>::SMEM >= RnnX3Proj<BM, BN, 2, 4, PST>::SMEM && (PIPE || PST == 3),
                   "rnn_x3_pa: bad shape");
     if ((long long)(blockIdx.x / CL) < nrc) {
-        rnn_x3<Cell, H, CL, KP, MT, WLO, 1, 0, A1, true>(gbuf, w, resets, y, nb, nt, ready);
+        rnn_x3<Cell, H, CL, KP, MT, WLO, 1, 0, A1, true, H3>(gbuf, w, resets, y, nb, nt, ready);
         return;
     }
     const long long nchunks = (nt + TC - 1) / TC, ntiles = nchunks * nrc * NCT;
