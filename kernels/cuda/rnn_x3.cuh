@@ -264,6 +264,7 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
         __syncthreads();  // red is h's buffer, cleared below
         int ex = 0;
         if (m > 0.0f && m < 3.0e38f) frexpf(m, &ex);  // m = f·2^ex, f in [0.5, 1)
+        ex = max(ex, -100);                              // 2^(14 − ex) a normal fp32
         const float scale = ldexpf(1.0f, 14 - ex);
         wunscale = ldexpf(1.0f, ex - 14);
 #pragma unroll
