@@ -77,6 +77,7 @@ type lstmPlan struct {
 	pa          bool // x3: the projection made alongside the recurrence in the same launch (rnn_x3_pa)
 	pp          int  // x3 with pa: a projection block's tiles through one cp.async ring of pp stages (0: each tile from an empty ring of 3)
 	h3          bool // x3: W_hh·h as three fp16 products (W scaled per block) rather than 3xTF32
+	ph          bool // x3 with pa and h3: the projection's products in fp16 too (W_ih scaled by 2¹⁰)
 	part        int  // x3, timing only: 1 the projection alone, 2 the recurrence alone (over G as it is), 3–5 the
 	// recurrence without its y stores, its h stores into the other blocks, its G loads (lstm_x3 _ko2 … _ko4)
 }
@@ -104,6 +105,9 @@ func (p lstmPlan) String() string {
 		}
 		if p.h3 {
 			s += "_h3"
+		}
+		if p.ph {
+			s += "_ph"
 		}
 		if p.part > 0 {
 			s += []string{"", "_projonly", "_reconly", "_reconly_noy", "_reconly_nodsmem", "_reconly_nog"}[p.part]
@@ -225,6 +229,9 @@ func (p lstmPlan) lstmX3Kernel(nh int) string {
 	if p.h3 {
 		s += "_h3"
 	}
+	if p.ph {
+		s += "_ph"
+	}
 	if p.part >= 3 {
 		s += fmt.Sprintf("_ko%d", p.part-1)
 	}
@@ -256,14 +263,15 @@ var lstmX3Shapes = map[int][]lstmPlan{
 		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true}, {x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true},
 		{x3: true, cluster: 8, kp: 2, mt: 1, h3: true}, {x3: true, cluster: 8, kp: 2, mt: 2, a1: true, h3: true},
 		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true},
-		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, pp: 4, h3: true}},
+		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, pp: 4, h3: true},
+		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true, ph: true}},
 }
 
 // lstmX3PAPlan is the plan lstmChoosePlan takes for fp32 at hidden 256 on sm_90 where lstmX3PAOn allows it and
 // the recurrence's clusters (32 batch rows each) take at most half the multiprocessors, leaving the rest to the
 // projection made alongside (a GPU runs fewer clusters of 8 at once than multiprocessors/8: a cluster's blocks
 // share one GPC).
-var lstmX3PAPlan = lstmPlan{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true}
+var lstmX3PAPlan = lstmPlan{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true}
 
 // rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden
 // h in clusters of cl blocks with K split over kp warps and mt m16 tiles: two h buffers of 16·mt rows of h fp32

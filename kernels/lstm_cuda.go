@@ -202,7 +202,7 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 	}
 	if p.part != 1 {
 		threads, smem := rnnX3Threads(nh, p.cluster, p.kp), rnnX3Smem(nh, p.cluster, p.kp, p.mt, p.ys)
-		if lstmX3Resident != nil {
+		if lstmX3Resident != nil && p.cluster <= 8 { // ResidentTMA asks for portable cluster sizes only
 			lstmX3Resident(p, ceilDiv(nb, 16*p.mt), l.ResidentTMA(mod, p.lstmX3Kernel(nh), threads, p.cluster, smem)/p.cluster)
 		}
 		l.KernelCluster(mod, p.lstmX3Kernel(nh), ceilDiv(nb, 16*p.mt)*p.cluster, threads, p.cluster, smem,

@@ -512,8 +512,11 @@ struct RnnX3Proj {
 };
 
 // rnn_x3_proj_tile is one BM × BN tile of rnn_x3_proj, columns n0 …, its row r the row rowof(r) of x and out (−1:
-// none, read as zeros and not written), in the dynamic shared memory from its start.
-template <int BM, int BN, int WM, int WN, class RowOf>
+// none, read as zeros and not written), in the dynamic shared memory from its start. PH3: the products as rnn_x3's
+// H3 makes them, three fp16 mma a k16 step rather than five, W scaled by 2¹⁰ (not by its largest value: that
+// would take a pass over W first), so that it holds x within fp16's range (|x| < 65504) and W below 64 in
+// magnitude, as inputs and weights of an LSTM are; outside them the sums overflow to inf, not quietly wrong.
+template <int BM, int BN, int WM, int WN, class RowOf, bool PH3 = false>
 __device__ __forceinline__ void rnn_x3_proj_tile(const float* __restrict__ x, const float* __restrict__ wi,
                                                  const float* __restrict__ bias, float* __restrict__ out, long long n0,
                                                  long long N, long long K, RowOf rowof) {
@@ -557,7 +560,35 @@ __device__ __forceinline__ void rnn_x3_proj_tile(const float* __restrict__ x, co
         load(kt + ST - 1);
         const unsigned st = sbase + (unsigned)(kt % ST) * T::STAGE;
 #pragma unroll
-        for (int kk = 0; kk < BK / 16; kk++) {
+        for (int kk = 0; kk < BK / 16 && PH3; kk++) {  // PH3: three fp16 products, W·2¹⁰
+            unsigned w1[NI][2], w2[NI][2];
+#pragma unroll
+            for (int j = 0; j < NI; j += 2) {
+                unsigned b[2][4];
+#pragma unroll
+                for (int h = 0; h < 2; h++) ldmatrix_x4(b[h], st + lb + j * 8 * PITCH + (2 * kk + h) * 32);
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                    x3_split_f16_b(__uint_as_float(b[0][2 * e]) * 1024.0f, __uint_as_float(b[0][2 * e + 1]) * 1024.0f,
+                                   __uint_as_float(b[1][2 * e]) * 1024.0f, __uint_as_float(b[1][2 * e + 1]) * 1024.0f,
+                                   w1[j + e], w2[j + e]);
+            }
+#pragma unroll
+            for (int i = 0; i < MI; i++) {
+                unsigned a[2][4], a1[4], a2[4];
+#pragma unroll
+                for (int h = 0; h < 2; h++) ldmatrix_x4(a[h], st + la + i * 16 * PITCH + (2 * kk + h) * 32);
+                x3_split_f16(a, a1, a2);
+#pragma unroll
+                for (int j = 0; j < NI; j++) {
+                    mma_f16(acc[i][j], a1, w2[j][0], w2[j][1]);
+                    mma_f16(acc[i][j], a2, w1[j][0], w1[j][1]);
+                    mma_f16(acc[i][j], a1, w1[j][0], w1[j][1]);
+                }
+            }
+        }
+#pragma unroll
+        for (int kk = 0; kk < BK / 16 && !PH3; kk++) {
             unsigned bh[NI][2][2], bl[NI][2];  // W rounded to tf32 (k8 halves h), and the bf16 fragment of the rest
 #pragma unroll
             for (int j = 0; j < NI; j += 2) {
@@ -600,7 +631,8 @@ __device__ __forceinline__ void rnn_x3_proj_tile(const float* __restrict__ x, co
                 const long long c = n0 + wn * (BN / WN) + j * 8 + 2 * q;
                 if (c < N)
                     *reinterpret_cast<float2*>(out + r * N + c) =
-                        make_float2(acc[i][j][2 * h] + bias[c], acc[i][j][2 * h + 1] + bias[c + 1]);
+                        make_float2(acc[i][j][2 * h] * (PH3 ? 1.0f / 1024 : 1.0f) + bias[c],
+                                    acc[i][j][2 * h + 1] * (PH3 ? 1.0f / 1024 : 1.0f) + bias[c + 1]);
             }
         }
 }
@@ -748,9 +780,11 @@ struct X3PATile {
 // tiles) before it copies the chunk's first step of G. The projection blocks wait for nothing, so the launch
 // cannot deadlock as long as one cluster more than the recurrence's fits on the GPU (the launcher sizes the grid
 // to what fits at once). The recurrence resets its counters at the end, for the next launch. PIPE: a projection
-// block's tiles through one cp.async ring (rnn_x3_proj_tiles), not each from an empty one, of PST stages. Shared memory:
+// block's tiles through one cp.async ring (rnn_x3_proj_tiles), not each from an empty one, of PST stages. PH3: the
+// projection's products in fp16 (rnn_x3_proj_tile's PH3; not with PIPE). Shared memory:
 // RnnX3's (more than the projection's three stages). grid = (nrc + projection clusters) · CL blocks.
-template <class Cell, int H, int CL, int KP, int MT, bool WLO, bool A1, bool PIPE = false, int PST = 3, bool H3 = false>
+template <class Cell, int H, int CL, int KP, int MT, bool WLO, bool A1, bool PIPE = false, int PST = 3, bool H3 = false,
+          bool PH3 = false>
 __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const float* __restrict__ wi,
                                           const float* __restrict__ bias, float* __restrict__ gbuf,
                                           const float* __restrict__ w, const float* __restrict__ resets,
@@ -784,10 +818,11 @@ __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const flo
         for (long long tile = pb; tile < ntiles; tile += npb) {
             const long long chunk = tile / (nrc * NCT), bg = tile % (nrc * NCT) / NCT, ct = tile % NCT;
             __syncthreads();  // the last tile's reads of shared memory are done
-            rnn_x3_proj_tile<BM, BN, 2, 4>(x, wi, bias, gbuf, ct * BN, 4 * H, H, [&](int r) -> long long {
+            auto rowof = [&](int r) -> long long {
                 const long long b = bg * BR + r % BR, t = chunk * TC + r / BR;
                 return b < nb && t < nt ? b * nt + t : -1;
-            });
+            };
+            rnn_x3_proj_tile<BM, BN, 2, 4, decltype(rowof), PH3>(x, wi, bias, gbuf, ct * BN, 4 * H, H, rowof);
             __threadfence();
             __syncthreads();
             if (threadIdx.x == 0) atomicAdd(ready + bg * nchunks + chunk, 1);
