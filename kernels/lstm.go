@@ -56,7 +56,8 @@ func init() { registerCPU(LSTMFamily, lstmFused, lstmNaive) }
 //
 // With x3 true (fp32 on sm_90, hidden 128 and 256), rnn_x3.cuh's kernel on tensor cores in 3xTF32 over G from a
 // 3xTF32 GEMM first: 16·mt batch rows a cluster of `cluster` blocks, the K of W_hh·h split over kp warps, W's lo
-// parts in registers (wl) or made each step.
+// parts in registers (wl) or made each step; with pa the projection made in the same launch (rnn_x3_pa), with h3
+// W_hh·h as three fp16 products rather than 3xTF32.
 type lstmPlan struct {
 	tc          bool
 	cluster, mt int
@@ -254,7 +255,9 @@ var lstmX3ProjSmem = 3 * (lstmX3ProjTile[0] + lstmX3ProjTile[1]) * 144
 // lstmX3Shapes are the shapes lstm_x3 is built for at each hidden size, the default first: a cluster's blocks hold
 // W_hh in registers as fp32 (1 MiB at hidden 256: half the registers of 8 multiprocessors), a thread
 // 4·hidden/(8·kp)·2 values of it (128 at hidden 256, kp 2), and with wl the bf16 lo parts (half as many
-// registers again); with two m16 tiles (mt 2) each split of W serves twice the mma.
+// registers again); with two m16 tiles (mt 2) each split of W serves twice the mma (a1: one accumulator a gate
+// tile, so that they fit in registers). 16 rows a cluster make 16 clusters of 8 at batch 256, one more than an
+// H100 runs at once: 32 rows (mt 2) make 8, and leave room for the projection beside them (pa).
 var lstmX3Shapes = map[int][]lstmPlan{
 	128: {{x3: true, cluster: 4, kp: 2, mt: 1}},
 	256: {{x3: true, cluster: 8, kp: 2, mt: 1, wl: true}, {x3: true, cluster: 8, kp: 2, mt: 1, wl: true, ys: true},
@@ -314,10 +317,12 @@ var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: 
 //
 // On sm_90 where rnnX3On allows it, fp32 at hidden 64 takes the unit kernel with the input projection on tensor
 // cores (rnn_units_xt; batch rows a block left to the launch): batch 256, 1024 steps 0.799 ms against 0.825 on an
-// H100; at hidden 256 above one cluster's 16 rows, the 3xTF32 tensor-core kernel in its default shape
-// (lstmX3Shapes): batch 256, 128 steps 1.23 ms against 2.40 for the SIMT kernel, which keeps batch 1 (2048 steps:
-// 6.6 ms against 7.3, a step of one cluster costing more than the SIMT kernel's exchange through global memory);
-// hidden 128, which no benchmark times, keeps the SIMT kernel.
+// H100; at hidden 256 above one cluster's 16 rows, where lstmX3PAOn allows it and the recurrence's clusters of
+// 32 rows take at most half the multiprocessors, lstmX3PAPlan (the projection in the same launch, the products in
+// fp16): batch 256, 128 steps 0.815 ms against 1.28 for the 3xTF32 kernel in its default shape (lstmX3Shapes),
+// which takes the larger batches, and 2.40 for the SIMT kernel, which keeps batch 1 (2048 steps: 6.6 ms against
+// 7.3, a step of one cluster costing more than the SIMT kernel's exchange through global memory); hidden 128,
+// which no benchmark times, keeps the SIMT kernel.
 //
 // At hidden 64 on sm_90, where lstmStepOn allows it, both dtypes take lstmStepPlans, which shorten the step that
 // bounds them (batch 256, 1024 steps, TestCUDALSTMTune): bf16 rnn_tc_r8x with two chains of mma, 0.46–0.48 ms

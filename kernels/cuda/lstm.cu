@@ -220,8 +220,9 @@ LSTM_X3A(256, 8, 2, 2, false, 1, 0, true, _a1)
 LSTM_X3H(256, 8, 2, 1, false, 1, 0, false, true, _h3)
 LSTM_X3H(256, 8, 2, 2, false, 1, 0, true, true, _a1_h3)
 
-// lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}[_wl]_a1_pa[_pp]: rnn_x3_pa, the projection made alongside the recurrence in
-// one launch, into g (scratch [batch, t, 4H] fp32), ready: rnn_x3_pa's counters, zero at the first launch; _pp:
+// lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}_a1_pa[_pp4][_h3][_ph]: rnn_x3_pa, the projection made alongside the
+// recurrence in one launch, into g (scratch [batch, t, 4H] fp32), ready: rnn_x3_pa's counters, zero at the first
+// launch; _pp:
 // PIPE, a projection block's tiles through one cp.async ring (_pp4: of 4 stages, not 3); _h3: the recurrence's
 // products in fp16 (rnn_x3's H3); _ph: the projection's too (rnn_x3_proj_tile's PH3).
 #define LSTM_X3PAP(H, CL, KP, MT, WLO, PIPE, PST, H3, PH3, SUFFIX)                                                              \

@@ -24,6 +24,8 @@
 //   - h is fp32: each thread writes its h_t into the next buffer of every block of the cluster (distributed
 //     shared memory), then one cluster barrier ends the step.
 // The gates use rnn.cuh's fp32 functions on the special-function unit (LstmCellF), the fp32 unit kernel's.
+// With H3, W_hh·h is three fp16 products instead (each value split into two fp16: fewer mma, as accurate); and
+// rnn_x3_pa makes the projection in the same launch, in the clusters beside the recurrence's.
 //
 // A cluster of CL blocks takes 16·MT batch rows (MT m16 tiles: the split of W serves MT times as many mma);
 // block `rank` owns U = H/CL units in U/8 · KP warps.
