@@ -273,8 +273,9 @@ var lstmX3Shapes = map[int][]lstmPlan{
 // lstmX3PAPlan is the plan lstmChoosePlan takes for fp32 at hidden 256 on sm_90 where lstmX3PAOn allows it and
 // the recurrence's clusters (32 batch rows each) take at most half the multiprocessors, leaving the rest to the
 // projection made alongside (a GPU runs fewer clusters of 8 at once than multiprocessors/8: a cluster's blocks
-// share one GPC).
-var lstmX3PAPlan = lstmPlan{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true}
+// share one GPC). Its projection's products in fp16 (ph) hold inputs below 65504 and W_ih below 64 in magnitude
+// (rnn_x3_proj_tile's PH3); beyond them G overflows to inf, which no check passes.
+var lstmX3PAPlan = lstmPlan{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true, ph: true}
 
 // rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden
 // h in clusters of cl blocks with K split over kp warps and mt m16 tiles: two h buffers of 16·mt rows of h fp32
@@ -319,7 +320,8 @@ var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: 
 // cores (rnn_units_xt; batch rows a block left to the launch): batch 256, 1024 steps 0.799 ms against 0.825 on an
 // H100; at hidden 256 above one cluster's 16 rows, where lstmX3PAOn allows it and the recurrence's clusters of
 // 32 rows take at most half the multiprocessors, lstmX3PAPlan (the projection in the same launch, the products in
-// fp16): batch 256, 128 steps 0.815 ms against 1.28 for the 3xTF32 kernel in its default shape (lstmX3Shapes),
+// fp16, the projection's too): batch 256, 128 steps 0.777 ms (0.815–0.822 with the projection's products in
+// 3xTF32) against 1.28 for the 3xTF32 kernel in its default shape (lstmX3Shapes),
 // which takes the larger batches, and 2.40 for the SIMT kernel, which keeps batch 1 (2048 steps: 6.6 ms against
 // 7.3, a step of one cluster costing more than the SIMT kernel's exchange through global memory); hidden 128,
 // which no benchmark times, keeps the SIMT kernel.
