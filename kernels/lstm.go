@@ -273,9 +273,11 @@ var lstmX3Shapes = map[int][]lstmPlan{
 // lstmX3PAPlan is the plan lstmChoosePlan takes for fp32 at hidden 256 on sm_90 where lstmX3PAOn allows it and
 // the recurrence's clusters (32 batch rows each) take at most half the multiprocessors, leaving the rest to the
 // projection made alongside (a GPU runs fewer clusters of 8 at once than multiprocessors/8: a cluster's blocks
-// share one GPC). Its projection's products in fp16 (ph) hold inputs below 65504 and W_ih below 64 in magnitude
-// (rnn_x3_proj_tile's PH3); beyond them G overflows to inf, which no check passes.
-var lstmX3PAPlan = lstmPlan{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true, ph: true}
+// share one GPC). The projection stays in 3xTF32 (fp32's range): the form with its products in fp16 too (ph, 5%
+// faster on an H100) holds only inputs below 65504 and W_ih below 64 in magnitude (rnn_x3_proj_tile's PH3, a
+// fixed scale of 2¹⁰), beyond which G overflows to inf; a fused fp32 LSTM that fails on weights of 64 is not one to
+// choose by default, so ph stays timeable only.
+var lstmX3PAPlan = lstmPlan{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true}
 
 // rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden
 // h in clusters of cl blocks with K split over kp warps and mt m16 tiles: two h buffers of 16·mt rows of h fp32
