@@ -83,33 +83,55 @@ type lstmPlan struct {
 	// recurrence without its y stores, its h stores into the other blocks, its G loads (lstm_x3 _ko2 … _ko4)
 }
 
+// x3Options is the part of an x3 plan's name, and of its kernel's, that its options make ("_wl", …, "_ph").
+func (p lstmPlan) x3Options() string {
+	s := ""
+	if p.wl {
+		s += "_wl"
+	}
+	if p.ys {
+		s += "_ys"
+	}
+	if p.a1 {
+		s += "_a1"
+	}
+	if p.pa {
+		s += "_pa"
+	}
+	if p.pp > 0 {
+		s += "_pp" + map[int]string{3: "", 4: "4"}[p.pp]
+	}
+	if p.h3 {
+		s += "_h3"
+	}
+	if p.ph {
+		s += "_ph"
+	}
+	return s
+}
+
+// xtOptions is the part of an rnn_units_xt plan's name, and of its kernel's, from "_xt" on ("_xt_e_r_c8n").
+func (p lstmPlan) xtOptions() string {
+	s := "_xt"
+	if p.early {
+		s += "_e"
+	}
+	if p.xr {
+		s += "_r"
+	}
+	if p.gates != "" {
+		s += "_" + p.gates
+	}
+	return s
+}
+
 func (p lstmPlan) String() string {
 	if p.x3 {
 		s := fmt.Sprintf("x3_cl%d_kp%d", p.cluster, p.kp)
 		if p.mt > 1 {
 			s += fmt.Sprintf("_mt%d", p.mt)
 		}
-		if p.wl {
-			s += "_wl"
-		}
-		if p.ys {
-			s += "_ys"
-		}
-		if p.a1 {
-			s += "_a1"
-		}
-		if p.pa {
-			s += "_pa"
-		}
-		if p.pp > 0 {
-			s += "_pp" + map[int]string{3: "", 4: "4"}[p.pp]
-		}
-		if p.h3 {
-			s += "_h3"
-		}
-		if p.ph {
-			s += "_ph"
-		}
+		s += p.x3Options()
 		if p.part > 0 {
 			s += []string{"", "_projonly", "_reconly", "_reconly_noy", "_reconly_nodsmem", "_reconly_nog"}[p.part]
 		}
@@ -119,17 +141,7 @@ func (p lstmPlan) String() string {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xa"
 	}
 	if p.units && p.xt {
-		s := rnnUnitsPlanName(p.fast, p.lanes, p.bb) + "_xt"
-		if p.early {
-			s += "_e"
-		}
-		if p.xr {
-			s += "_r"
-		}
-		if p.gates != "" {
-			s += "_" + p.gates
-		}
-		return s
+		return rnnUnitsPlanName(p.fast, p.lanes, p.bb) + p.xtOptions()
 	}
 	if p.units {
 		return rnnUnitsPlanName(p.fast, p.lanes, p.bb)
@@ -192,17 +204,7 @@ var lstmXTGates = []string{"", "c8", "c8n"}
 
 // lstmXTKernel is plan p's rnn_units_xt kernel (lstm.cu) at hidden nh and bb batch rows a block.
 func lstmXTKernel(p lstmPlan, nh, bb int) string {
-	s := rnnUnitsName("lstm", "h", nh, true, lstmUnitLanes[nh], bb) + "_xt"
-	if p.early {
-		s += "_e"
-	}
-	if p.xr {
-		s += "_r"
-	}
-	if p.gates != "" {
-		s += "_" + p.gates
-	}
-	return s
+	return rnnUnitsName("lstm", "h", nh, true, lstmUnitLanes[nh], bb) + p.xtOptions()
 }
 
 // lstmUnitsXT are the hidden sizes rnn_units_xt (the input projection on tensor cores; sm_90) is built for, with
@@ -212,27 +214,7 @@ var lstmUnitsXT = map[int]bool{64: true}
 // lstmX3Kernel is the plan's lstm_x3 kernel (lstm.cu) at hidden nh.
 func (p lstmPlan) lstmX3Kernel(nh int) string {
 	s := fmt.Sprintf("lstm_x3_f32_h%d_cl%d_kp%d_mt%d", nh, p.cluster, p.kp, p.mt)
-	if p.wl {
-		s += "_wl"
-	}
-	if p.ys {
-		s += "_ys"
-	}
-	if p.a1 {
-		s += "_a1"
-	}
-	if p.pa {
-		s += "_pa"
-	}
-	if p.pp > 0 {
-		s += "_pp" + map[int]string{3: "", 4: "4"}[p.pp]
-	}
-	if p.h3 {
-		s += "_h3"
-	}
-	if p.ph {
-		s += "_ph"
-	}
+	s += p.x3Options()
 	if p.part >= 3 {
 		s += fmt.Sprintf("_ko%d", p.part-1)
 	}
