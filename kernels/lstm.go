@@ -242,13 +242,11 @@ var lstmX3ProjSmem = 3 * (lstmX3ProjTile[0] + lstmX3ProjTile[1]) * 144
 // H100 runs at once: 32 rows (mt 2) make 8, and leave room for the projection beside them (pa).
 var lstmX3Shapes = map[int][]lstmPlan{
 	128: {{x3: true, cluster: 4, kp: 2, mt: 1}},
-	256: {{x3: true, cluster: 8, kp: 2, mt: 1, wl: true}, {x3: true, cluster: 8, kp: 2, mt: 1, wl: true, ys: true},
-		{x3: true, cluster: 8, kp: 2, mt: 1}, {x3: true, cluster: 8, kp: 2, mt: 1, ys: true},
-		{x3: true, cluster: 16, kp: 2, mt: 1},
-		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true}, {x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true},
+	256: {{x3: true, cluster: 8, kp: 2, mt: 1, wl: true},
+		{x3: true, cluster: 8, kp: 2, mt: 1},
+		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true},
 		{x3: true, cluster: 8, kp: 2, mt: 1, h3: true}, {x3: true, cluster: 8, kp: 2, mt: 2, a1: true, h3: true},
 		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true},
-		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, pp: 4, h3: true},
 		{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true, ph: true}},
 }
 

@@ -194,8 +194,9 @@ LSTM_TC_R8X(64, LstmPairTC, true, _k2)
 // fp32 on tensor cores in 3xTF32 (rnn_x3.cuh), for hidden 128 and 256: lstm_x3_proj_f32_*, the input projection G
 // (fp32, bias included), then
 //   lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}[_wl][_ys]: rnn_x3 over G, 16·MT batch rows a cluster of CL blocks, K
-//     split over KP warps; _wl: W's bf16 lo parts held in registers (else made each step); _ys: y staged in
-//     shared memory, written 8 steps at a time; _ko2, _ko3, _ko4: timing only (TestCUDALSTMX3Parts), a step
+//     split over KP warps; _wl: W's bf16 lo parts held in registers (else made each step); _ys (y staged in
+//     shared memory, written 8 steps at a time) and clusters of 16 are no longer built (slower on an H100 and an
+//     H200, docs/kernels.md), to keep the module's JIT short; _ko2, _ko3, _ko4: timing only (TestCUDALSTMX3Parts), a step
 //     without its y stores, its h stores into the other blocks, its G loads; _a1: one accumulator a gate tile
 //     (RnnX3's A1: 16·MT fewer registers, so that two m16 tiles fit without spilling); _h3: W_hh·h as three fp16
 //     products (rnn_x3's H3) rather than 3xTF32.
@@ -210,9 +211,6 @@ LSTM_TC_R8X(64, LstmPairTC, true, _k2)
 LSTM_X3(128, 4, 2, 1, false, 1, 0, )
 LSTM_X3(256, 8, 2, 1, false, 1, 0, )
 LSTM_X3(256, 8, 2, 1, true, 1, 0, _wl)
-LSTM_X3(256, 8, 2, 1, false, 1, RNN_X3_YS, _ys)
-LSTM_X3(256, 8, 2, 1, true, 1, RNN_X3_YS, _wl_ys)
-LSTM_X3(256, 16, 2, 1, false, 1, 0, )
 LSTM_X3(256, 8, 2, 1, true, 1, 2, _wl_ko2)
 LSTM_X3(256, 8, 2, 1, true, 1, 3, _wl_ko3)
 LSTM_X3(256, 8, 2, 1, true, 1, 4, _wl_ko4)
@@ -223,7 +221,8 @@ LSTM_X3H(256, 8, 2, 2, false, 1, 0, true, true, _a1_h3)
 // lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}_a1_pa[_pp4][_h3][_ph]: rnn_x3_pa, the projection made alongside the
 // recurrence in one launch, into g (scratch [batch, t, 4H] fp32), ready: rnn_x3_pa's counters, zero at the first
 // launch; _pp:
-// PIPE, a projection block's tiles through one cp.async ring (_pp4: of 4 stages, not 3); _h3: the recurrence's
+// PIPE, a projection block's tiles through one cp.async ring (_pp4: of 4 stages, not 3; not built now, it was no
+// faster: 0.833 ms against 0.815); _h3: the recurrence's
 // products in fp16 (rnn_x3's H3); _ph: the projection's too (rnn_x3_proj_tile's PH3).
 #define LSTM_X3PAP(H, CL, KP, MT, WLO, PIPE, PST, H3, PH3, SUFFIX)                                                              \
     extern "C" __global__ void __launch_bounds__(RnnX3<H, CL, KP, MT, WLO, 1, 0, true>::THREADS, 1)               \
@@ -234,9 +233,7 @@ LSTM_X3H(256, 8, 2, 2, false, 1, 0, true, true, _a1_h3)
                                                                   nrc);                                          \
     }
 #define LSTM_X3PA(H, CL, KP, MT, WLO, PIPE, PST, H3, SUFFIX) LSTM_X3PAP(H, CL, KP, MT, WLO, PIPE, PST, H3, false, SUFFIX)
-LSTM_X3PA(256, 8, 2, 2, false, false, 3, false, _a1_pa)
 LSTM_X3PA(256, 8, 2, 2, false, false, 3, true, _a1_pa_h3)
-LSTM_X3PA(256, 8, 2, 2, false, true, 4, true, _a1_pa_pp4_h3)
 LSTM_X3PAP(256, 8, 2, 2, false, false, 3, true, true, _a1_pa_h3_ph)
 
 // LstmCellF8 is LstmCellF in 8 special-function operations instead of 10: with s = e^−|z|, σ(z) is
