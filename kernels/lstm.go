@@ -76,7 +76,6 @@ type lstmPlan struct {
 	ys          bool // x3: y staged in shared memory, written 8 steps at a time
 	a1          bool // x3: one accumulator a gate tile (the small products' mma into the large ones' chain)
 	pa          bool // x3: the projection made alongside the recurrence in the same launch (rnn_x3_pa)
-	pp          int  // x3 with pa: a projection block's tiles through one cp.async ring of pp stages (0: each tile from an empty ring of 3)
 	h3          bool // x3: W_hh·h as three fp16 products (W scaled per block) rather than 3xTF32
 	ph          bool // x3 with pa and h3: the projection's products in fp16 too (W_ih scaled by 2¹⁰)
 	part        int  // x3, timing only: 1 the projection alone, 2 the recurrence alone (over G as it is), 3–5 the
@@ -97,9 +96,6 @@ func (p lstmPlan) x3Options() string {
 	}
 	if p.pa {
 		s += "_pa"
-	}
-	if p.pp > 0 {
-		s += "_pp" + map[int]string{3: "", 4: "4"}[p.pp]
 	}
 	if p.h3 {
 		s += "_h3"

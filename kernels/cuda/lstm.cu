@@ -218,23 +218,20 @@ LSTM_X3A(256, 8, 2, 2, false, 1, 0, true, _a1)
 LSTM_X3H(256, 8, 2, 1, false, 1, 0, false, true, _h3)
 LSTM_X3H(256, 8, 2, 2, false, 1, 0, true, true, _a1_h3)
 
-// lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}_a1_pa[_pp4][_h3][_ph]: rnn_x3_pa, the projection made alongside the
-// recurrence in one launch, into g (scratch [batch, t, 4H] fp32), ready: rnn_x3_pa's counters, zero at the first
-// launch; _pp:
-// PIPE, a projection block's tiles through one cp.async ring (_pp4: of 4 stages, not 3; not built now, it was no
-// faster: 0.833 ms against 0.815); _h3: the recurrence's
-// products in fp16 (rnn_x3's H3); _ph: the projection's too (rnn_x3_proj_tile's PH3).
-#define LSTM_X3PAP(H, CL, KP, MT, WLO, PIPE, PST, H3, PH3, SUFFIX)                                                              \
+// lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}_a1_pa[_h3][_ph]: rnn_x3_pa, the projection made alongside the recurrence in
+// one launch, into g (scratch [batch, t, 4H] fp32), ready: rnn_x3_pa's counters, zero at the first launch; _h3: the
+// recurrence's products in fp16 (rnn_x3's H3); _ph: the projection's too (rnn_x3_proj_tile's PH3). A projection
+// block's tiles through one cp.async ring of 4 stages was no faster (0.833 ms against 0.815) and is gone.
+#define LSTM_X3PAP(H, CL, KP, MT, WLO, H3, PH3, SUFFIX)                                                          \
     extern "C" __global__ void __launch_bounds__(RnnX3<H, CL, KP, MT, WLO, 1, 0, true>::THREADS, 1)               \
         lstm_x3_f32_h##H##_cl##CL##_kp##KP##_mt##MT##SUFFIX(                                                      \
             const float* x, const float* w_ih, const float* bias, float* g, const float* w_hh, const float* resets, \
             float* y, int* ready, long long nb, long long nt, long long nrc) {                                     \
-        rnn_x3_pa<LstmCellF, H, CL, KP, MT, WLO, true, PIPE, PST, H3, PH3>(x, w_ih, bias, g, w_hh, resets, y, ready, nb, nt,  \
-                                                                  nrc);                                          \
+        rnn_x3_pa<LstmCellF, H, CL, KP, MT, WLO, true, H3, PH3>(x, w_ih, bias, g, w_hh, resets, y, ready, nb, nt,  \
+                                                              nrc);                                              \
     }
-#define LSTM_X3PA(H, CL, KP, MT, WLO, PIPE, PST, H3, SUFFIX) LSTM_X3PAP(H, CL, KP, MT, WLO, PIPE, PST, H3, false, SUFFIX)
-LSTM_X3PA(256, 8, 2, 2, false, false, 3, true, _a1_pa_h3)
-LSTM_X3PAP(256, 8, 2, 2, false, false, 3, true, true, _a1_pa_h3_ph)
+LSTM_X3PAP(256, 8, 2, 2, false, true, false, _a1_pa_h3)
+LSTM_X3PAP(256, 8, 2, 2, false, true, true, _a1_pa_h3_ph)
 
 // LstmCellF8 is LstmCellF in 8 special-function operations instead of 10: with s = e^−|z|, σ(z) is
 // (z ≥ 0 ? 1 : s)/(1 + s), and with t = e^−2|z|, tanh z is ±(1 − t)/(1 + t), so that σ(z_i)·tanh(z_g) and

@@ -506,9 +506,9 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
 // 3-stage cp.async ring (rows of 32 fp32 padded by 16 bytes: the eight rows of an ldmatrix fall in distinct
 // banks), fragments by ldmatrix (A: one m16k8 tile; B: two n8k8 tiles) split as mma_x3 takes them, one
 // accumulator a tile. grid = ⌈M/BM⌉·⌈N/BN⌉, 32·WM·WN threads, dynamic shared memory RnnX3Proj::SMEM.
-template <int BM, int BN, int WM, int WN, int STAGES = 3>
+template <int BM, int BN, int WM, int WN>
 struct RnnX3Proj {
-    static const int BK = 32, ST = STAGES, PITCH = 144, STAGE = (BM + BN) * PITCH, SMEM = ST * STAGE;
+    static const int BK = 32, ST = 3, PITCH = 144, STAGE = (BM + BN) * PITCH, SMEM = ST * STAGE;
     static const int THREADS = 32 * WM * WN, MI = BM / WM / 16, NI = BN / WN / 8;
     static_assert(MI >= 1 && NI >= 2 && NI % 2 == 0 && (BM + BN) * 8 % THREADS == 0, "rnn_x3_proj: bad shape");
 };
@@ -639,118 +639,6 @@ __device__ __forceinline__ void rnn_x3_proj_tile(const float* __restrict__ x, co
         }
 }
 
-// rnn_x3_proj_tiles makes ntl tiles of rnn_x3_proj one after another through one cp.async ring, the next tile's
-// first stages copied while the last one's are multiplied (rnn_x3_proj_tile starts each ring empty): tile ti is
-// tileof(ti), with columns .n0 … and its row r the row .row(r) of x and out (−1: none); done(ti) is called by
-// every thread after the thread's stores of tile ti.
-template <int BM, int BN, int WM, int WN, int STAGES, class TileOf, class Done>
-__device__ __forceinline__ void rnn_x3_proj_tiles(const float* __restrict__ x, const float* __restrict__ wi,
-                                                  const float* __restrict__ bias, float* __restrict__ out, long long N,
-                                                  long long K, long long ntl, TileOf tileof, Done done) {
-    typedef RnnX3Proj<BM, BN, WM, WN, STAGES> T;
-    constexpr int BK = T::BK, ST = T::ST, PITCH = T::PITCH, MI = T::MI, NI = T::NI, NT = T::THREADS;
-    extern __shared__ __align__(128) unsigned char x3_smem[];
-    const int tid = threadIdx.x, lane = tid & 31, wp = tid >> 5, wm = wp / WN, wn = wp % WN;
-    const unsigned sbase = smem_addr(x3_smem);
-    const long long nk = (K + BK - 1) / BK, nj = ntl * nk;
-    auto ltile = tileof(0);  // the tile load copies, made anew at each tile's first stage
-    auto load = [&](long long jj) {
-        if (jj < nj) {
-            const long long kt = jj % nk;
-            if (kt == 0) ltile = tileof(jj / nk);
-            const long long n0 = ltile.n0;
-            const unsigned st = sbase + (unsigned)(jj % ST) * T::STAGE;
-#pragma unroll
-            for (int i = 0; i < (BM + BN) * 8 / NT; i++) {  // rows of A then of B, 8 chunks a row
-                const int c = tid + NT * i, r = c >> 3, ch = c & 7;
-                const bool isb = r >= BM;
-                const long long k = kt * BK + ch * 4;
-                const long long row = isb ? n0 + r - BM : ltile.row(r);
-                const bool ok = (isb ? row < N : row >= 0) && k < K;
-                const float* src = (isb ? wi : x) + (ok ? row * K + k : 0);
-                cp_async16(st + r * PITCH + ch * 16, src, ok);
-            }
-        }
-        cp_async_commit();
-    };
-    float acc[MI][NI][4];
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-#pragma unroll
-        for (int j = 0; j < NI; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
-#pragma unroll
-    for (int s = 0; s < ST - 1; s++) load(s);
-    // ldmatrix lane addresses: A rows lane % 16, chunk lane / 16; B rows (lane / 16)·8 + lane % 8, chunk lane / 8 % 2.
-    const unsigned la = (wm * (BM / WM) + (lane & 15)) * PITCH + (lane >> 4) * 16;
-    const unsigned lb = (BM + wn * (BN / WN) + ((lane >> 4) << 3) + (lane & 7)) * PITCH + ((lane >> 3) & 1) * 16;
-    for (long long jj = 0; jj < nj; jj++) {
-        cp_async_wait<ST - 2>();
-        __syncthreads();
-        load(jj + ST - 1);
-        const unsigned st = sbase + (unsigned)(jj % ST) * T::STAGE;
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; kk++) {
-            unsigned bh[NI][2][2], bl[NI][2];  // W rounded to tf32 (k8 halves h), and the bf16 fragment of the rest
-#pragma unroll
-            for (int j = 0; j < NI; j += 2) {
-                float v[2][4];
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    unsigned b[4];
-                    ldmatrix_x4(b, st + lb + j * 8 * PITCH + (2 * kk + h) * 32);
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const float hv = x3_rna(__uint_as_float(b[e]));
-                        v[h][e] = __uint_as_float(b[e]) - hv;
-                        bh[j + e / 2][h][e % 2] = __float_as_uint(hv);
-                    }
-                }
-                x3_bf16_b(v[0][0], v[0][1], v[1][0], v[1][1], bl[j][0], bl[j][1]);
-                x3_bf16_b(v[0][2], v[0][3], v[1][2], v[1][3], bl[j + 1][0], bl[j + 1][1]);
-            }
-#pragma unroll
-            for (int i = 0; i < MI; i++) {
-                X3A a;
-#pragma unroll
-                for (int h = 0; h < 2; h++) ldmatrix_x4(a.a[h], st + la + i * 16 * PITCH + (2 * kk + h) * 32);
-                a.split();
-#pragma unroll
-                for (int j = 0; j < NI; j++) mma_x3(acc[i][j], acc[i][j], a, bh[j], bl[j][0], bl[j][1]);
-            }
-        }
-        if (jj % nk == nk - 1) {  // tile jj / nk is made: its stores, then done
-            const long long ti = jj / nk;
-            const auto tile = tileof(ti);
-            const long long n0 = tile.n0;
-            const int g = lane >> 2, q = lane & 3;
-#pragma unroll
-            for (int i = 0; i < MI; i++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const long long r = tile.row(wm * (BM / WM) + i * 16 + h * 8 + g);
-                    if (r < 0) continue;
-#pragma unroll
-                    for (int j = 0; j < NI; j++) {
-                        const long long c = n0 + wn * (BN / WN) + j * 8 + 2 * q;
-                        if (c < N)
-                            *reinterpret_cast<float2*>(out + r * N + c) =
-                                make_float2(acc[i][j][2 * h] + bias[c], acc[i][j][2 * h + 1] + bias[c + 1]);
-                    }
-                }
-#pragma unroll
-            for (int i = 0; i < MI; i++)
-#pragma unroll
-                for (int j = 0; j < NI; j++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
-            done(ti);
-        }
-    }
-    cp_async_wait<0>();
-}
-
 template <int BM, int BN, int WM, int WN>
 __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const float* __restrict__ wi,
                                             const float* __restrict__ bias, float* __restrict__ out, long long M,
@@ -762,17 +650,6 @@ __device__ __forceinline__ void rnn_x3_proj(const float* __restrict__ x, const f
                                      [&](int r) -> long long { return m0 + r < M ? m0 + r : -1; });
 }
 
-// X3PATile is a tile of rnn_x3_pa's projection: columns n0 …, row r batch row b0 + r mod BR at step
-// t0 + r / BR.
-template <int BR, int TC>
-struct X3PATile {
-    long long n0, b0, t0, nb, nt;
-    __device__ __forceinline__ long long row(int r) const {
-        const long long b = b0 + r % BR, t = t0 + r / BR;
-        return b < nb && t < nt ? b * nt + t : -1;
-    }
-};
-
 // rnn_x3_pa is rnn_x3 (MT two m16 tiles, 32 batch rows a cluster) with the input projection made alongside it in
 // the same launch, so that the recurrence's clusters, which leave half the GPU idle, no longer wait for the whole
 // projection first: clusters 0 … nrc − 1 run the recurrence over G as rnn_x3 does, the others make G in
@@ -781,12 +658,10 @@ struct X3PATile {
 // fenced, then an atomic add) in ready[cluster][chunk]; a recurrence block waits for its chunk's count (4H/128
 // tiles) before it copies the chunk's first step of G. The projection blocks wait for nothing, so the launch
 // cannot deadlock as long as one cluster more than the recurrence's fits on the GPU (the launcher sizes the grid
-// to what fits at once). The recurrence resets its counters at the end, for the next launch. PIPE: a projection
-// block's tiles through one cp.async ring (rnn_x3_proj_tiles), not each from an empty one, of PST stages. PH3: the
-// projection's products in fp16 (rnn_x3_proj_tile's PH3; not with PIPE). Shared memory:
+// to what fits at once). The recurrence resets its counters at the end, for the next launch. PH3: the
+// projection's products in fp16 (rnn_x3_proj_tile's PH3). Shared memory:
 // RnnX3's (more than the projection's three stages). grid = (nrc + projection clusters) · CL blocks.
-template <class Cell, int H, int CL, int KP, int MT, bool WLO, bool A1, bool PIPE = false, int PST = 3, bool H3 = false,
-          bool PH3 = false>
+template <class Cell, int H, int CL, int KP, int MT, bool WLO, bool A1, bool H3 = false, bool PH3 = false>
 __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const float* __restrict__ wi,
                                           const float* __restrict__ bias, float* __restrict__ gbuf,
                                           const float* __restrict__ w, const float* __restrict__ resets,
@@ -794,7 +669,7 @@ __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const flo
                                           long long nrc) {
     constexpr int BM = 128, BN = RNN_X3_PA_BN, TC = RNN_X3_PA_TC, BR = BM / TC, NCT = 4 * H / BN;
     static_assert(BR == 16 * MT && RnnX3<H, CL, KP, MT, WLO, 1, 0, A1>::THREADS == RnnX3Proj<BM, BN, 2, 4>::THREADS &&
-                      RnnX3<H, CL, KP, MT, WLO, 1, 0, A1>::SMEM >= RnnX3Proj<BM, BN, 2, 4, PST>::SMEM && (PIPE || PST == 3),
+                      RnnX3<H, CL, KP, MT, WLO, 1, 0, A1>::SMEM >= RnnX3Proj<BM, BN, 2, 4>::SMEM,
                   "rnn_x3_pa: bad shape");
     if ((long long)(blockIdx.x / CL) < nrc) {
         rnn_x3<Cell, H, CL, KP, MT, WLO, 1, 0, A1, true, H3>(gbuf, w, resets, y, nb, nt, ready);
@@ -802,33 +677,18 @@ __device__ __forceinline__ void rnn_x3_pa(const float* __restrict__ x, const flo
     }
     const long long nchunks = (nt + TC - 1) / TC, ntiles = nchunks * nrc * NCT;
     const long long pb = blockIdx.x - nrc * CL, npb = gridDim.x - nrc * CL;
-    if (PIPE) {  // the block's tiles pb, pb + npb, … through one ring
-        const long long ntl = pb < ntiles ? (ntiles - pb + npb - 1) / npb : 0;
-        rnn_x3_proj_tiles<BM, BN, 2, 4, PST>(
-            x, wi, bias, gbuf, 4 * H, H, ntl,
-            [&](long long ti) {
-                const long long tile = pb + ti * npb;
-                return X3PATile<BR, TC>{tile % NCT * BN, tile % (nrc * NCT) / NCT * BR, tile / (nrc * NCT) * TC, nb, nt};
-            },
-            [&](long long ti) {
-                const long long tile = pb + ti * npb;
-                __threadfence();
-                __syncthreads();
-                if (threadIdx.x == 0) atomicAdd(ready + tile % (nrc * NCT) / NCT * nchunks + tile / (nrc * NCT), 1);
-            });
-    } else
-        for (long long tile = pb; tile < ntiles; tile += npb) {
-            const long long chunk = tile / (nrc * NCT), bg = tile % (nrc * NCT) / NCT, ct = tile % NCT;
-            __syncthreads();  // the last tile's reads of shared memory are done
-            auto rowof = [&](int r) -> long long {
-                const long long b = bg * BR + r % BR, t = chunk * TC + r / BR;
-                return b < nb && t < nt ? b * nt + t : -1;
-            };
-            rnn_x3_proj_tile<BM, BN, 2, 4, decltype(rowof), PH3>(x, wi, bias, gbuf, ct * BN, 4 * H, H, rowof);
-            __threadfence();
-            __syncthreads();
-            if (threadIdx.x == 0) atomicAdd(ready + bg * nchunks + chunk, 1);
-        }
+    for (long long tile = pb; tile < ntiles; tile += npb) {
+        const long long chunk = tile / (nrc * NCT), bg = tile % (nrc * NCT) / NCT, ct = tile % NCT;
+        __syncthreads();  // the last tile's reads of shared memory are done
+        auto rowof = [&](int r) -> long long {
+            const long long b = bg * BR + r % BR, t = chunk * TC + r / BR;
+            return b < nb && t < nt ? b * nt + t : -1;
+        };
+        rnn_x3_proj_tile<BM, BN, 2, 4, decltype(rowof), PH3>(x, wi, bias, gbuf, ct * BN, 4 * H, H, rowof);
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) atomicAdd(ready + bg * nchunks + chunk, 1);
+    }
 }
 
 #endif
