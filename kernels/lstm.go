@@ -73,7 +73,6 @@ type lstmPlan struct {
 	x3          bool
 	kp          int
 	wl          bool // x3: W's lo parts held in registers
-	ys          bool // x3: y staged in shared memory, written 8 steps at a time
 	a1          bool // x3: one accumulator a gate tile (the small products' mma into the large ones' chain)
 	pa          bool // x3: the projection made alongside the recurrence in the same launch (rnn_x3_pa)
 	h3          bool // x3: W_hh·h as three fp16 products (W scaled per block) rather than 3xTF32
@@ -87,9 +86,6 @@ func (p lstmPlan) x3Options() string {
 	s := ""
 	if p.wl {
 		s += "_wl"
-	}
-	if p.ys {
-		s += "_ys"
 	}
 	if p.a1 {
 		s += "_a1"
@@ -258,18 +254,15 @@ var lstmX3PAPlan = lstmPlan{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: tr
 // rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden
 // h in clusters of cl blocks with K split over kp warps and mt m16 tiles: two h buffers of 16·mt rows of h fp32
 // (rows padded by 16 bytes), RNN_TC_PD stages of 16·mt rows of the block's 4·h/cl columns of G (padded by 32
-// bytes), 16·mt floats a thread for the reduce-scatter when kp > 1, and with ys 16 steps of the block's y.
-func rnnX3Smem(h, cl, kp, mt int, ys bool) int {
+// bytes), and 16·mt floats a thread for the reduce-scatter when kp > 1.
+func rnnX3Smem(h, cl, kp, mt int) int {
 	const stages = 4
 	rows, u := 16*mt, h/cl
-	x, yb := 0, 0
+	x := 0
 	if kp > 1 {
 		x = rnnX3Threads(h, cl, kp) * 16 * mt * 4
 	}
-	if ys {
-		yb = 16 * rows * u * 4
-	}
-	return 2*rows*(4*h+16) + stages*rows*(16*u+32) + x + yb
+	return 2*rows*(4*h+16) + stages*rows*(16*u+32) + x
 }
 
 // rnnX3Threads is a block of rnn_x3 (RnnX3::THREADS): a warp for each 8 units of its h/cl and each of kp parts

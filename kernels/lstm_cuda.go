@@ -167,7 +167,7 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 		q.part = 0
 		built = built || sh == q
 	}
-	koBuilt := nh == 256 && p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.ys && !p.a1 && !p.pa && !p.h3 // lstm_x3 _wl_ko*
+	koBuilt := nh == 256 && p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.a1 && !p.pa && !p.h3 // lstm_x3 _wl_ko*
 	if !built || p.part >= 3 && !koBuilt || p.pa && p.part != 0 {
 		l.Fail(fmt.Errorf("lstm: no 3xTF32 kernel for plan %v at hidden %d", p, nh))
 		return
@@ -176,7 +176,7 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 	g := l.tmpF32(nb * nt * 4 * nh)
 	if p.pa {
 		// The recurrence's clusters, then as many projection clusters as fit beside them at once.
-		name, threads, smem := p.lstmX3Kernel(nh), rnnX3Threads(nh, p.cluster, p.kp), rnnX3Smem(nh, p.cluster, p.kp, p.mt, p.ys)
+		name, threads, smem := p.lstmX3Kernel(nh), rnnX3Threads(nh, p.cluster, p.kp), rnnX3Smem(nh, p.cluster, p.kp, p.mt)
 		nrc := ceilDiv(nb, 16*p.mt)
 		resident := l.ResidentTMA(mod, name, threads, p.cluster, smem) / p.cluster
 		if lstmX3Resident != nil {
@@ -201,7 +201,7 @@ func lstmX3CUDA(l cudaLaunch, p lstmPlan) {
 			l.In[0], l.In[1], l.In[3], g.ptr, m, n, nh)
 	}
 	if p.part != 1 {
-		threads, smem := rnnX3Threads(nh, p.cluster, p.kp), rnnX3Smem(nh, p.cluster, p.kp, p.mt, p.ys)
+		threads, smem := rnnX3Threads(nh, p.cluster, p.kp), rnnX3Smem(nh, p.cluster, p.kp, p.mt)
 		if lstmX3Resident != nil && p.cluster <= 8 { // ResidentTMA asks for portable cluster sizes only
 			lstmX3Resident(p, ceilDiv(nb, 16*p.mt), l.ResidentTMA(mod, p.lstmX3Kernel(nh), threads, p.cluster, smem)/p.cluster)
 		}

@@ -92,7 +92,7 @@ func TestCUDALSTMX3Parts(t *testing.T) {
 				if p.x3 && !p.pa {
 					for part := 1; part <= 5; part++ {
 						p.part = part
-						if part < 3 || p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.ys && !p.a1 && !p.h3 {
+						if part < 3 || p.cluster == 8 && p.kp == 2 && p.mt == 1 && p.wl && !p.a1 && !p.h3 {
 							ps = append(ps, p)
 						}
 					}

@@ -184,7 +184,7 @@ func TestLSTMX3ChoosePlan(t *testing.T) {
 			if name := p.lstmX3Kernel(nh); !strings.Contains(string(ptx), ".entry "+name+"(") {
 				t.Errorf("lstm_sm90 has no kernel %s", name)
 			}
-			if s := rnnX3Smem(nh, p.cluster, p.kp, p.mt, p.ys); s > 227<<10 {
+			if s := rnnX3Smem(nh, p.cluster, p.kp, p.mt); s > 227<<10 {
 				t.Errorf("hidden %d plan %v: %d B of shared memory", nh, p, s)
 			}
 			if threads := rnnX3Threads(nh, p.cluster, p.kp); threads > 1024 || nh%(8*p.cluster) != 0 {
@@ -196,16 +196,16 @@ func TestLSTMX3ChoosePlan(t *testing.T) {
 		t.Errorf("%d 3xTF32 plans, want %d (every shape)", n, want)
 	}
 	for p, want := range map[lstmPlan]string{{x3: true, cluster: 8, kp: 4, mt: 1}: "x3_cl8_kp4",
-		{x3: true, cluster: 16, kp: 4, mt: 2, wl: true, ys: true}: "x3_cl16_kp4_mt2_wl_ys"} {
+		{x3: true, cluster: 16, kp: 4, mt: 2, wl: true, a1: true, h3: true}: "x3_cl16_kp4_mt2_wl_a1_h3"} {
 		if s := p.String(); s != want {
 			t.Errorf("plan name %q, want %s", s, want)
 		}
 	}
-	if got, want := rnnX3Smem(256, 8, 2, 1, false), 2*16*1040+4*16*544+256*64; got != want {
+	if got, want := rnnX3Smem(256, 8, 2, 1), 2*16*1040+4*16*544+256*64; got != want {
 		t.Errorf("rnnX3Smem(256, 8, 2, 1) = %d, want %d", got, want)
 	}
-	if got, want := rnnX3Smem(256, 16, 4, 2, true), 2*32*1040+4*32*288+256*128+16*32*16*4; got != want {
-		t.Errorf("rnnX3Smem(256, 16, 4, 2, ys) = %d, want %d", got, want)
+	if got, want := rnnX3Smem(256, 16, 4, 2), 2*32*1040+4*32*288+256*128; got != want {
+		t.Errorf("rnnX3Smem(256, 16, 4, 2) = %d, want %d", got, want)
 	}
 }
 

@@ -193,9 +193,9 @@ LSTM_TC_R8X(64, LstmPairTC, true, _k2)
 
 // fp32 on tensor cores in 3xTF32 (rnn_x3.cuh), for hidden 128 and 256: lstm_x3_proj_f32_*, the input projection G
 // (fp32, bias included), then
-//   lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}[_wl][_ys]: rnn_x3 over G, 16·MT batch rows a cluster of CL blocks, K
-//     split over KP warps; _wl: W's bf16 lo parts held in registers (else made each step); _ys (y staged in
-//     shared memory, written 8 steps at a time) and clusters of 16 are no longer built (slower on an H100 and an
+//   lstm_x3_f32_h{H}_cl{CL}_kp{KP}_mt{MT}[_wl]: rnn_x3 over G, 16·MT batch rows a cluster of CL blocks, K
+//     split over KP warps; _wl: W's bf16 lo parts held in registers (else made each step); y staged in
+//     shared memory (written 8 steps at a time) is gone and clusters of 16 are no longer built (slower on an H100 and an
 //     H200, docs/kernels.md), to keep the module's JIT short; _ko2, _ko3, _ko4: timing only (TestCUDALSTMX3Parts), a step
 //     without its y stores, its h stores into the other blocks, its G loads; _a1: one accumulator a gate tile
 //     (RnnX3's A1: 16·MT fewer registers, so that two m16 tiles fit without spilling); _h3: W_hh·h as three fp16

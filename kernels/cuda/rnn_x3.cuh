@@ -175,20 +175,18 @@ __device__ __forceinline__ void x3_wait_ready(const int* f, int need) {
 // RnnX3 is the shape of one instantiation and its shared memory (bytes): two h buffers of 16·MT rows of H fp32,
 // rows padded by 16 bytes (the eight rows of an ldmatrix fall in distinct banks); RNN_TC_PD input stages of 16·MT
 // rows of the block's 4·U columns of G (padded by 32 bytes); the reduce-scatter buffer, 16·MT floats a thread.
-// V: 0, or 1 (YS) y staged in shared memory and written 8 steps at a time with 16-byte stores; for timing only,
-// what a step costs without a part of it: 2 no y, 3 h into the block's own buffer only, 4 no G.
+// V: 0; for timing only, what a step costs without a part of it: 2 no y, 3 h into the block's own buffer only, 4
+// no G. (1, y staged in shared memory and written 8 steps at a time, was no faster and is gone.)
 // A1: one accumulator a gate tile (the small products' mma chained into the large ones'), 16·MT fewer registers
 // a thread, so that two m16 tiles (MT 2) fit in registers without spilling (ptxas at hidden 256, CL 8, KP 2: 24
 // bytes of spills with W's lo parts made each step, 124 with them held; 256 and 296 with two accumulator sets).
-#define RNN_X3_YS 1
 template <int H, int CL, int KP, int MT, bool WLO, int NS, int V = 0, bool A1 = false>
 struct RnnX3 {
     static const int U = H / CL, UG = U / 8, NW = UG * KP, THREADS = 32 * NW, KH = H / KP, KT = KH / 8, ROWS = 16 * MT;
     static const int NP = 4 * MT, P = NP / KP;  // (row, unit) pairs of a thread's accumulators; those whose cells it runs
     static const int HP = 4 * H + 16, GSEG = 4 * U, SP = 4 * GSEG + 32, CPR = 4 * GSEG / 16;
     static const int HBYTES = 2 * ROWS * HP, RBYTES = RNN_TC_PD * ROWS * SP, XBYTES = KP > 1 ? THREADS * 16 * MT * 4 : 0;
-    static const int YBYTES = V == RNN_X3_YS ? 16 * ROWS * U * 4 : 0;  // 16 steps of the block's y
-    static const int SMEM = HBYTES + RBYTES + XBYTES + YBYTES;
+    static const int SMEM = HBYTES + RBYTES + XBYTES;
     static_assert(H % (8 * CL) == 0 && (KP == 1 || KP == 2 || KP == 4) && KH % 16 == 0 && UG >= 1 && NW <= 32 &&
                       UG <= 15 && (MT == 1 || MT == 2),
                   "rnn_x3: bad shape");
@@ -283,18 +281,6 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
     for (int r = 0; r < CL; r++) hpeer[r] = CL > 1 ? tc_mapa(sbase, r) : sbase;
 
     // load(s) starts the copies of step s's columns of G into stage s mod PD (one commit group, empty past the end).
-    float* ybuf = reinterpret_cast<float*>(x3_smem + L::HBYTES + L::RBYTES + L::XBYTES);  // [16][ROWS][U]
-    // flush(t0, t1): y of steps t0 … t1 − 1 (< 8, in ybuf) to device memory, a float4 a thread at a time.
-    auto flush = [&](long long t0, long long t1) {
-        constexpr int Q = ROWS * U / 4;  // float4 a step
-        for (int i = tid; i < (int)(t1 - t0) * Q; i += L::THREADS) {
-            const long long ts = t0 + i / Q;
-            const int r = i % Q / (U / 4), c = i % (U / 4);
-            if (b0 + r < nb)
-                *reinterpret_cast<float4*>(y + ((b0 + r) * nt + ts) * H + rank * U + 4 * c) =
-                    *reinterpret_cast<const float4*>(ybuf + ((int)(ts % 16) * ROWS + r) * U + 4 * c);
-        }
-    };
     const long long nchunks = (nt + RNN_X3_PA_TC - 1) / RNN_X3_PA_TC;
     auto load = [&](long long s) {
         if (V == 4) s = nt;
@@ -338,7 +324,6 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
     // ldmatrix lane address within a 16-row tile: row lane % 16, 16-byte chunk lane / 16 of a k8 step.
     const unsigned lda = (lane & 15) * HP + (lane >> 4) * 16 + kp * KH * 4;
     for (long long t = 0; t < nt; t++) {
-        if (V == RNN_X3_YS && t % 8 == 0 && t > 0) flush(t - 8, t);
         load(t + PD - 1);
         const unsigned hcur = sbase + (unsigned)(t & 1) * ROWS * HP, scur = (unsigned)(t % PD) * ROWS * SP;
         // NS sets of accumulators (k16 steps kk mod NS): NS times as many independent chains of mma.
@@ -472,16 +457,7 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
         for (int p = 0; p < NP; p += 2) {
             const long long b = b0 + prow(p) + g;
             float* yp = y + (b * nt + t) * H + unit;
-            if (V == RNN_X3_YS) {
-                float* yb = ybuf + ((int)(t % 16) * ROWS + prow(p) + g) * U + lu;
-                if (P >= 2) {
-                    if (p / P == kp) *reinterpret_cast<float2*>(yb) = make_float2(hv[p], hv[p + 1]);
-                } else {
-#pragma unroll
-                    for (int e = 0; e < 2; e++)
-                        if (p + e == kp) yb[e] = hv[p + e];
-                }
-            } else if (b < nb && V != 2) {
+            if (b < nb && V != 2) {
                 if (P >= 2) {
                     if (p / P == kp) *reinterpret_cast<float2*>(yp) = make_float2(hv[p], hv[p + 1]);
                 } else {
@@ -495,7 +471,6 @@ __device__ __forceinline__ void rnn_x3(const float* __restrict__ gin, const floa
         for (int rh = 0; rh < 2 * MT; rh++) f0[rh] = f1[rh], f1[rh] = flag(rh, t + 2);
         rnn_tc_wait<CL>();
     }
-    if (V == RNN_X3_YS && nt > 0) flush((nt - 1) / 8 * 8, nt);
     cp_async_wait<0>();
     if (PA && rank == 0)  // every block of the cluster is past its last wait (the last step's barrier): reset for
         for (long long i = tid; i < nchunks; i += L::THREADS) ready[(long long)(blockIdx.x / CL) * nchunks + i] = 0;  // the next launch
