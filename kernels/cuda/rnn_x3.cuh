@@ -162,14 +162,21 @@ __device__ __forceinline__ void x3_st_cluster1(unsigned addr, float a) {
 __device__ __forceinline__ void x3_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 
 // PA (rnn_x3_pa): the projection made alongside the recurrence, in chunks of RNN_X3_PA_TC steps, tiles of
-// RNN_X3_PA_BN columns; x3_wait_ready spins until the counter at f (acquire, device scope) reaches need.
+// RNN_X3_PA_BN columns; x3_wait_ready spins until the counter at f (acquire, device scope) reaches need, trapping
+// after 2 s rather than hanging the GPU (projection clusters that were never scheduled, a GPU shared with another
+// context): the launch fails loudly instead.
 #define RNN_X3_PA_TC 4
 #define RNN_X3_PA_BN 128
-__device__ __forceinline__ void x3_wait_ready(const int* f, int need) {
+__device__ __forceinline__ int x3_ready(const int* f) {
     int v;
-    do {
-        asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-    } while (v < need);
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+    return v;
+}
+__device__ __forceinline__ void x3_wait_ready(const int* f, int need) {
+    if (x3_ready(f) >= need) return;
+    const unsigned long long t0 = globaltimer();
+    while (x3_ready(f) < need)
+        if (globaltimer() - t0 > 2000000000ull) __trap();
 }
 
 // RnnX3 is the shape of one instantiation and its shared memory (bytes): two h buffers of 16·MT rows of H fp32,
