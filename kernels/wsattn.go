@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // The Attention family's Hopper plan: the wgmma + TMA kernels of cuda/wsattn_sm90a.cu (sm_90a, compute
 // capability exactly 9.0), after FlashAttention-3: 128 to 256 queries a block in warpgroups of 64, K and V
@@ -24,12 +27,49 @@ var wgmmaAttnOn = wgmmaAttnPending == ""
 func attentionUsesWGMMA(cc, d int, on bool) bool { return on && cc == 90 && (d == 64 || d == 128) }
 
 // wsAttnPlan is one kernel of cuda/wsattn_sm90a.cu: head dim d, bm queries a block (bm/64 warpgroups of 64,
-// 2·bm threads), key tiles of bn in rings of `stages`, and its form: "plain" (S, softmax, P·V in turn), "ov"
+// 2·bm threads), key tiles of bn in rings of `stages`, its form: "plain" (S, softmax, P·V in turn), "ov"
 // (the softmax of one tile overlapping the P·V product of the one before) or "pp" ("ov", the warpgroups taking
-// turns to issue their products).
+// turns to issue their products), and how its softmax computes.
 type wsAttnPlan struct {
 	d, bm, bn, stages int
 	form              string
+	sm                wsAttnSoftmax
+}
+
+// wsAttnSoftmax is how a kernel's online softmax spends the multiprocessor's pipes (the .cu's EMU and OPT). At
+// d = 64 a score costs the tensor cores 256 FLOP, so at 4096 FLOP a clock they make 16 scores a clock, exactly the
+// 16 ex2 a clock of the special-function units: the softmax takes as long as the two products. emu of every 16
+// exponentials go instead to a polynomial on the FMA pipe (wa_exp2_poly, after FlashAttention-4: Cody–Waite
+// range reduction, a degree-3 minimax polynomial of 2^f, relative error 7.5e-5, or degree 4 with deg4, 2.6e-6,
+// against bf16's 3.9e-3 that P is rounded to next); the running max's alpha stays on ex2. intPack rounds P to
+// bf16 on the integer pipe (add half an ulp, prmt) rather than by cvt; tree reduces each row's max and sum as
+// trees rather than one dependent chain each. The zero value is every exponential on ex2, the kernels before.
+type wsAttnSoftmax struct {
+	emu           int
+	deg4          bool
+	intPack, tree bool
+}
+
+// wsAttnEx2 is the softmax with every exponential on ex2.
+var wsAttnEx2 = wsAttnSoftmax{}
+
+// String is the kernel name's part (the .cu's SNAME): e<emu> (d4: degree 4), ip, tr, joined by "_"; "" for wsAttnEx2.
+func (s wsAttnSoftmax) String() string {
+	var parts []string
+	if s.emu > 0 {
+		e := fmt.Sprintf("e%d", s.emu)
+		if s.deg4 {
+			e += "d4"
+		}
+		parts = append(parts, e)
+	}
+	if s.intPack {
+		parts = append(parts, "ip")
+	}
+	if s.tree {
+		parts = append(parts, "tr")
+	}
+	return strings.Join(parts, "_")
 }
 
 // wsAttnSmemLimit is the dynamic shared memory a block may take on compute capability 9.0: 227 KiB less the
@@ -38,12 +78,22 @@ const wsAttnSmemLimit = 227<<10 - 1024
 
 // wsAttnPlans lists every kernel pair (mask none and causal) the module holds (WA_KERNEL lines).
 var wsAttnPlans = []wsAttnPlan{
-	{128, 128, 128, 2, "plain"}, {128, 128, 128, 2, "ov"}, {128, 128, 128, 2, "pp"}, {128, 128, 176, 2, "pp"},
-	{64, 128, 128, 2, "plain"}, {64, 128, 128, 2, "pp"}, {64, 128, 192, 2, "pp"}, {64, 192, 128, 2, "ov"},
-	{64, 192, 128, 2, "pp"},
-	{128, 128, 128, 3, "pp"}, {64, 128, 128, 3, "pp"}, {64, 128, 192, 3, "pp"}, {64, 192, 128, 3, "pp"},
-	{128, 128, 176, 2, "plain"}, {128, 192, 128, 2, "plain"},
-	{64, 192, 128, 2, "plain"}, {64, 256, 128, 2, "plain"},
+	{128, 128, 128, 2, "plain", wsAttnEx2}, {128, 128, 128, 2, "ov", wsAttnEx2}, {128, 128, 128, 2, "pp", wsAttnEx2},
+	{128, 128, 176, 2, "pp", wsAttnEx2},
+	{64, 128, 128, 2, "plain", wsAttnEx2}, {64, 128, 128, 2, "pp", wsAttnEx2}, {64, 128, 192, 2, "pp", wsAttnEx2},
+	{64, 192, 128, 2, "ov", wsAttnEx2}, {64, 192, 128, 2, "pp", wsAttnEx2},
+	{128, 128, 128, 3, "pp", wsAttnEx2}, {64, 128, 128, 3, "pp", wsAttnEx2}, {64, 128, 192, 3, "pp", wsAttnEx2},
+	{64, 192, 128, 3, "pp", wsAttnEx2},
+	{128, 128, 176, 2, "plain", wsAttnEx2}, {128, 192, 128, 2, "plain", wsAttnEx2},
+	{64, 192, 128, 2, "plain", wsAttnEx2}, {64, 256, 128, 2, "plain", wsAttnEx2},
+	// The softmax variants (WA_KERNEL_SM lines).
+	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 2}}, {64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4}},
+	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 6}}, {64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 8}},
+	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, deg4: true}},
+	{64, 256, 128, 2, "plain", wsAttnSoftmax{intPack: true}}, {64, 256, 128, 2, "plain", wsAttnSoftmax{tree: true}},
+	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, tree: true}},
+	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, intPack: true, tree: true}},
+	{128, 128, 176, 2, "plain", wsAttnSoftmax{emu: 2}},
 }
 
 // kernel is the plan's kernel name for mask ("none" or "causal").
@@ -52,7 +102,11 @@ func (p wsAttnPlan) kernel(mask string) string {
 }
 
 func (p wsAttnPlan) String() string {
-	return fmt.Sprintf("wsattn_d%d_m%d_n%d_s%d_%s", p.d, p.bm, p.bn, p.stages, p.form)
+	name := fmt.Sprintf("wsattn_d%d_m%d_n%d_s%d_%s", p.d, p.bm, p.bn, p.stages, p.form)
+	if sm := p.sm.String(); sm != "" {
+		name += "_" + sm
+	}
+	return name
 }
 
 // threads is the plan's block size: bm/64 warpgroups.
@@ -76,10 +130,21 @@ var wsAttnPlanFor = wsAttnChoose
 func wsAttnChoose(d int, mask string) wsAttnPlan {
 	switch {
 	case d == 128 && mask == "causal":
-		return wsAttnPlan{128, 192, 128, 2, "plain"}
+		return wsAttnPlan{128, 192, 128, 2, "plain", wsAttnEx2}
 	case d == 128:
-		return wsAttnPlan{128, 128, 176, 2, "plain"}
+		return wsAttnPlan{128, 128, 176, 2, "plain", wsAttnEx2}
+	case wsAttnSoftmaxOn:
+		return wsAttnPlan{64, 256, 128, 2, "plain", wsAttnD64Softmax}
 	default:
-		return wsAttnPlan{64, 256, 128, 2, "plain"}
+		return wsAttnPlan{64, 256, 128, 2, "plain", wsAttnEx2}
 	}
 }
+
+// wsAttnSoftmaxPending says why wsAttnChoose keeps every exponential on ex2 at d = 64 rather than
+// wsAttnD64Softmax; wsAttnSoftmaxOn is whether it takes it (-kernels.pending turns it on, TestMain).
+const wsAttnSoftmaxPending = "the polynomial exponentials are not yet timed on a GPU against the ex2 kernel"
+
+var wsAttnSoftmaxOn = wsAttnSoftmaxPending == ""
+
+// wsAttnD64Softmax is the d = 64 default plan's softmax once wsAttnSoftmaxOn.
+var wsAttnD64Softmax = wsAttnSoftmax{emu: 4}

@@ -27,6 +27,11 @@
 // product of tile n−1 (two wgmma groups in flight: S(n) is issued, then P(n−1)·V(n−1), and the softmax starts
 // when S(n) completes; O is rescaled once P·V has); "pp" is "ov" with the warpgroups taking turns to issue
 // (named barriers 1 …  BM/64, round robin), so that one's softmax runs while another's products do.
+// Softmax variants (wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<SNAME>_<mask>, WA_KERNEL_SM): at D = 64 the
+// exponentials take the special-function units (16 ex2 a clock a multiprocessor) as long as the two products take
+// the tensor cores (16 scores a clock at 256 FLOP a score), so EMU of every 16 go to a polynomial on the FMA pipe
+// instead (wa_exp2_poly, after FlashAttention-4), and OPT tries the other parts of the softmax's path: P packed on
+// the integer pipe, the row max and sum as trees.
 // Causal: a block takes the key tiles up to its last query only, and masks only the tiles that cross the
 // diagonal of a warpgroup's rows; the blocks are ordered longest first.
 // Why no producer warp (FlashAttention-3 has one, with setmaxnreg): the "ov" and "pp" forms hold S, P and O at once
@@ -195,13 +200,81 @@ __device__ __forceinline__ float wa_exp2(float x) {
     return y;
 }
 
+// The minimax polynomials of 2^f on [0, 1) (least maximum relative error; f32 constants, lowest degree first) of
+// wa_exp2_poly: degree 3, 7.5e-5; degree 4, 2.6e-6. wsattn_test.go's TestWSAttnExp2Poly reads them from here and
+// holds the whole of wa_exp2_poly, in float32 arithmetic, to those bounds (plus rounding) over [−125, 0].
+#define WA_EXP2_P3_0 0.999925196f
+#define WA_EXP2_P3_1 0.695833564f
+#define WA_EXP2_P3_2 0.226067156f
+#define WA_EXP2_P3_3 0.0780245215f
+#define WA_EXP2_P4_0 1.00000262f
+#define WA_EXP2_P4_1 0.693003833f
+#define WA_EXP2_P4_2 0.241442755f
+#define WA_EXP2_P4_3 0.0520114601f
+#define WA_EXP2_P4_4 0.0135341678f
+
+// wa_exp2_poly is 2^x for x ≤ 0 on the FMA and integer pipes rather than the special-function unit's ex2
+// (FlashAttention-4's split, Cody–Waite): x clamped at −128, t = 1.5·2^23 + ⌊x⌋ by one add rounding toward −∞
+// (t's low mantissa bits hold n = ⌊x⌋ in two's complement), f = x − n ∈ [0, 1) exactly, p(f) by Horner, and 2^n
+// folded into p's exponent by an integer add of t << 23, which is n << 23 (the magic's bits shift out). The
+// exponent field is then p's (126 or 127) + n: from x ≥ −125 a normal number within the polynomial's error, below
+// a denormal or negative bits, which the integer max with 0 makes +0 — every x < −127, the mask's −∞ included, is
+// exactly 0, as ex2.approx.ftz gives. Seven FMA-pipe and two or three integer operations for the one MUFU
+// operation it replaces.
+template <int DEG>
+__device__ __forceinline__ float wa_exp2_poly(float x) {
+    x = fmaxf(x, -128.0f);
+    float t;
+    asm("add.rm.f32 %0, %1, 0f4B400000;\n" : "=f"(t) : "f"(x));
+    const float f = x - (t - 12582912.0f);
+    float p;
+    if (DEG == 3)
+        p = fmaf(fmaf(fmaf(WA_EXP2_P3_3, f, WA_EXP2_P3_2), f, WA_EXP2_P3_1), f, WA_EXP2_P3_0);
+    else
+        p = fmaf(fmaf(fmaf(fmaf(WA_EXP2_P4_4, f, WA_EXP2_P4_3), f, WA_EXP2_P4_2), f, WA_EXP2_P4_1), f, WA_EXP2_P4_0);
+    return __int_as_float(max(__float_as_int(p) + (__float_as_int(t) << 23), 0));
+}
+
+// wa_emulated is whether element k of a row's exponentials (k = 0 … BN/2 − 1 in the softmax's unrolled order)
+// goes to the polynomial when EMU of every 16 do: those m = k mod 16 with m·EMU mod 16 < EMU, exactly EMU of
+// every 16, spread evenly (EMU 4: m = 0, 4, 8, 12), so that the special-function and FMA pipes' work
+// interleaves in the instruction stream.
+template <int EMU>
+__device__ __forceinline__ constexpr bool wa_emulated(int k) {
+    return EMU > 0 && ((k % 16) * EMU) % 16 < EMU;
+}
+
+// wa_pack_int is hp_pack on the integer pipe: (lo, hi) rounded to bf16 by adding half a bf16 ulp to the bits and
+// keeping the high halves (prmt), for 0 ≤ lo, hi ≤ 1 (P); it differs from round-to-nearest-even only on exact ties
+// (away from zero).
+__device__ __forceinline__ unsigned wa_pack_int(float lo, float hi) {
+    unsigned r;
+    asm("{\n.reg .b32 a, b;\nadd.u32 a, %1, 32768;\nadd.u32 b, %2, 32768;\nprmt.b32 %0, a, b, 0x7632;\n}\n"
+        : "=r"(r)
+        : "r"(__float_as_uint(lo)), "r"(__float_as_uint(hi)));
+    return r;
+}
+
 #define WA_FORM_PLAIN 0
 #define WA_FORM_OV 1
 #define WA_FORM_PP 2
 
+// The softmax's options (wsattn's OPT bits, beside EMU): the polynomial of degree 4 rather than 3; P packed to
+// bf16 on the integer pipe (wa_pack_int) rather than by cvt; the row max and sum reduced as trees rather than
+// one dependent chain each.
+#define WA_OPT_DEG4 1
+#define WA_OPT_IPACK 2
+#define WA_OPT_TREE 4
+
+// WA_KIND is wsattn's KIND: the form (WA_FORM_*), EMU the exponentials of every 16 computed by wa_exp2_poly rather
+// than ex2 (0: all by ex2; the running max's alpha always is), OPT WA_OPT_* bits. One template argument rather
+// than three, so that the kernels of EMU and OPT 0 keep the names of the symbols they declare (the barriers'), and
+// with them their PTX, byte for byte.
+#define WA_KIND(FORM, EMU, OPT) ((FORM) | (EMU) << 8 | (OPT) << 16)
+
 // wsattn is the kernel body: D the head dim (64 or 128), WGS the warpgroups (64 queries each), BN the keys a
-// tile, ST the stages of the K and V rings, FORM one of WA_FORM_*.
-template <int D, int WGS, int BN, int ST, bool CAUSAL, int FORM>
+// tile, ST the stages of the K and V rings, KIND the form and softmax (WA_KIND).
+template <int D, int WGS, int BN, int ST, bool CAUSAL, int KIND>
 __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap* tmk, const CUtensorMap* tmv,
                                        unsigned short* __restrict__ o, long long nbh, long long t, float scale) {
     constexpr int BM = 64 * WGS;          // queries a block
@@ -211,7 +284,9 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
     constexpr int KV_BYTES = BN * D * 2;
     constexpr int RS = BN / 2;          // S accumulators a thread
     constexpr int RO = D / 2;           // O accumulators a thread
+    constexpr int FORM = KIND & 255, EMU = (KIND >> 8) & 255, OPT = KIND >> 16;
     constexpr bool OV = FORM != WA_FORM_PLAIN, PP = FORM == WA_FORM_PP;
+    static_assert(EMU <= 16, "EMU of every 16 exponentials");
     static_assert(D == 64 || D == 128, "head dims 64 and 128");
     static_assert(BN % 16 == 0 && KV_CHUNK % 1024 == 0, "key tiles of whole k-steps and swizzle periods");
 
@@ -329,31 +404,52 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 float mx = -INFINITY;
+                if (OPT & WA_OPT_TREE) {
+                    float m[RS / 4];
 #pragma unroll
-                for (int i = 0; i < RS / 4; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]));
+                    for (int i = 0; i < RS / 4; i++) m[i] = fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]);
+#pragma unroll
+                    for (int lv = 0; (1 << lv) < RS / 4; lv++)
+#pragma unroll
+                        for (int i = 0; i + (1 << lv) < RS / 4; i += 2 << lv) m[i] = fmaxf(m[i], m[i + (1 << lv)]);
+                    mx = m[0];
+                } else {
+#pragma unroll
+                    for (int i = 0; i < RS / 4; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]));
+                }
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
                 const float mnew = fmaxf(mrow[h], mx * scale);
                 const float msub = mnew == -INFINITY ? 0.0f : mnew;
                 alpha[h] = wa_exp2(mrow[h] - msub);
                 mrow[h] = mnew;
-                float sum = 0.0f;
+                constexpr int NSUM = OPT & WA_OPT_TREE ? 4 : 1;  // partial sums, added at the end
+                float sum[NSUM];
 #pragma unroll
-                for (int i = 0; i < RS / 4; i++)
+                for (int q = 0; q < NSUM; q++) sum[q] = 0.0f;
+#pragma unroll
+                for (int i = 0; i < RS / 4; i++) {
 #pragma unroll
                     for (int j = 0; j < 2; j++) {
-                        const float e = wa_exp2(fmaf(s[4 * i + 2 * h + j], scale, -msub));
+                        const float x = fmaf(s[4 * i + 2 * h + j], scale, -msub);
+                        const float e = wa_emulated<EMU>(2 * i + j)
+                                            ? wa_exp2_poly<OPT & WA_OPT_DEG4 ? 4 : 3>(x)
+                                            : wa_exp2(x);
                         s[4 * i + 2 * h + j] = e;
-                        sum += e;
+                        sum[(2 * i + j) % NSUM] += e;
                     }
-                lrow[h] = lrow[h] * alpha[h] + sum;
+                }
+#pragma unroll
+                for (int q = 1; q < NSUM; q++) sum[0] += sum[q];
+                lrow[h] = lrow[h] * alpha[h] + sum[0];
             }
         };
         auto rescale_pack = [&]() {
 #pragma unroll
             for (int e = 0; e < RO; e++) oacc[e] *= alpha[(e >> 1) & 1];
 #pragma unroll
-            for (int j = 0; j < RS / 2; j++) p[j] = hp_pack(s[2 * j], s[2 * j + 1]);
+            for (int j = 0; j < RS / 2; j++)
+                p[j] = OPT & WA_OPT_IPACK ? wa_pack_int(s[2 * j], s[2 * j + 1]) : hp_pack(s[2 * j], s[2 * j + 1]);
         };
 
         wa_mbar_wait(qfull, 0);
@@ -435,6 +531,20 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 #define WA_KERNEL(D, BM, BN, ST, FNAME, FORM)                   \
     WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, none, false)     \
     WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, causal, true)
+// The softmax variants: wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<SNAME>_<mask>, EMU and OPT as wsattn's (SNAME: e<EMU>,
+// d4 for the degree-4 polynomial, ip for the integer packing, tr for the tree reductions; wsattn.go's
+// wsAttnSoftmax spells the same).
+#define WA_KERNEL_SM_MASK(D, BM, BN, ST, FNAME, FORM, SNAME, EMU, OPT, MNAME, CAUSAL)                          \
+    extern "C" __global__ void __launch_bounds__(2 * BM, 1)                                                    \
+        wsattn_d##D##_m##BM##_n##BN##_s##ST##_##FNAME##_##SNAME##_##MNAME(                                     \
+            const __grid_constant__ CUtensorMap tmq, const __grid_constant__ CUtensorMap tmk,                  \
+            const __grid_constant__ CUtensorMap tmv, unsigned short* __restrict__ o, long long nbh, long long t, \
+            double scale) {                                                                                     \
+        wsattn<D, BM / 64, BN, ST, CAUSAL, WA_KIND(FORM, EMU, OPT)>(&tmq, &tmk, &tmv, o, nbh, t, (float)scale); \
+    }
+#define WA_KERNEL_SM(D, BM, BN, ST, FNAME, FORM, SNAME, EMU, OPT)                   \
+    WA_KERNEL_SM_MASK(D, BM, BN, ST, FNAME, FORM, SNAME, EMU, OPT, none, false)     \
+    WA_KERNEL_SM_MASK(D, BM, BN, ST, FNAME, FORM, SNAME, EMU, OPT, causal, true)
 
 WA_KERNEL(128, 128, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(128, 128, 128, 2, ov, WA_FORM_OV)
@@ -453,4 +563,14 @@ WA_KERNEL(128, 128, 176, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(128, 192, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(64, 192, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(64, 256, 128, 2, plain, WA_FORM_PLAIN)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e2, 2, 0)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4, 4, 0)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e6, 6, 0)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e8, 8, 0)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4d4, 4, WA_OPT_DEG4)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, ip, 0, WA_OPT_IPACK)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, tr, 0, WA_OPT_TREE)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4_tr, 4, WA_OPT_TREE)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4_ip_tr, 4, WA_OPT_IPACK | WA_OPT_TREE)
+WA_KERNEL_SM(128, 128, 176, 2, plain, WA_FORM_PLAIN, e2, 2, 0)
 #endif
