@@ -43,17 +43,22 @@ type wsAttnPlan struct {
 // range reduction, a degree-3 minimax polynomial of 2^f, relative error 7.5e-5, or degree 4 with deg4, 2.6e-6,
 // against bf16's 3.9e-3 that P is rounded to next); the running max's alpha stays on ex2. intPack rounds P to
 // bf16 on the integer pipe (add half an ulp, prmt) rather than by cvt; tree reduces each row's max and sum as
-// trees rather than one dependent chain each. The zero value is every exponential on ex2, the kernels before.
+// trees rather than one dependent chain each; desc steps the products' shared-memory descriptors from ones made
+// once rather than making each from its address; onesSum has the tensor cores make the row sums (P·V is
+// m64n72k16 over V and a tile of ones, bn·128 more bytes of shared memory, d = 64 only) rather than 64 dependent
+// adds a row a tile. The zero value is every exponential on ex2, the kernels before.
 type wsAttnSoftmax struct {
 	emu           int
 	deg4          bool
 	intPack, tree bool
+	desc, onesSum bool
 }
 
 // wsAttnEx2 is the softmax with every exponential on ex2.
 var wsAttnEx2 = wsAttnSoftmax{}
 
-// String is the kernel name's part (the .cu's SNAME): e<emu> (d4: degree 4), ip, tr, joined by "_"; "" for wsAttnEx2.
+// String is the kernel name's part (the .cu's SNAME): e<emu> (d4: degree 4), ip, tr, dc, ls, joined by "_"; "" for
+// wsAttnEx2.
 func (s wsAttnSoftmax) String() string {
 	var parts []string
 	if s.emu > 0 {
@@ -68,6 +73,12 @@ func (s wsAttnSoftmax) String() string {
 	}
 	if s.tree {
 		parts = append(parts, "tr")
+	}
+	if s.desc {
+		parts = append(parts, "dc")
+	}
+	if s.onesSum {
+		parts = append(parts, "ls")
 	}
 	return strings.Join(parts, "_")
 }
@@ -94,6 +105,12 @@ var wsAttnPlans = []wsAttnPlan{
 	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, tree: true}},
 	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, intPack: true, tree: true}},
 	{128, 128, 176, 2, "plain", wsAttnSoftmax{emu: 2}},
+	{64, 256, 128, 2, "plain", wsAttnSoftmax{desc: true}}, {64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 2, desc: true}},
+	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, desc: true}},
+	{64, 256, 128, 2, "plain", wsAttnSoftmax{onesSum: true}},
+	{64, 256, 128, 2, "plain", wsAttnSoftmax{desc: true, onesSum: true}},
+	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 2, desc: true, onesSum: true}},
+	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, desc: true, onesSum: true}},
 }
 
 // kernel is the plan's kernel name for mask ("none" or "causal").
@@ -112,9 +129,15 @@ func (p wsAttnPlan) String() string {
 // threads is the plan's block size: bm/64 warpgroups.
 func (p wsAttnPlan) threads() int { return 2 * p.bm }
 
-// smem is the dynamic shared memory a block takes: the Q tile, the stages of K and V, and the 1024 bytes of
-// slack that align them to the swizzle's period (the .cu's layout).
-func (p wsAttnPlan) smem() int { return p.bm*p.d*2 + 2*p.stages*p.bn*p.d*2 + 1024 }
+// smem is the dynamic shared memory a block takes: the Q tile, the stages of K and V, with onesSum the tile of
+// ones after them, and the 1024 bytes of slack that align them to the swizzle's period (the .cu's layout).
+func (p wsAttnPlan) smem() int {
+	b := p.bm*p.d*2 + 2*p.stages*p.bn*p.d*2 + 1024
+	if p.sm.onesSum {
+		b += p.bn * 128
+	}
+	return b
+}
 
 // wsAttnPlanFor picks the plan for head dim d and mask; the tests swap it.
 var wsAttnPlanFor = wsAttnChoose

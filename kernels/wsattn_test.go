@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/kernelwatch/kernelwatch/harness"
@@ -69,20 +70,22 @@ func TestWSAttnPlans(t *testing.T) {
 		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, intPack: true, tree: true}},
 			"wsattn_d64_m256_n128_s2_plain_e4_ip_tr_causal"},
 		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnSoftmax{tree: true}}, "wsattn_d64_m256_n128_s2_plain_tr_causal"},
+		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 2, desc: true, onesSum: true}},
+			"wsattn_d64_m256_n128_s2_plain_e2_dc_ls_none"},
 	} {
-		if got := tc.p.kernel("causal"); got != tc.want {
+		if got := tc.p.kernel(tc.want[strings.LastIndex(tc.want, "_")+1:]); got != tc.want {
 			t.Errorf("kernel name %q, want %q", got, tc.want)
 		}
 	}
 }
 
 // TestWSAttnSoftmaxPlans: every softmax variant is one the .cu builds (emu of 16, the degree-4 polynomial only
-// with emu), plans differ in more than the softmax only where they are different kernels, every plan's kernels
+// with emu, the tensor cores' row sums only at d = 64), plans differ in more than the softmax only where they are different kernels, every plan's kernels
 // (both masks) are entries of the committed PTX and no entry lacks a plan, and the default d = 64 plan's softmax
 // is the ex2 one while wsAttnSoftmaxPending holds it back and wsAttnD64Softmax once not.
 func TestWSAttnSoftmaxPlans(t *testing.T) {
 	for _, p := range wsAttnPlans {
-		if p.sm.emu < 0 || p.sm.emu > 16 || (p.sm.deg4 && p.sm.emu == 0) {
+		if p.sm.emu < 0 || p.sm.emu > 16 || (p.sm.deg4 && p.sm.emu == 0) || (p.sm.onesSum && p.d != 64) {
 			t.Errorf("%v: softmax %+v", p, p.sm)
 		}
 	}

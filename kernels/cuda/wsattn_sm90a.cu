@@ -112,6 +112,13 @@ __device__ __forceinline__ unsigned long long wa_desc_mn(unsigned addr, unsigned
            ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);
 }
 
+// wa_desc_step is descriptor d of the address `bytes` (a multiple of 16) further on: the start address field,
+// bits 0–13, holds the address / 16 and every address is below 256 KiB, so it is one add to the low word, where
+// wa_desc_k and wa_desc_mn of the address mask, shift and merge again.
+__device__ __forceinline__ unsigned long long wa_desc_step(unsigned long long d, unsigned bytes) {
+    return (d & 0xFFFFFFFF00000000ull) | (unsigned)(d + (bytes >> 4));
+}
+
 // wa_mma_ss is d = A · Bᵀ (+ d when acc ≠ 0) for the warpgroup, m64nNk16 with N = 2 · len(d): A 64 × 16 and
 // B N × 16, both K-major in shared memory. wa_mma_rs is d += A · B with A 64 × 16 from registers (four bf16
 // pairs a thread, the m64nNk16 A fragment) and B 16 × N MN-major in shared memory. One overload per width.
@@ -178,6 +185,15 @@ __device__ __forceinline__ void wa_mma_rs(float (&d)[32], const unsigned (&a)[4]
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
         "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
         : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void wa_mma_rs(float (&d)[36], const unsigned (&a)[4], unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %41, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35"
+        "}, {%36, %37, %38, %39}, %40, p, 1, 1, 1;\n}\n"
+        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28), HP_D4(32)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
 }
 __device__ __forceinline__ void wa_mma_rs(float (&d)[64], const unsigned (&a)[4], unsigned long long db) {
@@ -261,10 +277,16 @@ __device__ __forceinline__ unsigned wa_pack_int(float lo, float hi) {
 
 // The softmax's options (wsattn's OPT bits, beside EMU): the polynomial of degree 4 rather than 3; P packed to
 // bf16 on the integer pipe (wa_pack_int) rather than by cvt; the row max and sum reduced as trees rather than
-// one dependent chain each.
+// one dependent chain each; the products' descriptors stepped from ones made once (wa_desc_step) rather than made
+// from each address — not the softmax, but the same instruction stream; the row sums made by the tensor cores
+// rather than by 64 dependent adds a row a tile: P·V is m64n72k16, V's tile followed (the leading byte offset) by
+// BN rows of 1.0 in shared memory, so that accumulator columns 64 … 71 are each row's running sum, rescaled with
+// O (D = 64 only).
 #define WA_OPT_DEG4 1
 #define WA_OPT_IPACK 2
 #define WA_OPT_TREE 4
+#define WA_OPT_DESC 8
+#define WA_OPT_ONES 16
 
 // WA_KIND is wsattn's KIND: the form (WA_FORM_*), EMU the exponentials of every 16 computed by wa_exp2_poly rather
 // than ex2 (0: all by ex2; the running max's alpha always is), OPT WA_OPT_* bits. One template argument rather
@@ -286,7 +308,10 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
     constexpr int RO = D / 2;           // O accumulators a thread
     constexpr int FORM = KIND & 255, EMU = (KIND >> 8) & 255, OPT = KIND >> 16;
     constexpr bool OV = FORM != WA_FORM_PLAIN, PP = FORM == WA_FORM_PP;
+    constexpr bool ONES = (OPT & WA_OPT_ONES) != 0;
+    constexpr int RA = ONES ? RO + 4 : RO;  // O's accumulators and, ONES, the row sums'
     static_assert(EMU <= 16, "EMU of every 16 exponentials");
+    static_assert(!ONES || D == 64, "the row sums on the tensor cores: D = 64 (one 64-column chunk of V)");
     static_assert(D == 64 || D == 128, "head dims 64 and 128");
     static_assert(BN % 16 == 0 && KV_CHUNK % 1024 == 0, "key tiles of whole k-steps and swizzle periods");
 
@@ -321,6 +346,13 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
+    if (ONES) {  // the BN × 64 bf16 ones after the V stages, read by wgmma (the async proxy) after the barrier
+        for (int i = threadIdx.x; i < KV_CHUNK / 16; i += THREADS)
+            asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(sv + ST * KV_BYTES + 16 * i),
+                         "r"(0x3F803F80u)
+                         : "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
     __syncthreads();
 
     {
@@ -349,12 +381,13 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         const int warp = tid / 32, lane = tid % 32;
         const long long ra = q0 + half * 64 + warp * 16 + lane / 4;  // this thread's rows ra and ra + 8
         const unsigned qa = sq + half * 64 * 128;
-        float oacc[RO], s[RS];
+        float oacc[RA], s[RS];
         unsigned p[RS / 2];
 #pragma unroll
-        for (int e = 0; e < RO; e++) oacc[e] = 0.0f;
+        for (int e = 0; e < RA; e++) oacc[e] = 0.0f;
         float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.0f, 0.0f}, alpha[2];
 
+        const unsigned long long dq = wa_desc_k(qa), dk = wa_desc_k(sk), dv = wa_desc_mn(sv, KV_CHUNK);
         // S = Q · K(n)ᵀ, issued and committed (one wgmma group).
         auto gemm_s = [&](int n) {
             const unsigned kb = sk + (n % ST) * KV_BYTES;
@@ -363,8 +396,12 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++)
-                wa_mma_ss(s, wa_desc_k(qa + (kk / 4) * BM * 128 + 32 * (kk % 4)),
-                          wa_desc_k(kb + (kk / 4) * KV_CHUNK + 32 * (kk % 4)), kk > 0);
+                if (OPT & WA_OPT_DESC)
+                    wa_mma_ss(s, wa_desc_step(dq, (kk / 4) * BM * 128 + 32 * (kk % 4)),
+                              wa_desc_step(dk, (n % ST) * KV_BYTES + (kk / 4) * KV_CHUNK + 32 * (kk % 4)), kk > 0);
+                else
+                    wa_mma_ss(s, wa_desc_k(qa + (kk / 4) * BM * 128 + 32 * (kk % 4)),
+                              wa_desc_k(kb + (kk / 4) * KV_CHUNK + 32 * (kk % 4)), kk > 0);
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         };
         // O += P · V(n), issued and committed.
@@ -377,7 +414,12 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++) {
                 const unsigned a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
-                wa_mma_rs(oacc, a, wa_desc_mn(vb + 2048 * kk, KV_CHUNK));
+                if (OPT & WA_OPT_DESC)
+                    wa_mma_rs(oacc, a,
+                              ONES ? wa_desc_step(wa_desc_mn(vb, ST * KV_BYTES - (n % ST) * KV_BYTES), 2048 * kk)
+                                   : wa_desc_step(dv, (n % ST) * KV_BYTES + 2048 * kk));
+                else
+                    wa_mma_rs(oacc, a, wa_desc_mn(vb + 2048 * kk, ONES ? ST * KV_BYTES - (n % ST) * KV_BYTES : KV_CHUNK));
             }
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         };
@@ -436,17 +478,17 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
                                             ? wa_exp2_poly<OPT & WA_OPT_DEG4 ? 4 : 3>(x)
                                             : wa_exp2(x);
                         s[4 * i + 2 * h + j] = e;
-                        sum[(2 * i + j) % NSUM] += e;
+                        if (!ONES) sum[(2 * i + j) % NSUM] += e;
                     }
                 }
 #pragma unroll
                 for (int q = 1; q < NSUM; q++) sum[0] += sum[q];
-                lrow[h] = lrow[h] * alpha[h] + sum[0];
+                if (!ONES) lrow[h] = lrow[h] * alpha[h] + sum[0];
             }
         };
         auto rescale_pack = [&]() {
 #pragma unroll
-            for (int e = 0; e < RO; e++) oacc[e] *= alpha[(e >> 1) & 1];
+            for (int e = 0; e < RA; e++) oacc[e] *= alpha[(e >> 1) & 1];
 #pragma unroll
             for (int j = 0; j < RS / 2; j++)
                 p[j] = OPT & WA_OPT_IPACK ? wa_pack_int(s[2 * j], s[2 * j + 1]) : hp_pack(s[2 * j], s[2 * j + 1]);
@@ -505,8 +547,12 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             float l = lrow[h];
-            l += __shfl_xor_sync(0xffffffff, l, 1);
-            l += __shfl_xor_sync(0xffffffff, l, 2);
+            if (ONES) {  // the tensor cores' sum over every key: the same in each of the quad's columns
+                l = oacc[RO + 2 * h];
+            } else {
+                l += __shfl_xor_sync(0xffffffff, l, 1);
+                l += __shfl_xor_sync(0xffffffff, l, 2);
+            }
             const float inv = 1.0f / l;
             const long long r = ra + 8 * h;
             if (r >= t) continue;
@@ -573,4 +619,11 @@ WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, tr, 0, WA_OPT_TREE)
 WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4_tr, 4, WA_OPT_TREE)
 WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4_ip_tr, 4, WA_OPT_IPACK | WA_OPT_TREE)
 WA_KERNEL_SM(128, 128, 176, 2, plain, WA_FORM_PLAIN, e2, 2, 0)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc, 0, WA_OPT_DESC)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e2_dc, 2, WA_OPT_DESC)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4_dc, 4, WA_OPT_DESC)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, ls, 0, WA_OPT_ONES)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc_ls, 0, WA_OPT_DESC | WA_OPT_ONES)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e2_dc_ls, 2, WA_OPT_DESC | WA_OPT_ONES)
+WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4_dc_ls, 4, WA_OPT_DESC | WA_OPT_ONES)
 #endif
