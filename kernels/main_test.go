@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 	wgmmaGEMMOn = wgmmaGEMMOn || harness.RunPending()
 	wgmmaFFNOn = wgmmaFFNOn || harness.RunPending()
 	wgmmaAttnOn = wgmmaAttnOn || harness.RunPending()
-	wsAttnSoftmaxOn = wsAttnSoftmaxOn || harness.RunPending()
+	wsAttnD64On = wsAttnD64On || harness.RunPending()
 	rnnUnitsOn = rnnUnitsOn || harness.RunPending()
 	rnnX3On = rnnX3On || harness.RunPending()
 	lstmStepOn = lstmStepOn || harness.RunPending()

@@ -29,56 +29,34 @@ func attentionUsesWGMMA(cc, d int, on bool) bool { return on && cc == 90 && (d =
 // wsAttnPlan is one kernel of cuda/wsattn_sm90a.cu: head dim d, bm queries a block (bm/64 warpgroups of 64,
 // 2·bm threads), key tiles of bn in rings of `stages`, its form: "plain" (S, softmax, P·V in turn), "ov"
 // (the softmax of one tile overlapping the P·V product of the one before) or "pp" ("ov", the warpgroups taking
-// turns to issue their products), and how its softmax computes.
+// turns to issue their products), and its variant (opts).
 type wsAttnPlan struct {
 	d, bm, bn, stages int
 	form              string
-	sm                wsAttnSoftmax
+	opts              wsAttnOpts
 }
 
-// wsAttnSoftmax is how a kernel's online softmax spends the multiprocessor's pipes (the .cu's EMU and OPT). At
+// wsAttnOpts is how a kernel spends the multiprocessor's pipes beyond its tiles and form (the .cu's EMU and OPT). At
 // d = 64 a score costs the tensor cores 256 FLOP, so at 4096 FLOP a clock they make 16 scores a clock, exactly the
-// 16 ex2 a clock of the special-function units: the softmax takes as long as the two products. emu of every 16
-// exponentials go instead to a polynomial on the FMA pipe (wa_exp2_poly, after FlashAttention-4: Cody–Waite
-// range reduction, a degree-3 minimax polynomial of 2^f, relative error 7.5e-5, or degree 4 with deg4, 2.6e-6,
-// against bf16's 3.9e-3 that P is rounded to next); the running max's alpha stays on ex2. intPack rounds P to
-// bf16 on the integer pipe (add half an ulp, prmt) rather than by cvt; tree reduces each row's max and sum as
-// trees rather than one dependent chain each; desc steps the products' shared-memory descriptors from ones made
-// once rather than making each from its address; onesSum has the tensor cores make the row sums (P·V is
-// m64n72k16 over V and a tile of ones, bn·128 more bytes of shared memory, d = 64 only) rather than 64 dependent
-// adds a row a tile. The zero value is every exponential on ex2, the kernels before.
-type wsAttnSoftmax struct {
-	emu           int
-	deg4          bool
-	intPack, tree bool
-	desc, onesSum bool
+// 16 ex2 a clock of the special-function units (MUFU): the softmax takes as long as the two products. emu of every
+// 16 exponentials go instead to a polynomial on the FMA pipe (wa_exp2_poly, after FlashAttention-4: Cody–Waite
+// range reduction and a degree-3 minimax polynomial of 2^f, relative error 7.5e-5 against the 3.9e-3 of the bf16
+// that P is rounded to next); the running max's alpha stays on ex2. desc steps the products' shared-memory
+// descriptors from ones made once rather than making each from its address (about 30 fewer instructions a tile in
+// the stream the softmax issues from). The zero value is neither, the kernels before.
+type wsAttnOpts struct {
+	emu  int
+	desc bool
 }
 
-// wsAttnEx2 is the softmax with every exponential on ex2.
-var wsAttnEx2 = wsAttnSoftmax{}
-
-// String is the kernel name's part (the .cu's SNAME): e<emu> (d4: degree 4), ip, tr, dc, ls, joined by "_"; "" for
-// wsAttnEx2.
-func (s wsAttnSoftmax) String() string {
+// String is the kernel name's part (the .cu's VNAME): e<emu>, dc, joined by "_"; "" for the zero value.
+func (o wsAttnOpts) String() string {
 	var parts []string
-	if s.emu > 0 {
-		e := fmt.Sprintf("e%d", s.emu)
-		if s.deg4 {
-			e += "d4"
-		}
-		parts = append(parts, e)
+	if o.emu > 0 {
+		parts = append(parts, fmt.Sprintf("e%d", o.emu))
 	}
-	if s.intPack {
-		parts = append(parts, "ip")
-	}
-	if s.tree {
-		parts = append(parts, "tr")
-	}
-	if s.desc {
+	if o.desc {
 		parts = append(parts, "dc")
-	}
-	if s.onesSum {
-		parts = append(parts, "ls")
 	}
 	return strings.Join(parts, "_")
 }
@@ -89,28 +67,17 @@ const wsAttnSmemLimit = 227<<10 - 1024
 
 // wsAttnPlans lists every kernel pair (mask none and causal) the module holds (WA_KERNEL lines).
 var wsAttnPlans = []wsAttnPlan{
-	{128, 128, 128, 2, "plain", wsAttnEx2}, {128, 128, 128, 2, "ov", wsAttnEx2}, {128, 128, 128, 2, "pp", wsAttnEx2},
-	{128, 128, 176, 2, "pp", wsAttnEx2},
-	{64, 128, 128, 2, "plain", wsAttnEx2}, {64, 128, 128, 2, "pp", wsAttnEx2}, {64, 128, 192, 2, "pp", wsAttnEx2},
-	{64, 192, 128, 2, "ov", wsAttnEx2}, {64, 192, 128, 2, "pp", wsAttnEx2},
-	{128, 128, 128, 3, "pp", wsAttnEx2}, {64, 128, 128, 3, "pp", wsAttnEx2}, {64, 128, 192, 3, "pp", wsAttnEx2},
-	{64, 192, 128, 3, "pp", wsAttnEx2},
-	{128, 128, 176, 2, "plain", wsAttnEx2}, {128, 192, 128, 2, "plain", wsAttnEx2},
-	{64, 192, 128, 2, "plain", wsAttnEx2}, {64, 256, 128, 2, "plain", wsAttnEx2},
-	// The softmax variants (WA_KERNEL_SM lines).
-	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 2}}, {64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4}},
-	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 6}}, {64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 8}},
-	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, deg4: true}},
-	{64, 256, 128, 2, "plain", wsAttnSoftmax{intPack: true}}, {64, 256, 128, 2, "plain", wsAttnSoftmax{tree: true}},
-	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, tree: true}},
-	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, intPack: true, tree: true}},
-	{128, 128, 176, 2, "plain", wsAttnSoftmax{emu: 2}},
-	{64, 256, 128, 2, "plain", wsAttnSoftmax{desc: true}}, {64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 2, desc: true}},
-	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, desc: true}},
-	{64, 256, 128, 2, "plain", wsAttnSoftmax{onesSum: true}},
-	{64, 256, 128, 2, "plain", wsAttnSoftmax{desc: true, onesSum: true}},
-	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 2, desc: true, onesSum: true}},
-	{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, desc: true, onesSum: true}},
+	{128, 128, 128, 2, "plain", wsAttnOpts{}}, {128, 128, 128, 2, "ov", wsAttnOpts{}}, {128, 128, 128, 2, "pp", wsAttnOpts{}},
+	{128, 128, 176, 2, "pp", wsAttnOpts{}},
+	{64, 128, 128, 2, "plain", wsAttnOpts{}}, {64, 128, 128, 2, "pp", wsAttnOpts{}}, {64, 128, 192, 2, "pp", wsAttnOpts{}},
+	{64, 192, 128, 2, "ov", wsAttnOpts{}}, {64, 192, 128, 2, "pp", wsAttnOpts{}},
+	{128, 128, 128, 3, "pp", wsAttnOpts{}}, {64, 128, 128, 3, "pp", wsAttnOpts{}}, {64, 128, 192, 3, "pp", wsAttnOpts{}},
+	{64, 192, 128, 3, "pp", wsAttnOpts{}},
+	{128, 128, 176, 2, "plain", wsAttnOpts{}}, {128, 192, 128, 2, "plain", wsAttnOpts{}},
+	{64, 192, 128, 2, "plain", wsAttnOpts{}}, {64, 256, 128, 2, "plain", wsAttnOpts{}},
+	// The variants (WA_KERNEL_V lines).
+	{64, 256, 128, 2, "plain", wsAttnOpts{emu: 2}}, {64, 256, 128, 2, "plain", wsAttnOpts{desc: true}},
+	{128, 128, 176, 2, "plain", wsAttnOpts{desc: true}}, {128, 192, 128, 2, "plain", wsAttnOpts{desc: true}},
 }
 
 // kernel is the plan's kernel name for mask ("none" or "causal").
@@ -120,8 +87,8 @@ func (p wsAttnPlan) kernel(mask string) string {
 
 func (p wsAttnPlan) String() string {
 	name := fmt.Sprintf("wsattn_d%d_m%d_n%d_s%d_%s", p.d, p.bm, p.bn, p.stages, p.form)
-	if sm := p.sm.String(); sm != "" {
-		name += "_" + sm
+	if v := p.opts.String(); v != "" {
+		name += "_" + v
 	}
 	return name
 }
@@ -129,15 +96,9 @@ func (p wsAttnPlan) String() string {
 // threads is the plan's block size: bm/64 warpgroups.
 func (p wsAttnPlan) threads() int { return 2 * p.bm }
 
-// smem is the dynamic shared memory a block takes: the Q tile, the stages of K and V, with onesSum the tile of
-// ones after them, and the 1024 bytes of slack that align them to the swizzle's period (the .cu's layout).
-func (p wsAttnPlan) smem() int {
-	b := p.bm*p.d*2 + 2*p.stages*p.bn*p.d*2 + 1024
-	if p.sm.onesSum {
-		b += p.bn * 128
-	}
-	return b
-}
+// smem is the dynamic shared memory a block takes: the Q tile, the stages of K and V, and the 1024 bytes of
+// slack that align them to the swizzle's period (the .cu's layout).
+func (p wsAttnPlan) smem() int { return p.bm*p.d*2 + 2*p.stages*p.bn*p.d*2 + 1024 }
 
 // wsAttnPlanFor picks the plan for head dim d and mask; the tests swap it.
 var wsAttnPlanFor = wsAttnChoose
@@ -153,21 +114,21 @@ var wsAttnPlanFor = wsAttnChoose
 func wsAttnChoose(d int, mask string) wsAttnPlan {
 	switch {
 	case d == 128 && mask == "causal":
-		return wsAttnPlan{128, 192, 128, 2, "plain", wsAttnEx2}
+		return wsAttnPlan{128, 192, 128, 2, "plain", wsAttnOpts{}}
 	case d == 128:
-		return wsAttnPlan{128, 128, 176, 2, "plain", wsAttnEx2}
-	case wsAttnSoftmaxOn:
-		return wsAttnPlan{64, 256, 128, 2, "plain", wsAttnD64Softmax}
+		return wsAttnPlan{128, 128, 176, 2, "plain", wsAttnOpts{}}
+	case wsAttnD64On:
+		return wsAttnPlan{64, 256, 128, 2, "plain", wsAttnD64Opts}
 	default:
-		return wsAttnPlan{64, 256, 128, 2, "plain", wsAttnEx2}
+		return wsAttnPlan{64, 256, 128, 2, "plain", wsAttnOpts{}}
 	}
 }
 
-// wsAttnSoftmaxPending says why wsAttnChoose keeps every exponential on ex2 at d = 64 rather than
-// wsAttnD64Softmax; wsAttnSoftmaxOn is whether it takes it (-kernels.pending turns it on, TestMain).
-const wsAttnSoftmaxPending = "the polynomial exponentials are not yet timed on a GPU against the ex2 kernel"
+// wsAttnD64Pending says why wsAttnChoose keeps the d = 64 plan's variant at the zero value rather than
+// wsAttnD64Opts; wsAttnD64On is whether it takes it (-kernels.pending turns it on, TestMain).
+const wsAttnD64Pending = "the stepped descriptors are not yet timed decisively on a GPU against the kernel without them"
 
-var wsAttnSoftmaxOn = wsAttnSoftmaxPending == ""
+var wsAttnD64On = wsAttnD64Pending == ""
 
-// wsAttnD64Softmax is the d = 64 default plan's softmax once wsAttnSoftmaxOn.
-var wsAttnD64Softmax = wsAttnSoftmax{emu: 4}
+// wsAttnD64Opts is the d = 64 default plan's variant once wsAttnD64On.
+var wsAttnD64Opts = wsAttnOpts{desc: true}

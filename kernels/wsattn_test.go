@@ -64,14 +64,10 @@ func TestWSAttnPlans(t *testing.T) {
 		p    wsAttnPlan
 		want string
 	}{
-		{wsAttnPlan{128, 128, 176, 2, "pp", wsAttnEx2}, "wsattn_d128_m128_n176_s2_pp_causal"},
-		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4}}, "wsattn_d64_m256_n128_s2_plain_e4_causal"},
-		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, deg4: true}}, "wsattn_d64_m256_n128_s2_plain_e4d4_causal"},
-		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 4, intPack: true, tree: true}},
-			"wsattn_d64_m256_n128_s2_plain_e4_ip_tr_causal"},
-		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnSoftmax{tree: true}}, "wsattn_d64_m256_n128_s2_plain_tr_causal"},
-		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnSoftmax{emu: 2, desc: true, onesSum: true}},
-			"wsattn_d64_m256_n128_s2_plain_e2_dc_ls_none"},
+		{wsAttnPlan{128, 128, 176, 2, "pp", wsAttnOpts{}}, "wsattn_d128_m128_n176_s2_pp_causal"},
+		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnOpts{emu: 4}}, "wsattn_d64_m256_n128_s2_plain_e4_causal"},
+		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnOpts{desc: true}}, "wsattn_d64_m256_n128_s2_plain_dc_none"},
+		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnOpts{emu: 2, desc: true}}, "wsattn_d64_m256_n128_s2_plain_e2_dc_none"},
 	} {
 		if got := tc.p.kernel(tc.want[strings.LastIndex(tc.want, "_")+1:]); got != tc.want {
 			t.Errorf("kernel name %q, want %q", got, tc.want)
@@ -79,14 +75,13 @@ func TestWSAttnPlans(t *testing.T) {
 	}
 }
 
-// TestWSAttnSoftmaxPlans: every softmax variant is one the .cu builds (emu of 16, the degree-4 polynomial only
-// with emu, the tensor cores' row sums only at d = 64), plans differ in more than the softmax only where they are different kernels, every plan's kernels
-// (both masks) are entries of the committed PTX and no entry lacks a plan, and the default d = 64 plan's softmax
-// is the ex2 one while wsAttnSoftmaxPending holds it back and wsAttnD64Softmax once not.
-func TestWSAttnSoftmaxPlans(t *testing.T) {
+// TestWSAttnVariants: every variant is one the .cu builds (emu of 16), no kernel is listed twice, every plan's
+// kernels (both masks) are entries of the committed PTX and no entry lacks a plan, and the default d = 64 plan's
+// variant is the zero one while wsAttnD64Pending holds it back and wsAttnD64Opts once not.
+func TestWSAttnVariants(t *testing.T) {
 	for _, p := range wsAttnPlans {
-		if p.sm.emu < 0 || p.sm.emu > 16 || (p.sm.deg4 && p.sm.emu == 0) || (p.sm.onesSum && p.d != 64) {
-			t.Errorf("%v: softmax %+v", p, p.sm)
+		if p.opts.emu < 0 || p.opts.emu > 16 {
+			t.Errorf("%v: %d of 16 exponentials on the polynomial", p, p.opts.emu)
 		}
 	}
 	ptx, err := os.ReadFile("cuda/ptx/wsattn_sm90a.ptx")
@@ -115,39 +110,39 @@ func TestWSAttnSoftmaxPlans(t *testing.T) {
 			t.Errorf("cuda/ptx/wsattn_sm90a.ptx: entry %s has no plan in wsAttnPlans", name)
 		}
 	}
-	want := wsAttnEx2
-	if wsAttnSoftmaxOn {
-		want = wsAttnD64Softmax
+	want := wsAttnOpts{}
+	if wsAttnD64On {
+		want = wsAttnD64Opts
 	}
 	for _, mask := range AttentionFamily.Variants {
-		if got := wsAttnChoose(64, mask); got.sm != want || !slices.Contains(wsAttnPlans, got) {
-			t.Errorf("wsAttnChoose(64, %s) = %v with wsAttnSoftmaxOn %v (pending %q), want softmax %q", mask, got,
-				wsAttnSoftmaxOn, wsAttnSoftmaxPending, want)
+		if got := wsAttnChoose(64, mask); got.opts != want || !slices.Contains(wsAttnPlans, got) {
+			t.Errorf("wsAttnChoose(64, %s) = %v with wsAttnD64On %v (pending %q), want variant %q", mask, got,
+				wsAttnD64On, wsAttnD64Pending, want)
 		}
 	}
-	if wsAttnSoftmaxOn != (wsAttnSoftmaxPending == "" || harness.RunPending()) {
-		t.Errorf("wsAttnSoftmaxPending %q, wsAttnSoftmaxOn %v with -kernels.pending=%v", wsAttnSoftmaxPending,
-			wsAttnSoftmaxOn, harness.RunPending())
+	if wsAttnD64On != (wsAttnD64Pending == "" || harness.RunPending()) {
+		t.Errorf("wsAttnD64Pending %q, wsAttnD64On %v with -kernels.pending=%v", wsAttnD64Pending, wsAttnD64On,
+			harness.RunPending())
 	}
 }
 
-// wsAttnExp2PolyBounds are the maximum relative errors claimed for wa_exp2_poly (cuda/wsattn_sm90a.cu) by degree,
-// over the x whose results are normal numbers: the minimax polynomials' (7.5e-5 and 2.6e-6) plus float32 rounding.
-var wsAttnExp2PolyBounds = map[int]float64{3: 8e-5, 4: 3e-6}
+// wsAttnExp2PolyBound is the maximum relative error claimed for wa_exp2_poly (cuda/wsattn_sm90a.cu) over the x
+// whose results are normal numbers: the minimax polynomial's 7.5e-5 plus float32 rounding.
+const wsAttnExp2PolyBound = 8e-5
 
-// wsAttnExp2PolyCoefs reads the polynomial of degree deg (WA_EXP2_P<deg>_<k>, lowest degree first) from the .cu.
-func wsAttnExp2PolyCoefs(t *testing.T, src string, deg int) []float32 {
+// wsAttnExp2PolyCoefs reads the polynomial (WA_EXP2_P3_<k>, lowest degree first) from the .cu.
+func wsAttnExp2PolyCoefs(t *testing.T, src string) []float32 {
 	t.Helper()
-	c := make([]float32, deg+1)
+	c := make([]float32, 4)
 	for k := range c {
-		re := regexp.MustCompile(fmt.Sprintf(`(?m)^#define WA_EXP2_P%d_%d ([-+0-9.eE]+)f$`, deg, k))
+		re := regexp.MustCompile(fmt.Sprintf(`(?m)^#define WA_EXP2_P3_%d ([-+0-9.eE]+)f$`, k))
 		m := re.FindAllStringSubmatch(src, -1)
 		if len(m) != 1 {
-			t.Fatalf("cuda/wsattn_sm90a.cu: %d definitions of WA_EXP2_P%d_%d, want 1", len(m), deg, k)
+			t.Fatalf("cuda/wsattn_sm90a.cu: %d definitions of WA_EXP2_P3_%d, want 1", len(m), k)
 		}
 		v, err := strconv.ParseFloat(m[0][1], 32)
 		if err != nil {
-			t.Fatalf("cuda/wsattn_sm90a.cu: WA_EXP2_P%d_%d: %v", deg, k, err)
+			t.Fatalf("cuda/wsattn_sm90a.cu: WA_EXP2_P3_%d: %v", k, err)
 		}
 		c[k] = float32(v)
 	}
@@ -172,45 +167,42 @@ func wsAttnExp2Poly(x float32, c []float32) float32 {
 // TestWSAttnExp2Poly holds the softmax's polynomial 2^x, with the constants of cuda/wsattn_sm90a.cu, to its claimed
 // relative error against math.Exp2 over x ∈ [−125, 0] (every 2^−14, and the float32s of [−1, 0] every 2^−8 of
 // the way); between −127 and −125 (denormal results) to 2^−125 absolute; and to exactly 0 below −127 and at −∞,
-// the mask's, as ex2.approx.ftz gives. Both degrees also have to be at least half their bound off somewhere,
-// so that a bound loosened to hide a wrong constant shows.
+// the mask's, as ex2.approx.ftz gives. The error also has to reach half the bound somewhere, so that a bound
+// loosened to hide a wrong constant shows.
 func TestWSAttnExp2Poly(t *testing.T) {
 	src, err := os.ReadFile("cuda/wsattn_sm90a.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, deg := range []int{3, 4} {
-		c := wsAttnExp2PolyCoefs(t, string(src), deg)
-		bound := wsAttnExp2PolyBounds[deg]
-		worst, worstX := 0.0, float32(0)
-		check := func(x float32) {
-			got, want := float64(wsAttnExp2Poly(x, c)), math.Exp2(float64(x))
-			switch {
-			case x >= -125:
-				if r := math.Abs(got/want - 1); r > worst {
-					worst, worstX = r, x
-				}
-			case x >= -127:
-				if math.Abs(got-want) > 0x1p-125 {
-					t.Errorf("degree %d: 2^%v = %g, want %g within 2^-125", deg, x, got, want)
-				}
-			case got != 0:
-				t.Errorf("degree %d: 2^%v = %g, want 0", deg, x, got)
+	c := wsAttnExp2PolyCoefs(t, string(src))
+	worst, worstX := 0.0, float32(0)
+	check := func(x float32) {
+		got, want := float64(wsAttnExp2Poly(x, c)), math.Exp2(float64(x))
+		switch {
+		case x >= -125:
+			if r := math.Abs(got/want - 1); r > worst {
+				worst, worstX = r, x
 			}
+		case x >= -127:
+			if math.Abs(got-want) > 0x1p-125 {
+				t.Errorf("2^%v = %g, want %g within 2^-125", x, got, want)
+			}
+		case got != 0:
+			t.Errorf("2^%v = %g, want 0", x, got)
 		}
-		for k := 0; k <= 127<<14; k++ {
-			check(-float32(k) / (1 << 14))
-		}
-		for b := math.Float32bits(-1); b > math.Float32bits(-0x1p-30); b -= 1 << 8 {
-			check(math.Float32frombits(b))
-		}
-		for _, x := range []float32{-127.5, -128, -129, -1000, float32(math.Inf(-1))} {
-			check(x)
-		}
-		t.Logf("degree %d: max relative error %.3g at x = %v (bound %.3g)", deg, worst, worstX, bound)
-		if worst > bound || worst < bound/2 {
-			t.Errorf("degree %d: max relative error %.3g at x = %v, want within [%.3g, %.3g]", deg, worst, worstX,
-				bound/2, bound)
-		}
+	}
+	for k := 0; k <= 127<<14; k++ {
+		check(-float32(k) / (1 << 14))
+	}
+	for b := math.Float32bits(-1); b > math.Float32bits(-0x1p-30); b -= 1 << 8 {
+		check(math.Float32frombits(b))
+	}
+	for _, x := range []float32{-127.5, -128, -129, -1000, float32(math.Inf(-1))} {
+		check(x)
+	}
+	t.Logf("max relative error %.3g at x = %v (bound %.3g)", worst, worstX, wsAttnExp2PolyBound)
+	if worst > wsAttnExp2PolyBound || worst < wsAttnExp2PolyBound/2 {
+		t.Errorf("max relative error %.3g at x = %v, want within [%.3g, %.3g]", worst, worstX, wsAttnExp2PolyBound/2,
+			wsAttnExp2PolyBound)
 	}
 }

@@ -27,11 +27,11 @@
 // product of tile n−1 (two wgmma groups in flight: S(n) is issued, then P(n−1)·V(n−1), and the softmax starts
 // when S(n) completes; O is rescaled once P·V has); "pp" is "ov" with the warpgroups taking turns to issue
 // (named barriers 1 …  BM/64, round robin), so that one's softmax runs while another's products do.
-// Softmax variants (wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<SNAME>_<mask>, WA_KERNEL_SM): at D = 64 the
-// exponentials take the special-function units (16 ex2 a clock a multiprocessor) as long as the two products take
-// the tensor cores (16 scores a clock at 256 FLOP a score), so EMU of every 16 go to a polynomial on the FMA pipe
-// instead (wa_exp2_poly, after FlashAttention-4), and OPT tries the other parts of the softmax's path: P packed on
-// the integer pipe, the row max and sum as trees.
+// Variants (wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<VNAME>_<mask>, WA_KERNEL_V): at D = 64 the exponentials take
+// the special-function units (16 ex2 a clock a multiprocessor) as long as the two products take the tensor cores
+// (16 scores a clock at 256 FLOP a score), so EMU of every 16 may go to a polynomial on the FMA pipe instead
+// (wa_exp2_poly, after FlashAttention-4); and the products' descriptors may be stepped from ones made once
+// (WA_OPT_DESC), fewer instructions in the same stream as the softmax's.
 // Causal: a block takes the key tiles up to its last query only, and masks only the tiles that cross the
 // diagonal of a warpgroup's rows; the blocks are ordered longest first.
 // Why no producer warp (FlashAttention-3 has one, with setmaxnreg): the "ov" and "pp" forms hold S, P and O at once
@@ -187,15 +187,6 @@ __device__ __forceinline__ void wa_mma_rs(float (&d)[32], const unsigned (&a)[4]
         : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
 }
-__device__ __forceinline__ void wa_mma_rs(float (&d)[36], const unsigned (&a)[4], unsigned long long db) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %41, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35"
-        "}, {%36, %37, %38, %39}, %40, p, 1, 1, 1;\n}\n"
-        : HP_D4(0), HP_D4(4), HP_D4(8), HP_D4(12), HP_D4(16), HP_D4(20), HP_D4(24), HP_D4(28), HP_D4(32)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
-}
 __device__ __forceinline__ void wa_mma_rs(float (&d)[64], const unsigned (&a)[4], unsigned long long db) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
@@ -216,18 +207,13 @@ __device__ __forceinline__ float wa_exp2(float x) {
     return y;
 }
 
-// The minimax polynomials of 2^f on [0, 1) (least maximum relative error; f32 constants, lowest degree first) of
-// wa_exp2_poly: degree 3, 7.5e-5; degree 4, 2.6e-6. wsattn_test.go's TestWSAttnExp2Poly reads them from here and
-// holds the whole of wa_exp2_poly, in float32 arithmetic, to those bounds (plus rounding) over [−125, 0].
+// The minimax polynomial of degree 3 of 2^f on [0, 1) (least maximum relative error, 7.5e-5; f32 constants, lowest
+// degree first) of wa_exp2_poly. wsattn_test.go's TestWSAttnExp2Poly reads them from here and holds the whole of
+// wa_exp2_poly, in float32 arithmetic, to that bound (plus rounding) over [−125, 0].
 #define WA_EXP2_P3_0 0.999925196f
 #define WA_EXP2_P3_1 0.695833564f
 #define WA_EXP2_P3_2 0.226067156f
 #define WA_EXP2_P3_3 0.0780245215f
-#define WA_EXP2_P4_0 1.00000262f
-#define WA_EXP2_P4_1 0.693003833f
-#define WA_EXP2_P4_2 0.241442755f
-#define WA_EXP2_P4_3 0.0520114601f
-#define WA_EXP2_P4_4 0.0135341678f
 
 // wa_exp2_poly is 2^x for x ≤ 0 on the FMA and integer pipes rather than the special-function unit's ex2
 // (FlashAttention-4's split, Cody–Waite): x clamped at −128, t = 1.5·2^23 + ⌊x⌋ by one add rounding toward −∞
@@ -237,17 +223,12 @@ __device__ __forceinline__ float wa_exp2(float x) {
 // a denormal or negative bits, which the integer max with 0 makes +0 — every x < −127, the mask's −∞ included, is
 // exactly 0, as ex2.approx.ftz gives. Seven FMA-pipe and two or three integer operations for the one MUFU
 // operation it replaces.
-template <int DEG>
 __device__ __forceinline__ float wa_exp2_poly(float x) {
     x = fmaxf(x, -128.0f);
     float t;
     asm("add.rm.f32 %0, %1, 0f4B400000;\n" : "=f"(t) : "f"(x));
     const float f = x - (t - 12582912.0f);
-    float p;
-    if (DEG == 3)
-        p = fmaf(fmaf(fmaf(WA_EXP2_P3_3, f, WA_EXP2_P3_2), f, WA_EXP2_P3_1), f, WA_EXP2_P3_0);
-    else
-        p = fmaf(fmaf(fmaf(fmaf(WA_EXP2_P4_4, f, WA_EXP2_P4_3), f, WA_EXP2_P4_2), f, WA_EXP2_P4_1), f, WA_EXP2_P4_0);
+    const float p = fmaf(fmaf(fmaf(WA_EXP2_P3_3, f, WA_EXP2_P3_2), f, WA_EXP2_P3_1), f, WA_EXP2_P3_0);
     return __int_as_float(max(__float_as_int(p) + (__float_as_int(t) << 23), 0));
 }
 
@@ -260,33 +241,13 @@ __device__ __forceinline__ constexpr bool wa_emulated(int k) {
     return EMU > 0 && ((k % 16) * EMU) % 16 < EMU;
 }
 
-// wa_pack_int is hp_pack on the integer pipe: (lo, hi) rounded to bf16 by adding half a bf16 ulp to the bits and
-// keeping the high halves (prmt), for 0 ≤ lo, hi ≤ 1 (P); it differs from round-to-nearest-even only on exact ties
-// (away from zero).
-__device__ __forceinline__ unsigned wa_pack_int(float lo, float hi) {
-    unsigned r;
-    asm("{\n.reg .b32 a, b;\nadd.u32 a, %1, 32768;\nadd.u32 b, %2, 32768;\nprmt.b32 %0, a, b, 0x7632;\n}\n"
-        : "=r"(r)
-        : "r"(__float_as_uint(lo)), "r"(__float_as_uint(hi)));
-    return r;
-}
-
 #define WA_FORM_PLAIN 0
 #define WA_FORM_OV 1
 #define WA_FORM_PP 2
 
-// The softmax's options (wsattn's OPT bits, beside EMU): the polynomial of degree 4 rather than 3; P packed to
-// bf16 on the integer pipe (wa_pack_int) rather than by cvt; the row max and sum reduced as trees rather than
-// one dependent chain each; the products' descriptors stepped from ones made once (wa_desc_step) rather than made
-// from each address — not the softmax, but the same instruction stream; the row sums made by the tensor cores
-// rather than by 64 dependent adds a row a tile: P·V is m64n72k16, V's tile followed (the leading byte offset) by
-// BN rows of 1.0 in shared memory, so that accumulator columns 64 … 71 are each row's running sum, rescaled with
-// O (D = 64 only).
-#define WA_OPT_DEG4 1
-#define WA_OPT_IPACK 2
-#define WA_OPT_TREE 4
-#define WA_OPT_DESC 8
-#define WA_OPT_ONES 16
+// wsattn's OPT bits: WA_OPT_DESC, the products' descriptors stepped from ones made once (wa_desc_step) rather
+// than made from each address.
+#define WA_OPT_DESC 1
 
 // WA_KIND is wsattn's KIND: the form (WA_FORM_*), EMU the exponentials of every 16 computed by wa_exp2_poly rather
 // than ex2 (0: all by ex2; the running max's alpha always is), OPT WA_OPT_* bits. One template argument rather
@@ -295,7 +256,7 @@ __device__ __forceinline__ unsigned wa_pack_int(float lo, float hi) {
 #define WA_KIND(FORM, EMU, OPT) ((FORM) | (EMU) << 8 | (OPT) << 16)
 
 // wsattn is the kernel body: D the head dim (64 or 128), WGS the warpgroups (64 queries each), BN the keys a
-// tile, ST the stages of the K and V rings, KIND the form and softmax (WA_KIND).
+// tile, ST the stages of the K and V rings, KIND the form and variant (WA_KIND).
 template <int D, int WGS, int BN, int ST, bool CAUSAL, int KIND>
 __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap* tmk, const CUtensorMap* tmv,
                                        unsigned short* __restrict__ o, long long nbh, long long t, float scale) {
@@ -308,10 +269,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
     constexpr int RO = D / 2;           // O accumulators a thread
     constexpr int FORM = KIND & 255, EMU = (KIND >> 8) & 255, OPT = KIND >> 16;
     constexpr bool OV = FORM != WA_FORM_PLAIN, PP = FORM == WA_FORM_PP;
-    constexpr bool ONES = (OPT & WA_OPT_ONES) != 0;
-    constexpr int RA = ONES ? RO + 4 : RO;  // O's accumulators and, ONES, the row sums'
     static_assert(EMU <= 16, "EMU of every 16 exponentials");
-    static_assert(!ONES || D == 64, "the row sums on the tensor cores: D = 64 (one 64-column chunk of V)");
     static_assert(D == 64 || D == 128, "head dims 64 and 128");
     static_assert(BN % 16 == 0 && KV_CHUNK % 1024 == 0, "key tiles of whole k-steps and swizzle periods");
 
@@ -346,13 +304,6 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    if (ONES) {  // the BN × 64 bf16 ones after the V stages, read by wgmma (the async proxy) after the barrier
-        for (int i = threadIdx.x; i < KV_CHUNK / 16; i += THREADS)
-            asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(sv + ST * KV_BYTES + 16 * i),
-                         "r"(0x3F803F80u)
-                         : "memory");
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    }
     __syncthreads();
 
     {
@@ -381,10 +332,10 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         const int warp = tid / 32, lane = tid % 32;
         const long long ra = q0 + half * 64 + warp * 16 + lane / 4;  // this thread's rows ra and ra + 8
         const unsigned qa = sq + half * 64 * 128;
-        float oacc[RA], s[RS];
+        float oacc[RO], s[RS];
         unsigned p[RS / 2];
 #pragma unroll
-        for (int e = 0; e < RA; e++) oacc[e] = 0.0f;
+        for (int e = 0; e < RO; e++) oacc[e] = 0.0f;
         float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.0f, 0.0f}, alpha[2];
 
         const unsigned long long dq = wa_desc_k(qa), dk = wa_desc_k(sk), dv = wa_desc_mn(sv, KV_CHUNK);
@@ -415,11 +366,9 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
             for (int kk = 0; kk < BN / 16; kk++) {
                 const unsigned a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
                 if (OPT & WA_OPT_DESC)
-                    wa_mma_rs(oacc, a,
-                              ONES ? wa_desc_step(wa_desc_mn(vb, ST * KV_BYTES - (n % ST) * KV_BYTES), 2048 * kk)
-                                   : wa_desc_step(dv, (n % ST) * KV_BYTES + 2048 * kk));
+                    wa_mma_rs(oacc, a, wa_desc_step(dv, (n % ST) * KV_BYTES + 2048 * kk));
                 else
-                    wa_mma_rs(oacc, a, wa_desc_mn(vb + 2048 * kk, ONES ? ST * KV_BYTES - (n % ST) * KV_BYTES : KV_CHUNK));
+                    wa_mma_rs(oacc, a, wa_desc_mn(vb + 2048 * kk, KV_CHUNK));
             }
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         };
@@ -446,52 +395,32 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 float mx = -INFINITY;
-                if (OPT & WA_OPT_TREE) {
-                    float m[RS / 4];
 #pragma unroll
-                    for (int i = 0; i < RS / 4; i++) m[i] = fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]);
-#pragma unroll
-                    for (int lv = 0; (1 << lv) < RS / 4; lv++)
-#pragma unroll
-                        for (int i = 0; i + (1 << lv) < RS / 4; i += 2 << lv) m[i] = fmaxf(m[i], m[i + (1 << lv)]);
-                    mx = m[0];
-                } else {
-#pragma unroll
-                    for (int i = 0; i < RS / 4; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]));
-                }
+                for (int i = 0; i < RS / 4; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
                 const float mnew = fmaxf(mrow[h], mx * scale);
                 const float msub = mnew == -INFINITY ? 0.0f : mnew;
                 alpha[h] = wa_exp2(mrow[h] - msub);
                 mrow[h] = mnew;
-                constexpr int NSUM = OPT & WA_OPT_TREE ? 4 : 1;  // partial sums, added at the end
-                float sum[NSUM];
+                float sum = 0.0f;
 #pragma unroll
-                for (int q = 0; q < NSUM; q++) sum[q] = 0.0f;
-#pragma unroll
-                for (int i = 0; i < RS / 4; i++) {
+                for (int i = 0; i < RS / 4; i++)
 #pragma unroll
                     for (int j = 0; j < 2; j++) {
                         const float x = fmaf(s[4 * i + 2 * h + j], scale, -msub);
-                        const float e = wa_emulated<EMU>(2 * i + j)
-                                            ? wa_exp2_poly<OPT & WA_OPT_DEG4 ? 4 : 3>(x)
-                                            : wa_exp2(x);
+                        const float e = wa_emulated<EMU>(2 * i + j) ? wa_exp2_poly(x) : wa_exp2(x);
                         s[4 * i + 2 * h + j] = e;
-                        if (!ONES) sum[(2 * i + j) % NSUM] += e;
+                        sum += e;
                     }
-                }
-#pragma unroll
-                for (int q = 1; q < NSUM; q++) sum[0] += sum[q];
-                if (!ONES) lrow[h] = lrow[h] * alpha[h] + sum[0];
+                lrow[h] = lrow[h] * alpha[h] + sum;
             }
         };
         auto rescale_pack = [&]() {
 #pragma unroll
-            for (int e = 0; e < RA; e++) oacc[e] *= alpha[(e >> 1) & 1];
+            for (int e = 0; e < RO; e++) oacc[e] *= alpha[(e >> 1) & 1];
 #pragma unroll
-            for (int j = 0; j < RS / 2; j++)
-                p[j] = OPT & WA_OPT_IPACK ? wa_pack_int(s[2 * j], s[2 * j + 1]) : hp_pack(s[2 * j], s[2 * j + 1]);
+            for (int j = 0; j < RS / 2; j++) p[j] = hp_pack(s[2 * j], s[2 * j + 1]);
         };
 
         wa_mbar_wait(qfull, 0);
@@ -547,12 +476,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             float l = lrow[h];
-            if (ONES) {  // the tensor cores' sum over every key: the same in each of the quad's columns
-                l = oacc[RO + 2 * h];
-            } else {
-                l += __shfl_xor_sync(0xffffffff, l, 1);
-                l += __shfl_xor_sync(0xffffffff, l, 2);
-            }
+            l += __shfl_xor_sync(0xffffffff, l, 1);
+            l += __shfl_xor_sync(0xffffffff, l, 2);
             const float inv = 1.0f / l;
             const long long r = ra + 8 * h;
             if (r >= t) continue;
@@ -577,20 +502,19 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 #define WA_KERNEL(D, BM, BN, ST, FNAME, FORM)                   \
     WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, none, false)     \
     WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, causal, true)
-// The softmax variants: wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<SNAME>_<mask>, EMU and OPT as wsattn's (SNAME: e<EMU>,
-// d4 for the degree-4 polynomial, ip for the integer packing, tr for the tree reductions; wsattn.go's
-// wsAttnSoftmax spells the same).
-#define WA_KERNEL_SM_MASK(D, BM, BN, ST, FNAME, FORM, SNAME, EMU, OPT, MNAME, CAUSAL)                          \
+// The variants: wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<VNAME>_<mask>, EMU and OPT as wsattn's (VNAME: e<EMU>, dc for
+// WA_OPT_DESC, joined by _; wsattn.go's wsAttnOpts spells the same).
+#define WA_KERNEL_V_MASK(D, BM, BN, ST, FNAME, FORM, VNAME, EMU, OPT, MNAME, CAUSAL)                          \
     extern "C" __global__ void __launch_bounds__(2 * BM, 1)                                                    \
-        wsattn_d##D##_m##BM##_n##BN##_s##ST##_##FNAME##_##SNAME##_##MNAME(                                     \
+        wsattn_d##D##_m##BM##_n##BN##_s##ST##_##FNAME##_##VNAME##_##MNAME(                                     \
             const __grid_constant__ CUtensorMap tmq, const __grid_constant__ CUtensorMap tmk,                  \
             const __grid_constant__ CUtensorMap tmv, unsigned short* __restrict__ o, long long nbh, long long t, \
             double scale) {                                                                                     \
         wsattn<D, BM / 64, BN, ST, CAUSAL, WA_KIND(FORM, EMU, OPT)>(&tmq, &tmk, &tmv, o, nbh, t, (float)scale); \
     }
-#define WA_KERNEL_SM(D, BM, BN, ST, FNAME, FORM, SNAME, EMU, OPT)                   \
-    WA_KERNEL_SM_MASK(D, BM, BN, ST, FNAME, FORM, SNAME, EMU, OPT, none, false)     \
-    WA_KERNEL_SM_MASK(D, BM, BN, ST, FNAME, FORM, SNAME, EMU, OPT, causal, true)
+#define WA_KERNEL_V(D, BM, BN, ST, FNAME, FORM, VNAME, EMU, OPT)                   \
+    WA_KERNEL_V_MASK(D, BM, BN, ST, FNAME, FORM, VNAME, EMU, OPT, none, false)     \
+    WA_KERNEL_V_MASK(D, BM, BN, ST, FNAME, FORM, VNAME, EMU, OPT, causal, true)
 
 WA_KERNEL(128, 128, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(128, 128, 128, 2, ov, WA_FORM_OV)
@@ -609,21 +533,8 @@ WA_KERNEL(128, 128, 176, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(128, 192, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(64, 192, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(64, 256, 128, 2, plain, WA_FORM_PLAIN)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e2, 2, 0)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4, 4, 0)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e6, 6, 0)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e8, 8, 0)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4d4, 4, WA_OPT_DEG4)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, ip, 0, WA_OPT_IPACK)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, tr, 0, WA_OPT_TREE)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4_tr, 4, WA_OPT_TREE)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4_ip_tr, 4, WA_OPT_IPACK | WA_OPT_TREE)
-WA_KERNEL_SM(128, 128, 176, 2, plain, WA_FORM_PLAIN, e2, 2, 0)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc, 0, WA_OPT_DESC)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e2_dc, 2, WA_OPT_DESC)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4_dc, 4, WA_OPT_DESC)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, ls, 0, WA_OPT_ONES)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc_ls, 0, WA_OPT_DESC | WA_OPT_ONES)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e2_dc_ls, 2, WA_OPT_DESC | WA_OPT_ONES)
-WA_KERNEL_SM(64, 256, 128, 2, plain, WA_FORM_PLAIN, e4_dc_ls, 4, WA_OPT_DESC | WA_OPT_ONES)
+WA_KERNEL_V(64, 256, 128, 2, plain, WA_FORM_PLAIN, e2, 2, 0)
+WA_KERNEL_V(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc, 0, WA_OPT_DESC)
+WA_KERNEL_V(128, 128, 176, 2, plain, WA_FORM_PLAIN, dc, 0, WA_OPT_DESC)
+WA_KERNEL_V(128, 192, 128, 2, plain, WA_FORM_PLAIN, dc, 0, WA_OPT_DESC)
 #endif
