@@ -36,14 +36,16 @@ type wsAttnPlan struct {
 	opts              wsAttnOpts
 }
 
-// wsAttnOpts is how a kernel spends the multiprocessor's pipes beyond its tiles and form (the .cu's EMU and OPT). At
-// d = 64 a score costs the tensor cores 256 FLOP, so at 4096 FLOP a clock they make 16 scores a clock, exactly the
-// 16 ex2 a clock of the special-function units (MUFU): the softmax takes as long as the two products. emu of every
-// 16 exponentials go instead to a polynomial on the FMA pipe (wa_exp2_poly, after FlashAttention-4: Cody–Waite
-// range reduction and a degree-3 minimax polynomial of 2^f, relative error 7.5e-5 against the 3.9e-3 of the bf16
-// that P is rounded to next); the running max's alpha stays on ex2. desc steps the products' shared-memory
-// descriptors from ones made once rather than making each from its address (about 30 fewer instructions a tile in
-// the stream the softmax issues from). The zero value is neither, the kernels before.
+// wsAttnOpts is how a kernel spends the multiprocessor's pipes beyond its tiles and form (the .cu's EMU and OPT).
+// desc steps the products' shared-memory descriptors from ones made once rather than making each from its address:
+// about 30 fewer instructions a 128-key tile in the stream the softmax issues from, which at d = 64 is what binds.
+// emu of every 16 exponentials go to a polynomial on the FMA pipe rather than the special-function units (MUFU)
+// (wa_exp2_poly, after FlashAttention-4: Cody–Waite range reduction and a degree-3 minimax polynomial of 2^f,
+// relative error 7.5e-5 against the 3.9e-3 of the bf16 that P is rounded to next; the running max's alpha stays on
+// ex2). At d = 64 a score costs the tensor cores 256 FLOP, 16 scores a clock at 4096 FLOP a clock, exactly the 16
+// ex2 a clock of MUFU; but each polynomial exponential costs 9 instructions where the warp's tile already issues
+// about as many instructions (~570) as its MUFU needs clocks (66 × 8), and every share timed slower on an H100
+// (2 of 16: −3% to −6%; 4: −7% to −10%; 8: −14% to −19%), so no plan has emu now. The zero value is neither.
 type wsAttnOpts struct {
 	emu  int
 	desc bool
@@ -76,8 +78,7 @@ var wsAttnPlans = []wsAttnPlan{
 	{128, 128, 176, 2, "plain", wsAttnOpts{}}, {128, 192, 128, 2, "plain", wsAttnOpts{}},
 	{64, 192, 128, 2, "plain", wsAttnOpts{}}, {64, 256, 128, 2, "plain", wsAttnOpts{}},
 	// The variants (WA_KERNEL_V lines).
-	{64, 256, 128, 2, "plain", wsAttnOpts{emu: 2}}, {64, 256, 128, 2, "plain", wsAttnOpts{desc: true}},
-	{128, 128, 176, 2, "plain", wsAttnOpts{desc: true}}, {128, 192, 128, 2, "plain", wsAttnOpts{desc: true}},
+	{64, 256, 128, 2, "plain", wsAttnOpts{desc: true}},
 }
 
 // kernel is the plan's kernel name for mask ("none" or "causal").
@@ -110,7 +111,8 @@ var wsAttnPlanFor = wsAttnChoose
 // 553 and 575, plain 555 and 579) or slower (d = 64, 128-query blocks: pp 316, plain 399). Without a mask, d = 128:
 // 176-key tiles (555 and 579; 128-key 535 and 553); causal: 192-query blocks (488 and 535, against 471 and 474 for
 // the 128-query pp kernel), whose longer blocks cost less at the diagonal than they lose to the last wave. d = 64:
-// 256-query blocks, four warpgroups (440 and 332 causal, against 399 and 280 with 128).
+// 256-query blocks, four warpgroups (440 and 332 causal, against 399 and 280 with 128), with the stepped
+// descriptors (wsAttnD64Opts).
 func wsAttnChoose(d int, mask string) wsAttnPlan {
 	switch {
 	case d == 128 && mask == "causal":
@@ -124,9 +126,13 @@ func wsAttnChoose(d int, mask string) wsAttnPlan {
 	}
 }
 
-// wsAttnD64Pending says why wsAttnChoose keeps the d = 64 plan's variant at the zero value rather than
-// wsAttnD64Opts; wsAttnD64On is whether it takes it (-kernels.pending turns it on, TestMain).
-const wsAttnD64Pending = "the stepped descriptors are not yet timed decisively on a GPU against the kernel without them"
+// wsAttnD64Pending says why wsAttnChoose would keep the d = 64 plan's variant at the zero value rather than
+// wsAttnD64Opts: "" since the stepped descriptors passed TestCUDAWGMMAAttention and timed faster on an H100
+// (TestCUDAAttentionTune at (8, 16, 2048, 64), six interleaved repeats, medians): after 300 ms of load 418.8 TFLOP/s
+// against 408.4 and, again, 420.7 against 410.1 (+2.5%); idle 429.1 against 415.1 (+3.4%); causal 312.4 against
+// 309.1 (+1%). At d = 128 they timed within ±3% of the default plans either way (and −7.5% once), so those keep
+// theirs. wsAttnD64On is whether it takes it.
+const wsAttnD64Pending = ""
 
 var wsAttnD64On = wsAttnD64Pending == ""
 
