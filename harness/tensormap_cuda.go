@@ -262,8 +262,8 @@ func (l *CUDALaunch) tensorMapKind(b *DeviceBuffer, swizzle128 bool) (C.int, C.i
 }
 
 // ResidentTMA sets kernel name's (of module) dynamic shared memory limit to smem bytes and returns how many of
-// its blocks of block threads, in clusters of cluster blocks (1: none), the whole GPU holds at once; 0 after an
-// error, which it records.
+// its blocks of block threads, in clusters of cluster blocks (1: none; above 8 it allows the non-portable size
+// first), the whole GPU holds at once; 0 after an error, which it records.
 func (l *CUDALaunch) ResidentTMA(module, name string, block, cluster, smem int) int {
 	if l.err != nil {
 		return 0
@@ -286,6 +286,13 @@ func (l *CUDALaunch) ResidentTMA(module, name string, block, cluster, smem int) 
 			return 0
 		}
 		return per * l.be.dev.Workers
+	}
+	if cluster > 8 {
+		if err := cuCheck("non-portable cluster size of "+name,
+			C.cuFuncSetAttribute(f, C.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)); err != nil {
+			l.Fail(fmt.Errorf("kernel %s in clusters of %d: %w", name, cluster, err))
+			return 0
+		}
 	}
 	var n C.int
 	if err := cuCheck("occupancy of "+name, C.kw_max_cluster_blocks(f, C.uint(block), C.uint(cluster), C.uint(smem), &n)); err != nil {

@@ -22,6 +22,7 @@ const (
 	rowCStream                // sm_90: a cluster of `cluster` blocks per row, each streaming its share twice
 	rowLoop                   // one block per row of any width, reading it twice
 	rowDSMEM                  // sm_90: a cluster of up to 16 blocks holding the row in distributed shared memory
+	rowRing                   // sm_90: persistent clusters of 1–16 blocks, each a ring of chunks in shared memory
 )
 
 // rowPlan is one way to run a row kernel: blocks of threads threads, vec: 16-byte accesses (else one element per
@@ -31,7 +32,8 @@ type rowPlan struct {
 	kind    rowKind
 	rows    int // warp: rows per warp
 	lanes   int // lanes: lanes per row (1 … 32)
-	cluster int // cluster, cstream, dsmem: blocks per row
+	cluster int // cluster, cstream, dsmem, ring: blocks per row
+	ring    int // ring: chunks of threads·rowRingPacks packs in a block's ring
 	vec     bool
 	nv      int
 	threads int
@@ -79,6 +81,8 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 		return fmt.Sprintf("%s_cstream_%s_c%d", rf.prefix, d, p.cluster)
 	case rowDSMEM:
 		return fmt.Sprintf("%s_dsmem_%s_%s", rf.prefix, d, v)
+	case rowRing:
+		return fmt.Sprintf("%s_ring_%s_%s", rf.prefix, d, v)
 	}
 	return fmt.Sprintf("%s_%s_%s_%s", rf.prefix, rf.loop, d, v)
 }
@@ -100,6 +104,8 @@ func (p rowPlan) String() string {
 		return fmt.Sprintf("cstream %d×%d", p.cluster, p.threads)
 	case rowDSMEM:
 		return fmt.Sprintf("dsmem %s %d×%d", v, p.cluster, p.threads)
+	case rowRing:
+		return fmt.Sprintf("ring %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
 	}
 	return fmt.Sprintf("loop %s t=%d", v, p.threads)
 }
@@ -308,11 +314,11 @@ func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
 
 // The plan of a case, per family; the tests swap them.
 var (
-	rmsNormPlanFor      = withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins)
-	layerNormPlanFor    = withRowDSMEM(layerNormChoosePlan, nil)
-	softmaxPlanFor      = withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins)
-	crossEntropyPlanFor = withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins)
-	fp8QuantPlanFor     = withRowDSMEM(fp8QuantChoosePlan, nil)
+	rmsNormPlanFor      = withRowRing(withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins), nil)
+	layerNormPlanFor    = withRowRing(withRowDSMEM(layerNormChoosePlan, nil), nil)
+	softmaxPlanFor      = withRowRing(withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins), nil)
+	crossEntropyPlanFor = withRowRing(withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), nil)
+	fp8QuantPlanFor     = withRowRing(withRowDSMEM(fp8QuantChoosePlan, nil), nil)
 )
 
 // Where row_dsmem beats the family's other plans on both an H100 and an H200 (TestCUDARowTune, pct of the suite's
@@ -404,6 +410,103 @@ func withRowDSMEM(choose func(c Case, cc, sms int) rowPlan, wins func(Case) bool
 		if wins != nil && rowDSMEMOn && wins(c) {
 			if d, ok := rowDSMEMPlan(c, cc); ok {
 				return d
+			}
+		}
+		return choose(c, cc, sms)
+	}
+}
+
+// The row_ring plan (sm_90, cuda/rowring.cuh): persistent clusters of 1–16 blocks — as many as the GPU runs at
+// once, capped by the rows — each cluster taking every nclusters-th row, each block the same slice of each of its
+// rows, through a ring of chunks in its shared memory that the loads of the next rows enter while a row is
+// reduced, exchanged across the cluster and stored. Each element is read once and written once, and the memory
+// pipe does not idle between a block's loads and its stores, which the one-row-a-cluster plans (cluster, dsmem)
+// leave to another resident block being in a different phase; no cluster waits for 8 or 16 free slots in one GPC
+// but once. A chunk is threads·rowRingPacks packs (8 single elements a thread without 16-byte accesses); the ring
+// must hold at least one row's slice (rows wider than 16 such rings are not this plan's).
+
+// rowRingPending says why row_ring would not be chosen: non-empty until its kernels have passed TestCUDARowRing
+// and TestCUDARowTune has timed them against the families' plans on an H100 and an H200.
+const rowRingPending = "TestCUDARowRing and TestCUDARowTune have not run on an H100 and an H200"
+
+// rowRingOn is whether the choosers may pick row_ring (the tests turn it off to compare).
+var rowRingOn = rowRingPending == ""
+
+// Sizes of row_ring: blocks of rowRingThreads threads, rowRingPacks 16-byte packs a thread a chunk (16 KiB chunks
+// in 256 threads), a block's slice of a row at most rowRingSlice bytes (so that its ring of about rowRingBytes
+// holds two rows' slices or more), a ring of at most rowRingMaxBytes (the 227 KiB a block may have, less the
+// kernel's 512 B of static shared memory and some slack), up to rowRingMaxBlocks blocks a cluster (above 8
+// non-portable).
+const (
+	rowRingThreads   = 256
+	rowRingPacks     = 4
+	rowRingSlice     = 96 << 10
+	rowRingBytes     = 200 << 10
+	rowRingMaxBytes  = 224 << 10
+	rowRingMaxBlocks = 16
+)
+
+// rowRingK is the packs a thread holds of each chunk: rowRingPacks, or 8 single elements (the kernels' K).
+func rowRingK(vec bool) int {
+	if vec {
+		return rowRingPacks
+	}
+	return 8
+}
+
+// rowRingChunkBytes is the bytes of one chunk of plan p (row_ring) for case c.
+func rowRingChunkBytes(p rowPlan, c Case) int {
+	e := 1
+	if p.vec {
+		e = 16 / c.DType.Size()
+	}
+	return p.threads * rowRingK(p.vec) * e * c.DType.Size()
+}
+
+// rowRingRowChunks is how many chunks of plan p a block's slice of a row of case c takes.
+func rowRingRowChunks(p rowPlan, c Case) int {
+	e := 1
+	if p.vec {
+		e = 16 / c.DType.Size()
+	}
+	per := ceilDiv(ceilDiv(c.Cols, e), p.cluster)
+	return ceilDiv(per, p.threads*rowRingK(p.vec))
+}
+
+// rowRingSmem is the dynamic shared memory a block of plan p (row_ring) takes for case c: its ring.
+func rowRingSmem(p rowPlan, c Case) int { return p.ring * rowRingChunkBytes(p, c) }
+
+// rowRingShape is the row_ring plan of case c in clusters of cs blocks of threads threads with a ring of about
+// ringBytes (at least one row's slice): ok is false without clusters (cc < 90), for blocks of other than 32–512
+// threads or clusters of other than 1–16 blocks, or where a row's slice does not fit rowRingMaxBytes.
+func rowRingShape(c Case, cc, cs, threads, ringBytes int) (p rowPlan, ok bool) {
+	if cc < 90 || cs < 1 || cs > rowRingMaxBlocks || threads < 32 || threads > 512 || threads%32 != 0 {
+		return rowPlan{}, false
+	}
+	vec, _, _ := rowAccess(c)
+	p = rowPlan{kind: rowRing, cluster: cs, vec: vec, threads: threads}
+	p.ring = max(rowRingRowChunks(p, c), min(ringBytes, rowRingMaxBytes)/rowRingChunkBytes(p, c))
+	if rowRingSmem(p, c) > rowRingMaxBytes {
+		return rowPlan{}, false
+	}
+	return p, true
+}
+
+// rowRingPlan is the row_ring plan of case c on compute capability cc: the fewest blocks a cluster (1–16, a power
+// of two) whose slices are at most rowRingSlice bytes, rowRingThreads threads, a ring of about rowRingBytes (one
+// block a multiprocessor); ok is false where clusters are missing or the row is too long.
+func rowRingPlan(c Case, cc int) (p rowPlan, ok bool) {
+	cs := min(ceilPow2(ceilDiv(c.Cols*c.DType.Size(), rowRingSlice)), rowRingMaxBlocks)
+	return rowRingShape(c, cc, cs, rowRingThreads, rowRingBytes)
+}
+
+// withRowRing is chooser choose, but where wins says row_ring is the family's fastest plan for the case (nil:
+// nowhere) and rowRingOn allows it, the row_ring plan.
+func withRowRing(choose func(c Case, cc, sms int) rowPlan, wins func(Case) bool) func(c Case, cc, sms int) rowPlan {
+	return func(c Case, cc, sms int) rowPlan {
+		if wins != nil && rowRingOn && wins(c) {
+			if p, ok := rowRingPlan(c, cc); ok {
+				return p
 			}
 		}
 		return choose(c, cc, sms)

@@ -6,8 +6,9 @@ import "fmt"
 
 // The CUDA side of the row plans (rowplan.go): every row family's fused launcher records its plan's kernel
 // through launchRow, which checks that the plan covers the row and picks the grid and the module. The kernels
-// are templates written once — cuda/rowmap.cuh (warp, block, loop, cluster, cstream over a family's Op) and
-// cuda/rowdsmem.cuh (row_dsmem) — instantiated in each family's module under the names rowFamily.kernel gives.
+// are templates written once — cuda/rowmap.cuh (warp, block, loop, cluster, cstream over a family's Op),
+// cuda/rowdsmem.cuh (row_dsmem) and cuda/rowring.cuh (row_ring) — instantiated in each family's module under the
+// names rowFamily.kernel gives.
 
 // rowMapSM90 is whether the launchers of the row families with sm90All, GELU and SwiGLU take their kernels from
 // the family's _sm90 module on sm_90 (the same kernels compiled for compute_90: bf16 outputs round with
@@ -43,8 +44,8 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 		mod = rowMapModule(l)
 	}
 	switch p.kind {
-	case rowCluster, rowCStream, rowDSMEM:
-		if l.CC() < 90 || !p.vec && p.kind != rowDSMEM {
+	case rowCluster, rowCStream, rowDSMEM, rowRing:
+		if l.CC() < 90 || !p.vec && p.kind != rowDSMEM && p.kind != rowRing {
 			l.Fail(fmt.Errorf("%s: clusters need compute capability 9.0 (this GPU: %d) and 16-byte accesses", name, l.CC()))
 			return
 		}
@@ -88,6 +89,26 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 			return
 		}
 		l.KernelCluster(mod, name, l.Rows*p.cluster, p.threads, p.cluster, rowDSMEMBytes(p, l.Case), args...)
+	case rowRing:
+		smem := rowRingSmem(p, l.Case)
+		if p.cluster < 1 || p.cluster > rowRingMaxBlocks || p.threads < 32 || p.threads > 512 ||
+			p.ring < rowRingRowChunks(p, l.Case) || smem > rowRingMaxBytes {
+			l.Fail(fmt.Errorf("%s: plan %v: clusters of 1 … %d blocks of 32 … 512 threads, a ring of at least a row's "+
+				"slice (%d chunks) in at most %d B (this one: %d B)", name, p, rowRingMaxBlocks, rowRingRowChunks(p, l.Case),
+				rowRingMaxBytes, smem))
+			return
+		}
+		// Persistent: as many clusters as the GPU runs at once, at most one a row.
+		ncl := min(l.ResidentTMA(mod, name, p.threads, p.cluster, smem)/p.cluster, l.Rows)
+		if l.Err() != nil {
+			return
+		}
+		if ncl < 1 {
+			l.Fail(fmt.Errorf("%s: no cluster of %d blocks × %d threads with %d B of shared memory each fits this GPU",
+				name, p.cluster, p.threads, smem))
+			return
+		}
+		l.KernelCluster(mod, name, ncl*p.cluster, p.threads, p.cluster, smem, args...)
 	case rowLoop:
 		l.KernelIn(mod, name, l.Rows, p.threads, args...)
 	default:

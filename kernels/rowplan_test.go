@@ -124,3 +124,88 @@ func TestRowDSMEMChoice(t *testing.T) {
 		t.Error("row_dsmem was never chosen")
 	}
 }
+
+// TestRowRingPlan checks the row_ring plan arithmetic: rowRingPlan's cluster is the fewest blocks (a power of two)
+// whose slices are at most rowRingSlice bytes, its ring holds at least one row's slice and about rowRingBytes,
+// within rowRingMaxBytes; rowRingShape refuses what the kernels cannot run (no clusters, over 16 blocks, blocks
+// of more than 512 threads, a slice over the shared memory limit); every family's _sm90 module has the kernels
+// rowFamily.kernel names; and row_ring is never chosen while pending.
+func TestRowRingPlan(t *testing.T) {
+	for _, tc := range []struct {
+		c              Case
+		cs, ring, smem int
+	}{
+		// fp32 65536: 256 KiB a row, slices of 64 KiB in 4 blocks = 4 chunks of 16 KiB; the ring 12 of them.
+		{Case{DType: FP32, Shape: Shape{Rows: 4096, Cols: 65536}}, 4, 12, 12 * 16 << 10},
+		// fp32 262144: 1 MiB, 16 slices of 64 KiB.
+		{Case{DType: FP32, Shape: Shape{Rows: 1024, Cols: 262144}}, 16, 12, 12 * 16 << 10},
+		// bf16 262144: 512 KiB, 8 slices of 64 KiB.
+		{Case{DType: BF16, Shape: Shape{Rows: 1024, Cols: 262144}}, 8, 12, 12 * 16 << 10},
+		// fp32 16384: 64 KiB, one block (no cluster) a row.
+		{Case{DType: FP32, Shape: Shape{Rows: 8192, Cols: 16384}}, 1, 12, 12 * 16 << 10},
+		// bf16 4096 odd by one: single elements, 8 a thread a chunk (4 KiB chunks of 256 threads × 8 × 2 B).
+		{Case{DType: BF16, Shape: Shape{Rows: 8, Cols: 4097}}, 1, 50, 50 * 4 << 10},
+	} {
+		p, ok := rowRingPlan(tc.c, 90)
+		if !ok || p.kind != rowRing || p.cluster != tc.cs || p.ring != tc.ring || rowRingSmem(p, tc.c) != tc.smem ||
+			p.threads != rowRingThreads || p.vec != (tc.c.Cols%(16/tc.c.DType.Size()) == 0) {
+			t.Errorf("%v: rowRingPlan = %v (ok %v), %d B; want %d blocks, %d chunks, %d B", tc.c.Shape, p, ok,
+				rowRingSmem(p, tc.c), tc.cs, tc.ring, tc.smem)
+		}
+		if _, ok := rowRingPlan(tc.c, 80); ok {
+			t.Errorf("%v: a row_ring plan on sm_80", tc.c.Shape)
+		}
+	}
+	c := Case{DType: FP32, Shape: Shape{Rows: 4, Cols: 65536}}
+	if p, ok := rowRingShape(c, 90, 4, 256, 0); !ok || p.ring != 4 || rowRingSmem(p, c) != 64<<10 {
+		t.Errorf("smallest ring: %v (ok %v), want 4 chunks of 16 KiB", p, ok)
+	}
+	if p, ok := rowRingShape(c, 90, 2, 512, rowRingBytes); !ok || p.ring != 6 || rowRingRowChunks(p, c) != 4 {
+		t.Errorf("2 × 512: %v (ok %v), want 6 chunks of 32 KiB, 4 a row", p, ok)
+	}
+	for _, bad := range []struct {
+		c           Case
+		cs, threads int
+	}{
+		{c, 1, 256},  // a 256 KiB slice
+		{c, 32, 256}, // more than 16 blocks
+		{c, 4, 1024}, // more than 512 threads
+		{c, 0, 256},  // no blocks
+		{Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 16 * 60000}}, 16, 256}, // 240 KiB slices
+	} {
+		if p, ok := rowRingShape(bad.c, 90, bad.cs, bad.threads, rowRingBytes); ok {
+			t.Errorf("%v in %d × %d: %v, want none", bad.c.Shape, bad.cs, bad.threads, p)
+		}
+	}
+	if _, ok := rowRingPlan(Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 16 * 60000}}, 90); ok {
+		t.Error("rowRingPlan took a row wider than 16 rings")
+	}
+	for _, rf := range []struct {
+		rows   *rowFamily
+		module string
+	}{{rmsNormRows, "rmsnorm"}, {layerNormRows, "layernorm"}, {softmaxRows, "softmax"}, {crossEntropyRows, "crossentropy"},
+		{fp8QuantRows, "fp8quant"}} {
+		ptx, err := os.ReadFile("cuda/ptx/" + rf.module + "_sm90.ptx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dt := range StorageDTypes {
+			for _, vec := range []bool{true, false} {
+				if name := rf.rows.kernel(rowPlan{kind: rowRing, vec: vec}, dt); !strings.Contains(string(ptx), ".entry "+name+"(") {
+					t.Errorf("%s is not in cuda/ptx/%s_sm90.ptx", name, rf.module)
+				}
+			}
+		}
+	}
+	if rowRingPending != "" {
+		for f, plan := range map[*Family]func(Case, int, int) rowPlan{RMSNormFamily: rmsNormPlanFor,
+			LayerNormFamily: layerNormPlanFor, SoftmaxFamily: softmaxPlanFor, CrossEntropyFamily: crossEntropyPlanFor,
+			FP8QuantFamily: fp8QuantPlanFor} {
+			for _, c := range f.CasesOn("cuda", harness.Grids["cuda"]) {
+				if p := plan(c, 90, 132); p.kind == rowRing {
+					t.Errorf("%s %s: row_ring chosen while pending (%s)", f.Name, f.BenchName(c, Fused), rowRingPending)
+				}
+			}
+		}
+	}
+}

@@ -18,10 +18,10 @@ var rowTuneFamilies = os.Getenv("KW_ROW_TUNE")
 var rowTuneCols = os.Getenv("KW_ROW_COLS")
 
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
-// rows, the plan the family picks, every plan its test enumerator lists with 16-byte accesses, and the row_dsmem
-// plans in blocks of 128–1024 threads, each as the benchmarks time it (the suite's cold-L2 policy, median of 15
-// launches) on the benchmarks' inputs, and prints each as µs, pct of the suite's copy (the benchmarks' pct-copy)
-// and pct of the copy at the same shape. KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144
+// rows, the plan the family picks, every plan its test enumerator lists with 16-byte accesses, the row_dsmem
+// plans in blocks of 128–1024 threads and the row_ring plans (rowRingPlans, rows of 4096 columns and more), each
+// as the benchmarks time it (the suite's cold-L2 policy, median of 15 launches) on the benchmarks' inputs, and
+// prints each as µs, pct of the suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape. KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144
 // the shapes.
 func TestCUDARowTune(t *testing.T) {
 	if !*tuneFlag {
@@ -108,6 +108,9 @@ func TestCUDARowTune(t *testing.T) {
 						q.threads = th
 						try = append(try, q)
 					}
+				}
+				if sh.Cols >= 4096 {
+					try = append(try, rowRingPlans(c, true)...)
 				}
 				for _, p := range try {
 					if seen[p] || !p.vec && c.Cols%(16/dt.Size()) == 0 {

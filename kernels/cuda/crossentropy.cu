@@ -20,6 +20,8 @@
 //                   twice (the second read mostly from L2), for rows too long for a cluster's registers.
 //   xent_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster of 2–16 blocks holding the row in
 //                   distributed shared memory.
+//   xent_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters of 1–16 blocks, each block's next
+//                   rows loading into a ring in shared memory while a row is reduced and stored.
 //   xent_stream_*:  any row: one block per row, two passes over the row (the second re-reads it), for rows too
 //                   long for the plans above (or columns that rule out 16-byte accesses and exceed 1024·16).
 //
@@ -363,7 +365,7 @@ XENT_CLUSTER(BF16, bf16, 8, 8)
 // as the other kernels merge it, then the softmax written from shared memory, the label's column fixed up by the
 // thread that writes it (as fix_label), and the loss by the cluster's first thread. An ignored row is not read:
 // zeros and a zero loss. Entry points xent_dsmem_*.
-#include "rowdsmem.cuh"
+#include "rowring.cuh"
 template <class S_>
 struct XentDSMEM {
     typedef S_ S;
@@ -449,6 +451,7 @@ struct XentDSMEM {
     op.dl = dl;          \
     op.cols = cols;
 ROW_DSMEM_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)
+ROW_RING_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
 #endif  // clusters
 
 // Every other kernel, in both modules.

@@ -17,7 +17,9 @@
 //                     row, a cluster per row with the amax through distributed shared memory (holding the row in
 //                     registers, or streaming slices twice, the second read mostly from L2), and for any other
 //                     row one block reading it twice; fp8_row_dsmem_* (sm_90): row_dsmem (rowdsmem.cuh), a
-//                     cluster of 2–16 blocks holding the row in distributed shared memory.
+//                     cluster of 2–16 blocks holding the row in distributed shared memory; fp8_row_ring_* (sm_90):
+//                     row_ring (rowring.cuh), persistent clusters of 1–16 blocks, each block's next rows loading
+//                     into a ring in shared memory while a row is reduced and stored.
 //
 // This file is compiled twice: -arch=compute_75 to ptx/fp8quant.ptx (every kernel but the clusters, the codes from
 // f32_to_e4m3) and -arch=compute_90 to ptx/fp8quant_sm90.ptx (every kernel, the codes two at a time from
@@ -262,7 +264,7 @@ FP8_ROW_CLUSTER(BF16, bf16, 8, 8)
 // Fp8DSMEM is FP8 quantization with one scale a row as a row_dsmem Op (rowdsmem.cuh): the row's amax, then the
 // codes of each pack from shared memory (Fp8Share's store), the scale by the cluster's first thread. Entry
 // points fp8_row_dsmem_*.
-#include "rowdsmem.cuh"
+#include "rowring.cuh"
 template <class S_>
 struct Fp8DSMEM {
     typedef S_ S;
@@ -315,6 +317,7 @@ struct Fp8DSMEM {
     op.scale = scale;       \
     op.cols = cols;
 ROW_DSMEM_ENTRIES(fp8_row, FP8_ROW_PARAMS, FP8_ROW_DSMEM_OP)
+ROW_RING_ENTRIES(fp8_row, FP8_ROW_PARAMS, FP8_ROW_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
 #endif  // clusters
 
 #ifdef __CUDA_ARCH__  // every other kernel, in both modules

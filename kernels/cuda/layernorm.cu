@@ -11,10 +11,12 @@
 //   layernorm_loop_*:    one block per row of any width, reading it twice
 //   layernorm_cluster_*: sm_90 only (module layernorm_sm90): a thread-block cluster per row
 //   layernorm_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
+//   layernorm_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster holding the row in shared memory
+//   layernorm_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters reading rows ahead into a ring
 //
 // layernorm_cuda.go picks the kernel per case (rowmap_cuda.go); the naive chain (row mean, x − μ, square, row mean,
 // + ε, rsqrt, ·rstd, ·w, + b) uses the eager kernels of eager.cu.
-#include "rowdsmem.cuh"
+#include "rowring.cuh"
 
 template <class S_>
 struct LayerNormOp {
@@ -176,4 +178,5 @@ LN_SM90(BF16, bf16)
     op.y = y;                         \
     op.cols = cols;
 ROW_DSMEM_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)
+ROW_RING_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
 #endif

@@ -13,7 +13,9 @@
 //   rmsnorm_cluster_*: sm_90 only: a thread-block cluster per row, partial sums through distributed shared
 //                      memory.
 //   rmsnorm_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster of 2–16 blocks holding the row in
-//                      distributed shared memory. This file is compiled twice: -arch=compute_75 to ptx/rmsnorm.ptx (everything
+//                      distributed shared memory.
+//   rmsnorm_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters of 1–16 blocks, each block's next
+//                      rows loading into a ring in shared memory while a row is reduced and stored. This file is compiled twice: -arch=compute_75 to ptx/rmsnorm.ptx (everything
 //                      but the cluster kernels) and -arch=compute_90 to ptx/rmsnorm_sm90.ptx (those alone).
 //
 // rmsnorm_cuda.go picks the kernel and block size per case; the naive chain (square, row mean, +eps, rsqrt,
@@ -22,7 +24,7 @@
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include <cooperative_groups.h>
-#include "rowdsmem.cuh"
+#include "rowring.cuh"
 #endif
 
 // rms_put stores pack v · inv · w at p in one access. Built element by element, a bf16 pack's uint4 is otherwise
@@ -273,6 +275,7 @@ struct RMSNormOp {
     op.y = y;                       \
     op.cols = cols;
 ROW_DSMEM_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)
+ROW_RING_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
 
 #else  // the compute_75 module: every other kernel
 

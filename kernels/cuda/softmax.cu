@@ -13,10 +13,12 @@
 //   softmax_loop_*:    one block per row of any width, reading it twice
 //   softmax_cluster_*: sm_90 only (module softmax_sm90): a thread-block cluster per row
 //   softmax_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
+//   softmax_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster holding the row in shared memory
+//   softmax_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters reading rows ahead into a ring
 //
 // softmax_cuda.go picks the kernel per case (rowmap_cuda.go); the naive chain (row max, x − max, exp, row sum,
 // divide) uses the eager kernels of eager.cu.
-#include "rowdsmem.cuh"
+#include "rowring.cuh"
 
 template <class S_>
 struct SoftmaxOp {
@@ -189,4 +191,5 @@ SM_SM90(BF16, bf16)
     op.y = y;                       \
     op.cols = cols;
 ROW_DSMEM_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)
+ROW_RING_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
 #endif

@@ -1,0 +1,173 @@
+// rowring.cuh: row_ring, a persistent and pipelined row kernel of every row family (rmsnorm.cu, layernorm.cu,
+// softmax.cu, crossentropy.cu, fp8quant.cu), written once over the row_dsmem Op (rowdsmem.cuh; RowMapDSMEM adapts
+// the rowmap.cuh Ops). sm_90, the families' _sm90 modules.
+//
+// Grid: as many clusters of CS = 1 … 16 blocks (the launch's cluster dimension; CS = 1 is a plain launch) as the
+// GPU runs at once, capped by the rows (rowplan_cuda.go asks cuOccupancyMaxActiveClusters). Cluster c takes rows
+// c, c + nclusters, …; each of its blocks owns the same slice of every row, packs [rank·per, (rank+1)·per).
+//
+// Each block keeps a ring of chunks in its dynamic shared memory: a chunk is K packs of each of the block's
+// threads (T·K packs), a row's slice is cpr = ⌈per / (T·K)⌉ chunks, and the ring holds nc ≥ cpr of them (nc from
+// the launch's dynamic shared memory size, %dynamic_smem_size). Chunks are numbered over the cluster's rows in
+// order, chunk g in ring slot g mod nc. At the start every thread issues its packs of chunks 0 … nc−1; then, for
+// each row: wait for its chunks and reduce them (chunk by chunk, as each arrives), merge the block's statistic,
+// exchange it across the cluster, and map the chunks to the outputs — and as soon as a chunk is mapped, its slot
+// takes chunk g + nc, the next row's (or the one after). So the loads of the next rows are in flight while a row
+// is reduced, exchanged and stored, and the memory pipe does not idle between a block's loads and its stores.
+//
+// Full/empty tracking: every thread copies, reads back and frees only its own packs of each chunk (positions
+// tid + q·T of the slot), so the ring needs no cross-thread signal at all: a thread's cp.async groups (one
+// commit group a chunk, empty past the last row) are its full bits — cp.async.wait_group n with n = the chunks
+// issued after the one wanted — and a slot is empty for a thread once that thread has mapped it. No mbarrier,
+// no producer warp, no block barrier inside the ring: each thread is its own producer, and its loads of later
+// chunks are already in flight when it waits, which is what a producer warp would buy (PTX 7.8: no bulk copies).
+// Single-element packs (odd widths) are copied through registers, as row_dsmem does (bf16 elements are too small
+// for cp.async): correct, not pipelined.
+//
+// The cluster exchange: each block's thread 0 writes its partial RowStat into slot [row parity][rank] of every
+// block's shared memory (distributed shared memory stores), then every thread arrives at and waits on the
+// cluster barrier, and every block merges the CS partials in rank order (the same result in every block, bit for
+// bit; deterministic). A block writes the slots of parity p again two rows later, after the next row's barrier,
+// which no block passes before every block has read this row's slots: double-buffered by parity, one cluster
+// barrier a row. A first barrier, arrived at after the first loads are issued and waited on before the first
+// exchange, makes sure every block of the cluster has started before its shared memory is written.
+//
+// Each element is read once from memory and written once. The cross-entropy's ignored rows are read too (their
+// labels are not looked at when their loads are issued, rows ahead); their outputs are row_dsmem's.
+#pragma once
+#include "rowdsmem.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+
+__device__ __forceinline__ void ring_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+// ring_wait waits until at most n of this thread's cp.async groups are pending (the count is an immediate: one
+// case a count, up to 31, more than a ring of chunks of at least 8 KiB in 227 KiB has; past it, 31: waiting for
+// more than needed is still correct).
+#define RING_WAIT_CASE(N) \
+    case N: asm volatile("cp.async.wait_group " #N ";" ::: "memory"); break;
+__device__ __forceinline__ void ring_wait(long long n) {
+    switch (n < 0 ? 0 : n > 31 ? 31 : (int)n) {
+        RING_WAIT_CASE(0) RING_WAIT_CASE(1) RING_WAIT_CASE(2) RING_WAIT_CASE(3) RING_WAIT_CASE(4)
+        RING_WAIT_CASE(5) RING_WAIT_CASE(6) RING_WAIT_CASE(7) RING_WAIT_CASE(8) RING_WAIT_CASE(9)
+        RING_WAIT_CASE(10) RING_WAIT_CASE(11) RING_WAIT_CASE(12) RING_WAIT_CASE(13) RING_WAIT_CASE(14)
+        RING_WAIT_CASE(15) RING_WAIT_CASE(16) RING_WAIT_CASE(17) RING_WAIT_CASE(18) RING_WAIT_CASE(19)
+        RING_WAIT_CASE(20) RING_WAIT_CASE(21) RING_WAIT_CASE(22) RING_WAIT_CASE(23) RING_WAIT_CASE(24)
+        RING_WAIT_CASE(25) RING_WAIT_CASE(26) RING_WAIT_CASE(27) RING_WAIT_CASE(28) RING_WAIT_CASE(29)
+        RING_WAIT_CASE(30)
+        default: asm volatile("cp.async.wait_group 31;" ::: "memory"); break;
+    }
+}
+
+// row_ring: see the top of the file. V: 16-byte packs (cols % E == 0), else one element a pack; K: packs a
+// thread holds of each chunk (also the packs it reduces and maps at a time). Dynamic shared memory: nc chunks of
+// blockDim·K packs, nc ≥ cpr (rowRingBytes in rowplan.go; a launch with less traps).
+template <class Op, bool V, int K>
+__device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __restrict__ x, long long rows,
+                                         long long cols) {
+    typedef Pack<typename Op::S, V> P;
+    extern __shared__ uint4 kw_dsmem[];
+    __shared__ RowStat red[32];
+    __shared__ RowStat part[2][16];
+    P* ring = reinterpret_cast<P*>(kw_dsmem);
+    unsigned dyn;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    const int cs = (int)cluster.num_blocks(), rank = (int)cluster.block_rank(), tid = threadIdx.x, T = blockDim.x;
+    const long long ncl = gridDim.x / cs, first = blockIdx.x / cs;
+    const long long nrows = first < rows ? (rows - first + ncl - 1) / ncl : 0;  // rows of this cluster
+    if (nrows == 0) return;  // the whole cluster leaves together
+    const long long packs = cols / P::E, per = (packs + cs - 1) / cs, lo = rank * per;
+    // Within a slice everything fits an int: a slice fits the ring, at most 227 KiB.
+    const int C = T * K;                                    // packs a chunk
+    const int n = (int)max(min(per, packs - lo), 0ll);      // this block's packs of a row
+    const int cpr = (int)((per + C - 1) / C);               // chunks a row
+    const int nc = (int)(dyn / ((unsigned)C * sizeof(P)));  // chunks in the ring
+    if (nc < cpr) __trap();                                 // the ring must hold a row's slice
+    // The next chunk to issue: row ij of the cluster's, chunk ik of it, ring slot is. issue starts this thread's
+    // copies of it and commits them as one group (empty past the last row, so that every chunk is followed by
+    // exactly nc − 1 groups by the time it is waited for).
+    long long ij = 0;
+    int ik = 0, is = 0;
+    auto issue = [&]() {
+        if (ij < nrows) {
+            const typename Op::T* xr = x + (first + ij * ncl) * cols + lo * P::E;
+            P* slot = ring + is * C + tid;
+            const int i0 = ik * C + tid;
+#pragma unroll
+            for (int q = 0; q < K; q++)
+                if (i0 + q * T < n) DsmemLoad<P, V>::load(slot + q * T, xr + (long long)(i0 + q * T) * P::E);
+        }
+        ring_commit();
+        if (++ik == cpr) ik = 0, ij++;
+        if (++is == nc) is = 0;
+    };
+    for (int g = 0; g < nc; g++) issue();
+    if (cs > 1) asm volatile("barrier.cluster.arrive;" ::: "memory");  // this block has started
+    int rs = 0;  // the ring slot of the row's first chunk
+    typename Op::Ctx ctx = op.context(first);
+    for (long long j = 0; j < nrows; j++) {
+        const long long row = first + j * ncl;
+        const bool rd = op.reads(ctx);  // the same in every block of the cluster
+        RowStat s = op.zero();
+        for (int k = 0, sl = rs; k < cpr; k++, sl = sl + 1 == nc ? 0 : sl + 1) {
+            ring_wait(nc - 1 - k);  // chunk k of the row has landed (this thread's packs of it)
+            const int i0 = k * C + tid;
+            const int kv = i0 < n ? min(K, (n - i0 + T - 1) / T) : 0;
+            if (rd && kv > 0) {  // as row_dsmem, scan sees at least one pack
+                P v[K];
+#pragma unroll
+                for (int q = 0; q < K; q++)
+                    if (q < kv) v[q] = ring[sl * C + tid + q * T];
+                s = op.merge(s, op.template scan<P, K>(v, kv, ctx));
+            }
+        }
+        s = block_merge(op, s, red);
+        RowStat t = s;
+        if (cs > 1) {
+            const int par = (int)(j & 1);
+            if (j == 0) asm volatile("barrier.cluster.wait;" ::: "memory");  // every block has started
+            if (tid == 0)
+                for (int i = 0; i < cs; i++) *cluster.map_shared_rank(&part[par][rank], i) = s;
+            asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");  // every part written
+            t = part[par][0];
+            for (int i = 1; i < cs; i++) t = op.merge(t, part[par][i]);
+        }
+        const typename Op::Fin f = op.finish(t, cols, ctx);
+        const typename Op::Ctx now = ctx;
+        if (j + 1 < nrows) ctx = op.context(row + ncl);  // the next row's, loaded while this one is stored
+        for (int k = 0, sl = rs; k < cpr; k++, sl = sl + 1 == nc ? 0 : sl + 1) {
+            const int i0 = k * C + tid;
+            const int kv = i0 < n ? min(K, (n - i0 + T - 1) / T) : 0;
+            // Columns loaded before any of the chunk's stores (see row_dsmem); none for Ops without column data.
+            typename Op::template Col<P> col[K];
+#pragma unroll
+            for (int q = 0; q < K; q++)
+                if (q < kv) col[q] = op.template column<P>((lo + i0 + q * T) * P::E);
+#pragma unroll
+            for (int q = 0; q < K; q++)
+                if (q < kv) op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, col[q], f, now);
+            issue();  // this thread's packs of slot sl are stored: it takes the chunk nc after this one
+        }
+        rs += cpr;
+        if (rs >= nc) rs -= nc;
+        if (rank == 0 && tid == 0) op.row_out(row, f, now);
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
+// ROW_RING_ENTRIES declares the family's entry points <prefix>_ring_{f32,bf16}_{v,s} (rowFamily.kernel in
+// rowplan.go) over the same PARAMS(S) and OP(S) as ROW_DSMEM_ENTRIES (rows among the parameters). K: 4 packs a
+// chunk a thread, 8 single elements. No __cluster_dims__: the cluster's size is the launch's.
+#define ROW_RING_ENTRY(PREFIX, S, NAME, V, VN, PARAMS, OP)                                                     \
+    extern "C" __global__ void __launch_bounds__(512, 1) PREFIX##_ring_##NAME##_##VN(PARAMS(S)) {                \
+        OP(S)                                                                                                  \
+        row_ring<decltype(op), V, (V ? 4 : 8)>(op, x, rows, cols);                                              \
+    }
+#define ROW_RING_ENTRIES(PREFIX, PARAMS, OP)                \
+    ROW_RING_ENTRY(PREFIX, F32, f32, true, v, PARAMS, OP)   \
+    ROW_RING_ENTRY(PREFIX, F32, f32, false, s, PARAMS, OP)  \
+    ROW_RING_ENTRY(PREFIX, BF16, bf16, true, v, PARAMS, OP) \
+    ROW_RING_ENTRY(PREFIX, BF16, bf16, false, s, PARAMS, OP)
+
+#endif

@@ -1,0 +1,108 @@
+//go:build cuda
+
+package kernels
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/kernelwatch/kernelwatch/harness"
+)
+
+// TestCUDARowRing checks the row_ring kernels of every row family (rowring.cuh) against the float64 reference,
+// outputs poisoned before each run (CheckCase), whether or not the families choose row_ring (rowRingPending):
+// both dtypes, 16-byte and single-element packs (odd widths), rows of 4096 to 262144 columns and row counts
+// that are not multiples of the clusters the GPU runs at once (1, 3, 129, 1000), so that clusters take different
+// numbers of rows and the ring wraps in the middle of a row. The plans are rowRingPlans': rowRingPlan's, and on
+// the shapes marked all clusters of 1–16 blocks, 128 and 512 threads, the smallest ring (one row's slice: every
+// chunk's slot is refilled with the next row's chunk of the same index) and a ring of two blocks a
+// multiprocessor.
+func TestCUDARowRing(t *testing.T) {
+	be := cudaBackend(t)
+	if be.CC() < 90 {
+		t.Skipf("row_ring needs compute capability 9.0 (this GPU: %d.%d)", be.CC()/10, be.CC()%10)
+	}
+	swaps := []struct {
+		f    *Family
+		plan *func(Case, int, int) rowPlan
+		rows *rowFamily
+	}{
+		{RMSNormFamily, &rmsNormPlanFor, rmsNormRows},
+		{LayerNormFamily, &layerNormPlanFor, layerNormRows},
+		{SoftmaxFamily, &softmaxPlanFor, softmaxRows},
+		{CrossEntropyFamily, &crossEntropyPlanFor, crossEntropyRows},
+		{FP8QuantFamily, &fp8QuantPlanFor, fp8QuantRows},
+	}
+	shapes := []struct {
+		s   Shape
+		all bool // every plan of rowRingPlans, else rowRingPlan's alone
+	}{
+		{Shape{Rows: 1000, Cols: 4096}, true}, {Shape{Rows: 1, Cols: 4096}, false},
+		{Shape{Rows: 129, Cols: 16384}, false}, {Shape{Rows: 1000, Cols: 16384}, false},
+		{Shape{Rows: 3, Cols: 65536}, true}, {Shape{Rows: 129, Cols: 65536}, false},
+		{Shape{Rows: 3, Cols: 262144}, false}, {Shape{Rows: 1, Cols: 262144}, false},
+		{Shape{Rows: 129, Cols: 20001}, true}, {Shape{Rows: 3, Cols: 65537}, false}, {Shape{Rows: 1000, Cols: 999}, false},
+		{Shape{Rows: 3, Cols: 262143}, false},
+	}
+	for _, sw := range swaps {
+		defer func(def func(Case, int, int) rowPlan, p *func(Case, int, int) rowPlan) { *p = def }(*sw.plan, sw.plan)
+		for _, dt := range StorageDTypes {
+			for _, s := range shapes {
+				c := Case{DType: dt, Shape: s.s}
+				var gens map[string]harness.Generator
+				switch sw.f {
+				case FP8QuantFamily:
+					c.Variant = "row"
+				case CrossEntropyFamily:
+					gens = map[string]harness.Generator{"labels": someIgnored}
+				}
+				ps := rowRingPlans(c, false)
+				if !s.all && len(ps) > 1 {
+					ps = ps[:1]
+				}
+				if len(ps) == 0 {
+					t.Errorf("%s %s: no row_ring plan", sw.f.Name, sw.f.BenchName(c, Fused))
+				}
+				for _, p := range ps {
+					t.Run(fmt.Sprintf("%s/%s/%s/c=%d/t=%d/r=%d", sw.f.Name, sw.f.BenchName(c, Fused), sw.rows.kernel(p, dt), p.cluster, p.threads, p.ring), func(t *testing.T) {
+						*sw.plan = func(Case, int, int) rowPlan { return p }
+						if _, err := harness.CheckCase(be, sw.f, c, Fused, harness.CaseSeed(t), gens); err != nil {
+							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// rowRingPlans lists the row_ring plans TestCUDARowRing and TestCUDARowTune run for case c: rowRingPlan's first,
+// then clusters of 1–16 blocks of 256 threads with a ring of about rowRingBytes (one block a multiprocessor) and,
+// when tune, of about half that (two), then 128 and 512 threads in rowRingPlan's cluster, its smallest ring (one
+// row's slice) and its ring of two blocks a multiprocessor.
+func rowRingPlans(c Case, tune bool) []rowPlan {
+	var ps []rowPlan
+	seen := map[rowPlan]bool{}
+	add := func(p rowPlan, ok bool) {
+		if ok && !seen[p] {
+			seen[p] = true
+			ps = append(ps, p)
+		}
+	}
+	def, ok := rowRingPlan(c, 90)
+	add(def, ok)
+	for _, cs := range []int{1, 2, 4, 8, 16} {
+		add(rowRingShape(c, 90, cs, rowRingThreads, rowRingBytes))
+		if tune {
+			add(rowRingShape(c, 90, cs, rowRingThreads, rowRingBytes/2))
+		}
+	}
+	if ok {
+		for _, th := range []int{128, 512} {
+			add(rowRingShape(c, 90, def.cluster, th, rowRingBytes))
+		}
+		add(rowRingShape(c, 90, def.cluster, rowRingThreads, 0))
+		add(rowRingShape(c, 90, def.cluster, rowRingThreads, rowRingBytes/2))
+	}
+	return ps
+}
