@@ -33,10 +33,13 @@ type rowPlan struct {
 	rows    int // warp: rows per warp
 	lanes   int // lanes: lanes per row (1 … 32)
 	cluster int // cluster, cstream, dsmem, ring: blocks per row
-	ring    int // ring: chunks of threads·rowRingPacks packs in a block's ring
-	vec     bool
-	nv      int
-	threads int
+	ring    int // ring: chunks of a block's ring (rowRingChunkBytes each)
+	// colAhead (ring, 16-byte packs, RMSNorm and LayerNorm): the kernel that loads the column data (w, b) a
+	// chunk ahead, 2 packs a thread a chunk.
+	colAhead bool
+	vec      bool
+	nv       int
+	threads  int
 }
 
 // rowFamily is what the shared row code needs of a family: how its kernels are named and where they are.
@@ -49,11 +52,14 @@ type rowFamily struct {
 	// sm90All: every fused kernel is also compiled for compute_90 into <module>_sm90 (bf16 rounded two at a
 	// time there), and the launcher takes them from it on sm_90; else that module holds the clusters alone.
 	sm90All bool
+	// colData: the family's Op has column data (w, b), and its _sm90 module the row_ring kernels that load it a
+	// chunk ahead (rowPlan.colAhead).
+	colData bool
 }
 
 var (
-	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop"}
-	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true}
+	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", colData: true}
+	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, colData: true}
 	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true}
 	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true}
 	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true}
@@ -82,6 +88,9 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 	case rowDSMEM:
 		return fmt.Sprintf("%s_dsmem_%s_%s", rf.prefix, d, v)
 	case rowRing:
+		if p.colAhead {
+			v += "c"
+		}
 		return fmt.Sprintf("%s_ring_%s_%s", rf.prefix, d, v)
 	}
 	return fmt.Sprintf("%s_%s_%s_%s", rf.prefix, rf.loop, d, v)
@@ -105,6 +114,9 @@ func (p rowPlan) String() string {
 	case rowDSMEM:
 		return fmt.Sprintf("dsmem %s %d×%d", v, p.cluster, p.threads)
 	case rowRing:
+		if p.colAhead {
+			v += "c"
+		}
 		return fmt.Sprintf("ring %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
 	}
 	return fmt.Sprintf("loop %s t=%d", v, p.threads)
@@ -419,39 +431,50 @@ func withRowDSMEM(choose func(c Case, cc, sms int) rowPlan, wins func(Case) bool
 // The row_ring plan (sm_90, cuda/rowring.cuh): persistent clusters of 1–16 blocks — as many as the GPU runs at
 // once, capped by the rows — each cluster taking every nclusters-th row, each block the same slice of each of its
 // rows, through a ring of chunks in its shared memory that the loads of the next rows enter while a row is
-// reduced, exchanged across the cluster and stored. Each element is read once and written once, and the memory
-// pipe does not idle between a block's loads and its stores, which the one-row-a-cluster plans (cluster, dsmem)
-// leave to another resident block being in a different phase; no cluster waits for 8 or 16 free slots in one GPC
-// but once. A chunk is threads·rowRingPacks packs (8 single elements a thread without 16-byte accesses); the ring
-// must hold at least one row's slice (rows wider than 16 such rings are not this plan's).
+// reduced, exchanged across the cluster and stored. Each element is read once and written once, and a block's
+// next loads are issued as soon as its stores free a chunk, where the one-row-a-cluster plans (cluster, dsmem)
+// leave the memory pipe to whichever other block is in another phase; no cluster waits for 8 or 16 free slots in
+// one GPC but once. A chunk is threads·K packs, K = rowRingPacks (2 for the colAhead kernels, 8 single elements
+// without 16-byte accesses); the ring holds at least one row's slice.
+//
+// Measured on an H100 (TestCUDARowTune, pct of the suite's copy, 2^28 elements): the ring is worth more blocks a
+// multiprocessor, not more chunks ahead. A block's phases (reduce, exchange, store) run one after the other and
+// each thread loads, reads back and stores its own packs, so its rate is bound by latency, not by the bytes in
+// flight: RMSNorm fp32 1024×262144 in clusters of 16 × 256 threads, 64 KiB slices, ran at 95.5% with a ring of
+// one slice (three blocks a multiprocessor), 88.4% with 96 KiB (two), 62.5% with 192 KiB (one); in 128-thread
+// blocks with 192 KiB 40.4%. Blocks of 512 threads, limited to one a multiprocessor by their registers, were
+// slower than 256 everywhere, so the kernels are built for at most 256 threads and three blocks a multiprocessor
+// (__launch_bounds__(256, 3): at most 80 registers).
 
 // rowRingPending says why row_ring would not be chosen: non-empty until its kernels have passed TestCUDARowRing
 // and TestCUDARowTune has timed them against the families' plans on an H100 and an H200.
-const rowRingPending = "TestCUDARowRing and TestCUDARowTune have not run on an H100 and an H200"
+const rowRingPending = "TestCUDARowRing has not passed on the GPU; TestCUDARowTune has timed it on an H100 only"
 
 // rowRingOn is whether the choosers may pick row_ring (the tests turn it off to compare).
 var rowRingOn = rowRingPending == ""
 
-// Sizes of row_ring: blocks of rowRingThreads threads, rowRingPacks 16-byte packs a thread a chunk (16 KiB chunks
-// in 256 threads), a block's slice of a row at most rowRingSlice bytes (so that its ring of about rowRingBytes
-// holds two rows' slices or more), a ring of at most rowRingMaxBytes (the 227 KiB a block may have, less the
-// kernel's 512 B of static shared memory and some slack), up to rowRingMaxBlocks blocks a cluster (above 8
-// non-portable).
+// Sizes of row_ring: blocks of rowRingThreads threads (at most rowRingMaxThreads), rowRingPacks 16-byte packs a
+// thread a chunk (16 KiB chunks in 256 threads), a block's slice of a row at most rowRingSlice bytes (three blocks
+// a multiprocessor), a ring of at most rowRingMaxBytes (the 227 KiB a block may have, less the kernel's 512 B of
+// static shared memory and some slack), up to rowRingMaxBlocks blocks a cluster (above 8 non-portable).
 const (
-	rowRingThreads   = 256
-	rowRingPacks     = 4
-	rowRingSlice     = 96 << 10
-	rowRingBytes     = 200 << 10
-	rowRingMaxBytes  = 224 << 10
-	rowRingMaxBlocks = 16
+	rowRingThreads    = 256
+	rowRingMaxThreads = 256
+	rowRingPacks      = 4
+	rowRingSlice      = 64 << 10
+	rowRingMaxBytes   = 224 << 10
+	rowRingMaxBlocks  = 16
 )
 
-// rowRingK is the packs a thread holds of each chunk: rowRingPacks, or 8 single elements (the kernels' K).
-func rowRingK(vec bool) int {
-	if vec {
-		return rowRingPacks
+// rowRingK is the packs a thread holds of each chunk of plan p (the kernels' K).
+func rowRingK(p rowPlan) int {
+	switch {
+	case !p.vec:
+		return 8
+	case p.colAhead:
+		return 2
 	}
-	return 8
+	return rowRingPacks
 }
 
 // rowRingChunkBytes is the bytes of one chunk of plan p (row_ring) for case c.
@@ -460,7 +483,7 @@ func rowRingChunkBytes(p rowPlan, c Case) int {
 	if p.vec {
 		e = 16 / c.DType.Size()
 	}
-	return p.threads * rowRingK(p.vec) * e * c.DType.Size()
+	return p.threads * rowRingK(p) * e * c.DType.Size()
 }
 
 // rowRingRowChunks is how many chunks of plan p a block's slice of a row of case c takes.
@@ -470,22 +493,26 @@ func rowRingRowChunks(p rowPlan, c Case) int {
 		e = 16 / c.DType.Size()
 	}
 	per := ceilDiv(ceilDiv(c.Cols, e), p.cluster)
-	return ceilDiv(per, p.threads*rowRingK(p.vec))
+	return ceilDiv(per, p.threads*rowRingK(p))
 }
 
 // rowRingSmem is the dynamic shared memory a block of plan p (row_ring) takes for case c: its ring.
 func rowRingSmem(p rowPlan, c Case) int { return p.ring * rowRingChunkBytes(p, c) }
 
-// rowRingShape is the row_ring plan of case c in clusters of cs blocks of threads threads with a ring of about
-// ringBytes (at least one row's slice): ok is false without clusters (cc < 90), for blocks of other than 32–512
-// threads or clusters of other than 1–16 blocks, or where a row's slice does not fit rowRingMaxBytes.
-func rowRingShape(c Case, cc, cs, threads, ringBytes int) (p rowPlan, ok bool) {
-	if cc < 90 || cs < 1 || cs > rowRingMaxBlocks || threads < 32 || threads > 512 || threads%32 != 0 {
+// rowRingShape is the row_ring plan of case c in clusters of cs blocks of threads threads with a ring of a row's
+// slice and extra chunks more (colAhead: the kernel loading columns a chunk ahead, where 16-byte packs allow it):
+// ok is false without clusters (cc < 90), for blocks of other than 32–256 threads (whole warps) or clusters of
+// other than 1–16 blocks, or where the ring does not fit rowRingMaxBytes.
+func rowRingShape(c Case, cc, cs, threads, extra int, colAhead bool) (p rowPlan, ok bool) {
+	if cc < 90 || cs < 1 || cs > rowRingMaxBlocks || threads < 32 || threads > rowRingMaxThreads || threads%32 != 0 || extra < 0 {
 		return rowPlan{}, false
 	}
 	vec, _, _ := rowAccess(c)
-	p = rowPlan{kind: rowRing, cluster: cs, vec: vec, threads: threads}
-	p.ring = max(rowRingRowChunks(p, c), min(ringBytes, rowRingMaxBytes)/rowRingChunkBytes(p, c))
+	if colAhead && !vec {
+		return rowPlan{}, false
+	}
+	p = rowPlan{kind: rowRing, cluster: cs, vec: vec, threads: threads, colAhead: colAhead}
+	p.ring = rowRingRowChunks(p, c) + extra
 	if rowRingSmem(p, c) > rowRingMaxBytes {
 		return rowPlan{}, false
 	}
@@ -493,11 +520,11 @@ func rowRingShape(c Case, cc, cs, threads, ringBytes int) (p rowPlan, ok bool) {
 }
 
 // rowRingPlan is the row_ring plan of case c on compute capability cc: the fewest blocks a cluster (1–16, a power
-// of two) whose slices are at most rowRingSlice bytes, rowRingThreads threads, a ring of about rowRingBytes (one
-// block a multiprocessor); ok is false where clusters are missing or the row is too long.
+// of two) whose slices are at most rowRingSlice bytes, rowRingThreads threads, a ring of one row's slice; ok is
+// false where clusters are missing or the row is too long.
 func rowRingPlan(c Case, cc int) (p rowPlan, ok bool) {
 	cs := min(ceilPow2(ceilDiv(c.Cols*c.DType.Size(), rowRingSlice)), rowRingMaxBlocks)
-	return rowRingShape(c, cc, cs, rowRingThreads, rowRingBytes)
+	return rowRingShape(c, cc, cs, rowRingThreads, 0, false)
 }
 
 // withRowRing is chooser choose, but where wins says row_ring is the family's fastest plan for the case (nil:

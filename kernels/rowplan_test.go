@@ -126,29 +126,31 @@ func TestRowDSMEMChoice(t *testing.T) {
 }
 
 // TestRowRingPlan checks the row_ring plan arithmetic: rowRingPlan's cluster is the fewest blocks (a power of two)
-// whose slices are at most rowRingSlice bytes, its ring holds at least one row's slice and about rowRingBytes,
-// within rowRingMaxBytes; rowRingShape refuses what the kernels cannot run (no clusters, over 16 blocks, blocks
-// of more than 512 threads, a slice over the shared memory limit); every family's _sm90 module has the kernels
+// whose slices are at most rowRingSlice bytes and its ring one row's slice; rowRingShape adds chunks and refuses
+// what the kernels cannot run (no clusters, over 16 blocks, blocks of more than 256 threads, a ring over the
+// shared memory limit, columns ahead without 16-byte packs); every family's _sm90 module has the kernels
 // rowFamily.kernel names; and row_ring is never chosen while pending.
 func TestRowRingPlan(t *testing.T) {
 	for _, tc := range []struct {
 		c              Case
 		cs, ring, smem int
 	}{
-		// fp32 65536: 256 KiB a row, slices of 64 KiB in 4 blocks = 4 chunks of 16 KiB; the ring 12 of them.
-		{Case{DType: FP32, Shape: Shape{Rows: 4096, Cols: 65536}}, 4, 12, 12 * 16 << 10},
+		// fp32 65536: 256 KiB a row, slices of 64 KiB in 4 blocks = 4 chunks of 16 KiB (256 threads × 4 packs).
+		{Case{DType: FP32, Shape: Shape{Rows: 4096, Cols: 65536}}, 4, 4, 64 << 10},
 		// fp32 262144: 1 MiB, 16 slices of 64 KiB.
-		{Case{DType: FP32, Shape: Shape{Rows: 1024, Cols: 262144}}, 16, 12, 12 * 16 << 10},
+		{Case{DType: FP32, Shape: Shape{Rows: 1024, Cols: 262144}}, 16, 4, 64 << 10},
 		// bf16 262144: 512 KiB, 8 slices of 64 KiB.
-		{Case{DType: BF16, Shape: Shape{Rows: 1024, Cols: 262144}}, 8, 12, 12 * 16 << 10},
+		{Case{DType: BF16, Shape: Shape{Rows: 1024, Cols: 262144}}, 8, 4, 64 << 10},
 		// fp32 16384: 64 KiB, one block (no cluster) a row.
-		{Case{DType: FP32, Shape: Shape{Rows: 8192, Cols: 16384}}, 1, 12, 12 * 16 << 10},
-		// bf16 4096 odd by one: single elements, 8 a thread a chunk (4 KiB chunks of 256 threads × 8 × 2 B).
-		{Case{DType: BF16, Shape: Shape{Rows: 8, Cols: 4097}}, 1, 50, 50 * 4 << 10},
+		{Case{DType: FP32, Shape: Shape{Rows: 8192, Cols: 16384}}, 1, 4, 64 << 10},
+		// fp32 4096: 16 KiB, one chunk.
+		{Case{DType: FP32, Shape: Shape{Rows: 8192, Cols: 4096}}, 1, 1, 16 << 10},
+		// bf16 4097: single elements, 8 a thread a chunk (4 KiB chunks of 256 threads × 8 × 2 B), 3 a row.
+		{Case{DType: BF16, Shape: Shape{Rows: 8, Cols: 4097}}, 1, 3, 12 << 10},
 	} {
 		p, ok := rowRingPlan(tc.c, 90)
 		if !ok || p.kind != rowRing || p.cluster != tc.cs || p.ring != tc.ring || rowRingSmem(p, tc.c) != tc.smem ||
-			p.threads != rowRingThreads || p.vec != (tc.c.Cols%(16/tc.c.DType.Size()) == 0) {
+			p.threads != rowRingThreads || p.colAhead || p.vec != (tc.c.Cols%(16/tc.c.DType.Size()) == 0) {
 			t.Errorf("%v: rowRingPlan = %v (ok %v), %d B; want %d blocks, %d chunks, %d B", tc.c.Shape, p, ok,
 				rowRingSmem(p, tc.c), tc.cs, tc.ring, tc.smem)
 		}
@@ -157,24 +159,32 @@ func TestRowRingPlan(t *testing.T) {
 		}
 	}
 	c := Case{DType: FP32, Shape: Shape{Rows: 4, Cols: 65536}}
-	if p, ok := rowRingShape(c, 90, 4, 256, 0); !ok || p.ring != 4 || rowRingSmem(p, c) != 64<<10 {
-		t.Errorf("smallest ring: %v (ok %v), want 4 chunks of 16 KiB", p, ok)
+	// Two blocks of 128 threads: 128 KiB slices in 8 KiB chunks, 16 a row, and 2 more.
+	if p, ok := rowRingShape(c, 90, 2, 128, 2, false); !ok || p.ring != 18 || rowRingSmem(p, c) != 144<<10 || rowRingRowChunks(p, c) != 16 {
+		t.Errorf("2 × 128 +2: %v (ok %v), want 18 chunks of 8 KiB, 16 a row", p, ok)
 	}
-	if p, ok := rowRingShape(c, 90, 2, 512, rowRingBytes); !ok || p.ring != 6 || rowRingRowChunks(p, c) != 4 {
-		t.Errorf("2 × 512: %v (ok %v), want 6 chunks of 32 KiB, 4 a row", p, ok)
+	// Columns ahead: 2 packs a thread a chunk, 8 KiB chunks in 256 threads.
+	if p, ok := rowRingShape(c, 90, 4, 256, 1, true); !ok || p.ring != 9 || rowRingSmem(p, c) != 72<<10 ||
+		rowCol(p) != "layernorm_ring_f32_vc" {
+		t.Errorf("4 × 256 columns ahead +1: %v (ok %v), want 9 chunks of 8 KiB, layernorm_ring_f32_vc", p, ok)
 	}
 	for _, bad := range []struct {
-		c           Case
-		cs, threads int
+		c                  Case
+		cs, threads, extra int
+		colAhead           bool
 	}{
-		{c, 1, 256},  // a 256 KiB slice
-		{c, 32, 256}, // more than 16 blocks
-		{c, 4, 1024}, // more than 512 threads
-		{c, 0, 256},  // no blocks
-		{Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 16 * 60000}}, 16, 256}, // 240 KiB slices
+		{c, 1, 256, 0, false},  // a 256 KiB slice
+		{c, 32, 256, 0, false}, // more than 16 blocks
+		{c, 4, 512, 0, false},  // more than 256 threads
+		{c, 4, 100, 0, false},  // not whole warps
+		{c, 0, 256, 0, false},  // no blocks
+		{c, 2, 256, 7, false},  // 128 KiB + 7 × 16 KiB
+		{c, 4, 256, -1, false}, // less than a slice
+		{Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 65537}}, 4, 256, 0, true},        // columns ahead, single elements
+		{Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 16 * 60000}}, 16, 256, 0, false}, // 240 KiB slices
 	} {
-		if p, ok := rowRingShape(bad.c, 90, bad.cs, bad.threads, rowRingBytes); ok {
-			t.Errorf("%v in %d × %d: %v, want none", bad.c.Shape, bad.cs, bad.threads, p)
+		if p, ok := rowRingShape(bad.c, 90, bad.cs, bad.threads, bad.extra, bad.colAhead); ok {
+			t.Errorf("%v in %d × %d +%d ahead %v: %v, want none", bad.c.Shape, bad.cs, bad.threads, bad.extra, bad.colAhead, p)
 		}
 	}
 	if _, ok := rowRingPlan(Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 16 * 60000}}, 90); ok {
@@ -191,8 +201,11 @@ func TestRowRingPlan(t *testing.T) {
 		}
 		for _, dt := range StorageDTypes {
 			for _, vec := range []bool{true, false} {
-				if name := rf.rows.kernel(rowPlan{kind: rowRing, vec: vec}, dt); !strings.Contains(string(ptx), ".entry "+name+"(") {
-					t.Errorf("%s is not in cuda/ptx/%s_sm90.ptx", name, rf.module)
+				for _, ahead := range []bool{false, true} {
+					name := rf.rows.kernel(rowPlan{kind: rowRing, vec: vec, colAhead: ahead}, dt)
+					if has := strings.Contains(string(ptx), ".entry "+name+"("); has != (!ahead || vec && rf.rows.colData) {
+						t.Errorf("%s in cuda/ptx/%s_sm90.ptx: %v", name, rf.module, has)
+					}
 				}
 			}
 		}
@@ -209,3 +222,6 @@ func TestRowRingPlan(t *testing.T) {
 		}
 	}
 }
+
+// rowCol is the LayerNorm fp32 kernel of row_ring plan p.
+func rowCol(p rowPlan) string { return layerNormRows.kernel(p, FP32) }

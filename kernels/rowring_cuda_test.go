@@ -13,10 +13,10 @@ import (
 // outputs poisoned before each run (CheckCase), whether or not the families choose row_ring (rowRingPending):
 // both dtypes, 16-byte and single-element packs (odd widths), rows of 4096 to 262144 columns and row counts
 // that are not multiples of the clusters the GPU runs at once (1, 3, 129, 1000), so that clusters take different
-// numbers of rows and the ring wraps in the middle of a row. The plans are rowRingPlans': rowRingPlan's, and on
-// the shapes marked all clusters of 1–16 blocks, 128 and 512 threads, the smallest ring (one row's slice: every
-// chunk's slot is refilled with the next row's chunk of the same index) and a ring of two blocks a
-// multiprocessor.
+// numbers of rows and the ring wraps in the middle of a row (rings a chunk or three longer than a row's slice).
+// The plans are rowRingPlans': rowRingPlan's (a ring of one row's slice: each chunk's slot is refilled with the
+// next row's chunk of the same index), and on the shapes marked all the variants it lists. Subtests are named
+// <family>/…, so that -test.run 'TestCUDARowRing$/RMSNorm|LayerNorm' runs some families.
 func TestCUDARowRing(t *testing.T) {
 	be := cudaBackend(t)
 	if be.CC() < 90 {
@@ -37,8 +37,7 @@ func TestCUDARowRing(t *testing.T) {
 		s   Shape
 		all bool // every plan of rowRingPlans, else rowRingPlan's alone
 	}{
-		{Shape{Rows: 1000, Cols: 4096}, true}, {Shape{Rows: 1, Cols: 4096}, false},
-		{Shape{Rows: 129, Cols: 16384}, false}, {Shape{Rows: 1000, Cols: 16384}, false},
+		{Shape{Rows: 1000, Cols: 4096}, true}, {Shape{Rows: 1, Cols: 4096}, false}, {Shape{Rows: 129, Cols: 16384}, false},
 		{Shape{Rows: 3, Cols: 65536}, true}, {Shape{Rows: 129, Cols: 65536}, false},
 		{Shape{Rows: 3, Cols: 262144}, false}, {Shape{Rows: 1, Cols: 262144}, false},
 		{Shape{Rows: 129, Cols: 20001}, true}, {Shape{Rows: 3, Cols: 65537}, false}, {Shape{Rows: 1000, Cols: 999}, false},
@@ -56,7 +55,7 @@ func TestCUDARowRing(t *testing.T) {
 				case CrossEntropyFamily:
 					gens = map[string]harness.Generator{"labels": someIgnored}
 				}
-				ps := rowRingPlans(c, false)
+				ps := rowRingPlans(sw.rows, c, false)
 				if !s.all && len(ps) > 1 {
 					ps = ps[:1]
 				}
@@ -76,11 +75,13 @@ func TestCUDARowRing(t *testing.T) {
 	}
 }
 
-// rowRingPlans lists the row_ring plans TestCUDARowRing and TestCUDARowTune run for case c: rowRingPlan's first,
-// then clusters of 1–16 blocks of 256 threads with a ring of about rowRingBytes (one block a multiprocessor) and,
-// when tune, of about half that (two), then 128 and 512 threads in rowRingPlan's cluster, its smallest ring (one
-// row's slice) and its ring of two blocks a multiprocessor.
-func rowRingPlans(c Case, tune bool) []rowPlan {
+// rowRingPlans lists the row_ring plans of family rf that TestCUDARowRing (tune false) and TestCUDARowTune (tune)
+// run for case c, rowRingPlan's first. For the test: clusters of 1–16 blocks, blocks of 64 and 128 threads, rings
+// one and three chunks longer than a row's slice, and the kernel loading columns ahead where the family has one.
+// For the tune: clusters of half, once and twice rowRingPlan's blocks, in blocks of 128 and 256 threads, with
+// rings of a row's slice and one or two chunks more, and the same with columns ahead (rings of a slice and one
+// chunk more).
+func rowRingPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
 	var ps []rowPlan
 	seen := map[rowPlan]bool{}
 	add := func(p rowPlan, ok bool) {
@@ -90,19 +91,36 @@ func rowRingPlans(c Case, tune bool) []rowPlan {
 		}
 	}
 	def, ok := rowRingPlan(c, 90)
-	add(def, ok)
-	for _, cs := range []int{1, 2, 4, 8, 16} {
-		add(rowRingShape(c, 90, cs, rowRingThreads, rowRingBytes))
-		if tune {
-			add(rowRingShape(c, 90, cs, rowRingThreads, rowRingBytes/2))
-		}
+	if !ok {
+		return nil
 	}
-	if ok {
-		for _, th := range []int{128, 512} {
-			add(rowRingShape(c, 90, def.cluster, th, rowRingBytes))
+	add(def, ok)
+	if !tune {
+		for _, cs := range []int{1, 2, 4, 8, 16} {
+			add(rowRingShape(c, 90, cs, def.threads, 0, false))
 		}
-		add(rowRingShape(c, 90, def.cluster, rowRingThreads, 0))
-		add(rowRingShape(c, 90, def.cluster, rowRingThreads, rowRingBytes/2))
+		for _, th := range []int{64, 128} {
+			add(rowRingShape(c, 90, def.cluster, th, 0, false))
+		}
+		add(rowRingShape(c, 90, def.cluster, def.threads, 1, false))
+		add(rowRingShape(c, 90, def.cluster, def.threads, 3, false))
+		if rf.colData {
+			add(rowRingShape(c, 90, def.cluster, def.threads, 0, true))
+			add(rowRingShape(c, 90, def.cluster, def.threads, 1, true))
+		}
+		return ps
+	}
+	for _, cs := range []int{def.cluster / 2, def.cluster, def.cluster * 2} {
+		for _, th := range []int{128, 256} {
+			for extra := 0; extra <= 2; extra++ {
+				add(rowRingShape(c, 90, cs, th, extra, false))
+			}
+			if rf.colData {
+				for extra := 0; extra <= 1; extra++ {
+					add(rowRingShape(c, 90, cs, th, extra, true))
+				}
+			}
+		}
 	}
 	return ps
 }

@@ -17,12 +17,17 @@ var rowTuneFamilies = os.Getenv("KW_ROW_TUNE")
 // rowTuneCols, from KW_ROW_COLS, narrows TestCUDARowTune to the comma-separated column counts it names ("": all).
 var rowTuneCols = os.Getenv("KW_ROW_COLS")
 
+// rowTuneRingOnly, from KW_ROW_PLANS=ring, narrows TestCUDARowTune's plans to the family's choices (with and
+// without row_dsmem) and the row_ring plans.
+var rowTuneRingOnly = os.Getenv("KW_ROW_PLANS") == "ring"
+
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
 // rows, the plan the family picks, every plan its test enumerator lists with 16-byte accesses, the row_dsmem
 // plans in blocks of 128–1024 threads and the row_ring plans (rowRingPlans, rows of 4096 columns and more), each
 // as the benchmarks time it (the suite's cold-L2 policy, median of 15 launches) on the benchmarks' inputs, and
-// prints each as µs, pct of the suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape. KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144
-// the shapes.
+// prints each as µs, pct of the suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape.
+// KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144 the shapes, KW_ROW_PLANS=ring the
+// plans.
 func TestCUDARowTune(t *testing.T) {
 	if !*tuneFlag {
 		t.Skip("needs -kernels.tune")
@@ -98,9 +103,12 @@ func TestCUDARowTune(t *testing.T) {
 				withD := def(c, be.CC(), be.Device().Workers)
 				fmt.Printf("rowtune %-12s %s | copy %7.1f µs | default %v | with dsmem %v\n", fm.f.Name, fm.f.BenchName(c, Fused), cns/1e3, chosen, withD)
 				seen := map[rowPlan]bool{}
-				try := append([]rowPlan{chosen, withD}, fm.plans(c, be.CC())...)
+				try := []rowPlan{chosen, withD}
+				if !rowTuneRingOnly {
+					try = append(try, fm.plans(c, be.CC())...)
+				}
 				for _, p := range rowDSMEMPlans(c) {
-					if sh.Cols < 16384 { // slices of a few KiB: 5–75% of the copy on an H200
+					if sh.Cols < 16384 || rowTuneRingOnly { // slices of a few KiB: 5–75% of the copy on an H200
 						break
 					}
 					for _, th := range []int{128, 256, 512, 1024} {
@@ -110,7 +118,7 @@ func TestCUDARowTune(t *testing.T) {
 					}
 				}
 				if sh.Cols >= 4096 {
-					try = append(try, rowRingPlans(c, true)...)
+					try = append(try, rowRingPlans(fm.rows, c, true)...)
 				}
 				for _, p := range try {
 					if seen[p] || !p.vec && c.Cols%(16/dt.Size()) == 0 {
