@@ -13,6 +13,7 @@ import (
 // FC2 (wsffn.go) and attention its wgmma kernels (wsattn.go), where those are pending.
 func TestMain(m *testing.M) {
 	rowDSMEMOn = rowDSMEMOn || harness.RunPending()
+	rowRingOn = rowRingOn || harness.RunPending()
 	rnnTCOn = rnnTCOn || harness.RunPending()
 	wgmmaGEMMOn = wgmmaGEMMOn || harness.RunPending()
 	wgmmaFFNOn = wgmmaFFNOn || harness.RunPending()

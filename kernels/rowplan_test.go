@@ -91,6 +91,8 @@ func TestRowDSMEMChoice(t *testing.T) {
 		SoftmaxFamily: softmaxPlanFor, CrossEntropyFamily: crossEntropyPlanFor, FP8QuantFamily: fp8QuantPlanFor}
 	wins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormDSMEMWins, SoftmaxFamily: softmaxDSMEMWins,
 		CrossEntropyFamily: crossEntropyDSMEMWins}
+	ringWins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormRingWins, LayerNormFamily: rowRingWins1MiB,
+		SoftmaxFamily: softmaxRingWins, CrossEntropyFamily: rowRingWins1MiB, FP8QuantFamily: rowRingWins1MiB}
 	chosen := 0
 	for _, on := range []bool{false, true} {
 		rowDSMEMOn = on
@@ -102,7 +104,9 @@ func TestRowDSMEMChoice(t *testing.T) {
 				for _, cc := range []int{80, 90} {
 					p := plan(c, cc, 132)
 					w := wins[f]
-					if want := on && cc >= 90 && w != nil && w(c); (p.kind == rowDSMEM) != want {
+					vec, _, _ := rowAccess(c)
+					ring := rowRingOn && cc >= 90 && vec && ringWins[f](c) // row_ring, where chosen, comes first
+					if want := on && cc >= 90 && w != nil && w(c) && !ring; (p.kind == rowDSMEM) != want {
 						t.Errorf("%s %s cc=%d dsmem on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
 						continue
 					}
@@ -129,7 +133,7 @@ func TestRowDSMEMChoice(t *testing.T) {
 // whose slices are at most rowRingSlice bytes and its ring one row's slice; rowRingShape adds chunks and refuses
 // what the kernels cannot run (no clusters, over 16 blocks, blocks of more than 256 threads, a ring over the
 // shared memory limit, columns ahead without 16-byte packs); every family's _sm90 module has the kernels
-// rowFamily.kernel names; and row_ring is never chosen while pending.
+// rowFamily.kernel names; and testRowRingChoice.
 func TestRowRingPlan(t *testing.T) {
 	for _, tc := range []struct {
 		c              Case
@@ -210,16 +214,48 @@ func TestRowRingPlan(t *testing.T) {
 			}
 		}
 	}
-	if rowRingPending != "" {
-		for f, plan := range map[*Family]func(Case, int, int) rowPlan{RMSNormFamily: rmsNormPlanFor,
-			LayerNormFamily: layerNormPlanFor, SoftmaxFamily: softmaxPlanFor, CrossEntropyFamily: crossEntropyPlanFor,
-			FP8QuantFamily: fp8QuantPlanFor} {
-			for _, c := range f.CasesOn("cuda", harness.Grids["cuda"]) {
-				if p := plan(c, 90, 132); p.kind == rowRing {
-					t.Errorf("%s %s: row_ring chosen while pending (%s)", f.Name, f.BenchName(c, Fused), rowRingPending)
+	testRowRingChoice(t)
+}
+
+// testRowRingChoice checks where row_ring is chosen: never when switched off (as while rowRingPending), never
+// before sm_90 or without 16-byte packs, and on sm_90 for exactly the cases of the CUDA grid and the correctness
+// shapes where the family measured it fastest (its ring wins function), with rowRingPlan's plan.
+func testRowRingChoice(t *testing.T) {
+	if rowRingOn != (rowRingPending == "") && !harness.RunPending() {
+		t.Errorf("rowRingOn = %v with rowRingPending %q", rowRingOn, rowRingPending)
+	}
+	defer func(on bool) { rowRingOn = on }(rowRingOn)
+	plans := map[*Family]func(Case, int, int) rowPlan{RMSNormFamily: rmsNormPlanFor, LayerNormFamily: layerNormPlanFor,
+		SoftmaxFamily: softmaxPlanFor, CrossEntropyFamily: crossEntropyPlanFor, FP8QuantFamily: fp8QuantPlanFor}
+	wins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormRingWins, LayerNormFamily: rowRingWins1MiB,
+		SoftmaxFamily: softmaxRingWins, CrossEntropyFamily: rowRingWins1MiB, FP8QuantFamily: rowRingWins1MiB}
+	chosen := 0
+	for _, on := range []bool{false, true} {
+		rowRingOn = on
+		for f, plan := range plans {
+			for _, c := range append(f.CasesOn("cuda", harness.Grids["cuda"]), f.CasesOn("test", testShapes)...) {
+				if c.Variant == "block128" {
+					continue
+				}
+				for _, cc := range []int{80, 90} {
+					p := plan(c, cc, 132)
+					vec, _, _ := rowAccess(c)
+					if want := on && cc >= 90 && vec && wins[f](c); (p.kind == rowRing) != want {
+						t.Errorf("%s %s cc=%d ring on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
+						continue
+					}
+					if p.kind == rowRing {
+						chosen++
+						if d, _ := rowRingPlan(c, cc); p != d {
+							t.Errorf("%s %s: %v, want rowRingPlan's %v", f.Name, f.BenchName(c, Fused), p, d)
+						}
+					}
 				}
 			}
 		}
+	}
+	if chosen == 0 {
+		t.Error("row_ring was never chosen")
 	}
 }
 
