@@ -34,12 +34,9 @@ type rowPlan struct {
 	lanes   int // lanes: lanes per row (1 … 32)
 	cluster int // cluster, cstream, dsmem, ring: blocks per row
 	ring    int // ring: chunks of a block's ring (rowRingChunkBytes each)
-	// colAhead (ring, 16-byte packs, RMSNorm and LayerNorm): the kernel that loads the column data (w, b) a
-	// chunk ahead, 2 packs a thread a chunk.
-	colAhead bool
-	vec      bool
-	nv       int
-	threads  int
+	vec     bool
+	nv      int
+	threads int
 }
 
 // rowFamily is what the shared row code needs of a family: how its kernels are named and where they are.
@@ -52,14 +49,11 @@ type rowFamily struct {
 	// sm90All: every fused kernel is also compiled for compute_90 into <module>_sm90 (bf16 rounded two at a
 	// time there), and the launcher takes them from it on sm_90; else that module holds the clusters alone.
 	sm90All bool
-	// colData: the family's Op has column data (w, b), and its _sm90 module the row_ring kernels that load it a
-	// chunk ahead (rowPlan.colAhead).
-	colData bool
 }
 
 var (
-	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", colData: true}
-	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, colData: true}
+	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop"}
+	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true}
 	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true}
 	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true}
 	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true}
@@ -88,9 +82,6 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 	case rowDSMEM:
 		return fmt.Sprintf("%s_dsmem_%s_%s", rf.prefix, d, v)
 	case rowRing:
-		if p.colAhead {
-			v += "c"
-		}
 		return fmt.Sprintf("%s_ring_%s_%s", rf.prefix, d, v)
 	}
 	return fmt.Sprintf("%s_%s_%s_%s", rf.prefix, rf.loop, d, v)
@@ -114,9 +105,6 @@ func (p rowPlan) String() string {
 	case rowDSMEM:
 		return fmt.Sprintf("dsmem %s %d×%d", v, p.cluster, p.threads)
 	case rowRing:
-		if p.colAhead {
-			v += "c"
-		}
 		return fmt.Sprintf("ring %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
 	}
 	return fmt.Sprintf("loop %s t=%d", v, p.threads)
@@ -434,8 +422,8 @@ func withRowDSMEM(choose func(c Case, cc, sms int) rowPlan, wins func(Case) bool
 // reduced, exchanged across the cluster and stored. Each element is read once and written once, and a block's
 // next loads are issued as soon as its stores free a chunk, where the one-row-a-cluster plans (cluster, dsmem)
 // leave the memory pipe to whichever other block is in another phase; no cluster waits for 8 or 16 free slots in
-// one GPC but once. A chunk is threads·K packs, K = rowRingPacks (2 for the colAhead kernels, 8 single elements
-// without 16-byte accesses); the ring holds at least one row's slice.
+// one GPC but once. A chunk is threads·K packs, K = rowRingPacks (8 single elements without 16-byte accesses);
+// the ring holds at least one row's slice.
 //
 // Measured on an H100 (TestCUDARowTune, pct of the suite's copy, 2^28 elements): the ring is worth more blocks a
 // multiprocessor, not more chunks ahead. A block's phases (reduce, exchange, store) run one after the other and
@@ -468,11 +456,8 @@ const (
 
 // rowRingK is the packs a thread holds of each chunk of plan p (the kernels' K).
 func rowRingK(p rowPlan) int {
-	switch {
-	case !p.vec:
+	if !p.vec {
 		return 8
-	case p.colAhead:
-		return 2
 	}
 	return rowRingPacks
 }
@@ -500,18 +485,14 @@ func rowRingRowChunks(p rowPlan, c Case) int {
 func rowRingSmem(p rowPlan, c Case) int { return p.ring * rowRingChunkBytes(p, c) }
 
 // rowRingShape is the row_ring plan of case c in clusters of cs blocks of threads threads with a ring of a row's
-// slice and extra chunks more (colAhead: the kernel loading columns a chunk ahead, where 16-byte packs allow it):
-// ok is false without clusters (cc < 90), for blocks of other than 32–256 threads (whole warps) or clusters of
-// other than 1–16 blocks, or where the ring does not fit rowRingMaxBytes.
-func rowRingShape(c Case, cc, cs, threads, extra int, colAhead bool) (p rowPlan, ok bool) {
+// slice and extra chunks more: ok is false without clusters (cc < 90), for blocks of other than 32–256 threads
+// (whole warps) or clusters of other than 1–16 blocks, or where the ring does not fit rowRingMaxBytes.
+func rowRingShape(c Case, cc, cs, threads, extra int) (p rowPlan, ok bool) {
 	if cc < 90 || cs < 1 || cs > rowRingMaxBlocks || threads < 32 || threads > rowRingMaxThreads || threads%32 != 0 || extra < 0 {
 		return rowPlan{}, false
 	}
 	vec, _, _ := rowAccess(c)
-	if colAhead && !vec {
-		return rowPlan{}, false
-	}
-	p = rowPlan{kind: rowRing, cluster: cs, vec: vec, threads: threads, colAhead: colAhead}
+	p = rowPlan{kind: rowRing, cluster: cs, vec: vec, threads: threads}
 	p.ring = rowRingRowChunks(p, c) + extra
 	if rowRingSmem(p, c) > rowRingMaxBytes {
 		return rowPlan{}, false
@@ -524,7 +505,7 @@ func rowRingShape(c Case, cc, cs, threads, extra int, colAhead bool) (p rowPlan,
 // false where clusters are missing or the row is too long.
 func rowRingPlan(c Case, cc int) (p rowPlan, ok bool) {
 	cs := min(ceilPow2(ceilDiv(c.Cols*c.DType.Size(), rowRingSlice)), rowRingMaxBlocks)
-	return rowRingShape(c, cc, cs, rowRingThreads, 0, false)
+	return rowRingShape(c, cc, cs, rowRingThreads, 0)
 }
 
 // Where row_ring (rowRingPlan's: 256 threads, 64 KiB slices, a ring of one slice) beats the family's other plans

@@ -132,7 +132,7 @@ func TestRowDSMEMChoice(t *testing.T) {
 // TestRowRingPlan checks the row_ring plan arithmetic: rowRingPlan's cluster is the fewest blocks (a power of two)
 // whose slices are at most rowRingSlice bytes and its ring one row's slice; rowRingShape adds chunks and refuses
 // what the kernels cannot run (no clusters, over 16 blocks, blocks of more than 256 threads, a ring over the
-// shared memory limit, columns ahead without 16-byte packs); every family's _sm90 module has the kernels
+// shared memory limit); every family's _sm90 module has the kernels
 // rowFamily.kernel names; and testRowRingChoice.
 func TestRowRingPlan(t *testing.T) {
 	for _, tc := range []struct {
@@ -154,7 +154,7 @@ func TestRowRingPlan(t *testing.T) {
 	} {
 		p, ok := rowRingPlan(tc.c, 90)
 		if !ok || p.kind != rowRing || p.cluster != tc.cs || p.ring != tc.ring || rowRingSmem(p, tc.c) != tc.smem ||
-			p.threads != rowRingThreads || p.colAhead || p.vec != (tc.c.Cols%(16/tc.c.DType.Size()) == 0) {
+			p.threads != rowRingThreads || p.vec != (tc.c.Cols%(16/tc.c.DType.Size()) == 0) {
 			t.Errorf("%v: rowRingPlan = %v (ok %v), %d B; want %d blocks, %d chunks, %d B", tc.c.Shape, p, ok,
 				rowRingSmem(p, tc.c), tc.cs, tc.ring, tc.smem)
 		}
@@ -164,31 +164,24 @@ func TestRowRingPlan(t *testing.T) {
 	}
 	c := Case{DType: FP32, Shape: Shape{Rows: 4, Cols: 65536}}
 	// Two blocks of 128 threads: 128 KiB slices in 8 KiB chunks, 16 a row, and 2 more.
-	if p, ok := rowRingShape(c, 90, 2, 128, 2, false); !ok || p.ring != 18 || rowRingSmem(p, c) != 144<<10 || rowRingRowChunks(p, c) != 16 {
+	if p, ok := rowRingShape(c, 90, 2, 128, 2); !ok || p.ring != 18 || rowRingSmem(p, c) != 144<<10 || rowRingRowChunks(p, c) != 16 {
 		t.Errorf("2 × 128 +2: %v (ok %v), want 18 chunks of 8 KiB, 16 a row", p, ok)
-	}
-	// Columns ahead: 2 packs a thread a chunk, 8 KiB chunks in 256 threads.
-	if p, ok := rowRingShape(c, 90, 4, 256, 1, true); !ok || p.ring != 9 || rowRingSmem(p, c) != 72<<10 ||
-		rowCol(p) != "layernorm_ring_f32_vc" {
-		t.Errorf("4 × 256 columns ahead +1: %v (ok %v), want 9 chunks of 8 KiB, layernorm_ring_f32_vc", p, ok)
 	}
 	for _, bad := range []struct {
 		c                  Case
 		cs, threads, extra int
-		colAhead           bool
 	}{
-		{c, 1, 256, 0, false},  // a 256 KiB slice
-		{c, 32, 256, 0, false}, // more than 16 blocks
-		{c, 4, 512, 0, false},  // more than 256 threads
-		{c, 4, 100, 0, false},  // not whole warps
-		{c, 0, 256, 0, false},  // no blocks
-		{c, 2, 256, 7, false},  // 128 KiB + 7 × 16 KiB
-		{c, 4, 256, -1, false}, // less than a slice
-		{Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 65537}}, 4, 256, 0, true},        // columns ahead, single elements
-		{Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 16 * 60000}}, 16, 256, 0, false}, // 240 KiB slices
+		{c, 1, 256, 0},  // a 256 KiB slice
+		{c, 32, 256, 0}, // more than 16 blocks
+		{c, 4, 512, 0},  // more than 256 threads
+		{c, 4, 100, 0},  // not whole warps
+		{c, 0, 256, 0},  // no blocks
+		{c, 2, 256, 7},  // 128 KiB + 7 × 16 KiB
+		{c, 4, 256, -1}, // less than a slice
+		{Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 16 * 60000}}, 16, 256, 0}, // 240 KiB slices
 	} {
-		if p, ok := rowRingShape(bad.c, 90, bad.cs, bad.threads, bad.extra, bad.colAhead); ok {
-			t.Errorf("%v in %d × %d +%d ahead %v: %v, want none", bad.c.Shape, bad.cs, bad.threads, bad.extra, bad.colAhead, p)
+		if p, ok := rowRingShape(bad.c, 90, bad.cs, bad.threads, bad.extra); ok {
+			t.Errorf("%v in %d × %d +%d: %v, want none", bad.c.Shape, bad.cs, bad.threads, bad.extra, p)
 		}
 	}
 	if _, ok := rowRingPlan(Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 16 * 60000}}, 90); ok {
@@ -205,11 +198,8 @@ func TestRowRingPlan(t *testing.T) {
 		}
 		for _, dt := range StorageDTypes {
 			for _, vec := range []bool{true, false} {
-				for _, ahead := range []bool{false, true} {
-					name := rf.rows.kernel(rowPlan{kind: rowRing, vec: vec, colAhead: ahead}, dt)
-					if has := strings.Contains(string(ptx), ".entry "+name+"("); has != (!ahead || vec && rf.rows.colData) {
-						t.Errorf("%s in cuda/ptx/%s_sm90.ptx: %v", name, rf.module, has)
-					}
+				if name := rf.rows.kernel(rowPlan{kind: rowRing, vec: vec}, dt); !strings.Contains(string(ptx), ".entry "+name+"(") {
+					t.Errorf("%s is not in cuda/ptx/%s_sm90.ptx", name, rf.module)
 				}
 			}
 		}
@@ -258,6 +248,3 @@ func testRowRingChoice(t *testing.T) {
 		t.Error("row_ring was never chosen")
 	}
 }
-
-// rowCol is the LayerNorm fp32 kernel of row_ring plan p.
-func rowCol(p rowPlan) string { return layerNormRows.kernel(p, FP32) }

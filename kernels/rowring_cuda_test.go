@@ -55,7 +55,7 @@ func TestCUDARowRing(t *testing.T) {
 				case CrossEntropyFamily:
 					gens = map[string]harness.Generator{"labels": someIgnored}
 				}
-				ps := rowRingPlans(sw.rows, c, false)
+				ps := rowRingPlans(c, false)
 				if !s.all && len(ps) > 1 {
 					ps = ps[:1]
 				}
@@ -75,13 +75,11 @@ func TestCUDARowRing(t *testing.T) {
 	}
 }
 
-// rowRingPlans lists the row_ring plans of family rf that TestCUDARowRing (tune false) and TestCUDARowTune (tune)
-// run for case c, rowRingPlan's first. For the test: clusters of 1–16 blocks, blocks of 64 and 128 threads, rings
-// one and three chunks longer than a row's slice, and the kernel loading columns ahead where the family has one.
-// For the tune: clusters of half, once and twice rowRingPlan's blocks, in blocks of 128 and 256 threads, with
-// rings of a row's slice and one or two chunks more, and the same with columns ahead (rings of a slice and one
-// chunk more).
-func rowRingPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
+// rowRingPlans lists the row_ring plans that TestCUDARowRing (tune false) and TestCUDARowTune (tune) run for case c,
+// rowRingPlan's first. For the test: clusters of 1–16 blocks, blocks of 64 and 128 threads, and rings one and
+// three chunks longer than a row's slice. For the tune: clusters of half, once and twice rowRingPlan's blocks, in
+// blocks of 128 and 256 threads, with rings of a row's slice and one or two chunks more.
+func rowRingPlans(c Case, tune bool) []rowPlan {
 	var ps []rowPlan
 	seen := map[rowPlan]bool{}
 	add := func(p rowPlan, ok bool) {
@@ -97,28 +95,19 @@ func rowRingPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
 	add(def, ok)
 	if !tune {
 		for _, cs := range []int{1, 2, 4, 8, 16} {
-			add(rowRingShape(c, 90, cs, def.threads, 0, false))
+			add(rowRingShape(c, 90, cs, def.threads, 0))
 		}
 		for _, th := range []int{64, 128} {
-			add(rowRingShape(c, 90, def.cluster, th, 0, false))
+			add(rowRingShape(c, 90, def.cluster, th, 0))
 		}
-		add(rowRingShape(c, 90, def.cluster, def.threads, 1, false))
-		add(rowRingShape(c, 90, def.cluster, def.threads, 3, false))
-		if rf.colData {
-			add(rowRingShape(c, 90, def.cluster, def.threads, 0, true))
-			add(rowRingShape(c, 90, def.cluster, def.threads, 1, true))
-		}
+		add(rowRingShape(c, 90, def.cluster, def.threads, 1))
+		add(rowRingShape(c, 90, def.cluster, def.threads, 3))
 		return ps
 	}
 	for _, cs := range []int{def.cluster / 2, def.cluster, def.cluster * 2} {
 		for _, th := range []int{128, 256} {
 			for extra := 0; extra <= 2; extra++ {
-				add(rowRingShape(c, 90, cs, th, extra, false))
-			}
-			if rf.colData {
-				for extra := 0; extra <= 1; extra++ {
-					add(rowRingShape(c, 90, cs, th, extra, true))
-				}
+				add(rowRingShape(c, 90, cs, th, extra))
 			}
 		}
 	}

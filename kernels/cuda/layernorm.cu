@@ -179,5 +179,4 @@ LN_SM90(BF16, bf16)
     op.cols = cols;
 ROW_DSMEM_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)
 ROW_RING_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
-ROW_RING_COL_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_ring (rowring.cuh), columns a chunk ahead
 #endif

@@ -62,7 +62,7 @@ __device__ __forceinline__ void ring_wait(long long n) {
 // row_ring: see the top of the file. V: 16-byte packs (cols % E == 0), else one element a pack; K: packs a
 // thread holds of each chunk (also the packs it reduces and maps at a time). Dynamic shared memory: nc chunks of
 // blockDim·K packs, nc ≥ cpr (rowRingBytes in rowplan.go; a launch with less traps).
-template <class Op, bool V, int K, bool PF>
+template <class Op, bool V, int K>
 __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __restrict__ x, long long rows,
                                          long long cols) {
     typedef Pack<typename Op::S, V> P;
@@ -122,16 +122,7 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
                 s = op.merge(s, op.template scan<P, K>(v, kv, ctx));
             }
         }
-        // PF: the column data of the row's first chunk, loaded before the block's and the cluster's merges, each
-        // later chunk's while the one before is stored (the same columns every row: they come from L2).
-        typename Op::template Col<P> col[K];
-        if (PF) {
-            const int i0 = tid;
-            const int kv = i0 < n ? min(K, (n - i0 + T - 1) / T) : 0;
-#pragma unroll
-            for (int q = 0; q < K; q++)
-                if (q < kv) col[q] = op.template column<P>((lo + i0 + q * T) * P::E);
-        }
+        typename Op::template Col<P> col[K];  // the column data of a chunk's packs (see below)
         s = block_merge(op, s, red);
         RowStat t = s;
         if (cs > 1) {
@@ -150,24 +141,14 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
             const int i0 = k * C + tid;
             const int kv = i0 < n ? min(K, (n - i0 + T - 1) / T) : 0;
             // Columns loaded before any of the chunk's stores (see row_dsmem); none for Ops without column data.
-            typename Op::template Col<P> nx[K];
-            if (PF) {
-                const int j0 = i0 + C;
-                const int kn = k + 1 < cpr && j0 < n ? min(K, (n - j0 + T - 1) / T) : 0;
+            // (Loading them a chunk ahead, two packs a thread a chunk, was slower on an H100: LayerNorm fp32
+            // 1024×262144 75.6% of the copy against 87.0%.)
 #pragma unroll
-                for (int q = 0; q < K; q++)
-                    if (q < kn) nx[q] = op.template column<P>((lo + j0 + q * T) * P::E);
-            } else {
-#pragma unroll
-                for (int q = 0; q < K; q++)
-                    if (q < kv) col[q] = op.template column<P>((lo + i0 + q * T) * P::E);
-            }
+            for (int q = 0; q < K; q++)
+                if (q < kv) col[q] = op.template column<P>((lo + i0 + q * T) * P::E);
 #pragma unroll
             for (int q = 0; q < K; q++)
                 if (q < kv) op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, col[q], f, now);
-            if (PF)
-#pragma unroll
-                for (int q = 0; q < K; q++) col[q] = nx[q];
             issue();  // this thread's packs of slot sl are stored: it takes the chunk nc after this one
         }
         rs += cpr;
@@ -179,22 +160,17 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
 
 // ROW_RING_ENTRIES declares the family's entry points <prefix>_ring_{f32,bf16}_{v,s} (rowFamily.kernel in
 // rowplan.go) over the same PARAMS(S) and OP(S) as ROW_DSMEM_ENTRIES (rows among the parameters). K: 4 packs a
-// chunk a thread, 8 single elements. No __cluster_dims__: the cluster's size is the launch's.
-// ROW_RING_COL_ENTRIES adds, for the Ops with column data (RMSNorm's w, LayerNorm's w and b), the 16-byte entry
-// points <prefix>_ring_{f32,bf16}_vc with the columns loaded a chunk ahead (PF), 2 packs a chunk a thread (the
-// columns of two chunks held at once).
-#define ROW_RING_ENTRY(PREFIX, S, NAME, V, VN, K, PF, PARAMS, OP)                                             \
-    extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_ring_##NAME##_##VN(PARAMS(S)) {                \
+// chunk a thread, 8 single elements. At most 256 threads, three blocks a multiprocessor (at most 80 registers:
+// see rowplan.go). No __cluster_dims__: the cluster's size is the launch's.
+#define ROW_RING_ENTRY(PREFIX, S, NAME, V, VN, K, PARAMS, OP)                                                 \
+    extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_ring_##NAME##_##VN(PARAMS(S)) {              \
         OP(S)                                                                                                  \
-        row_ring<decltype(op), V, K, PF>(op, x, rows, cols);                                                   \
+        row_ring<decltype(op), V, K>(op, x, rows, cols);                                                       \
     }
-#define ROW_RING_ENTRIES(PREFIX, PARAMS, OP)                              \
-    ROW_RING_ENTRY(PREFIX, F32, f32, true, v, 4, false, PARAMS, OP)       \
-    ROW_RING_ENTRY(PREFIX, F32, f32, false, s, 8, false, PARAMS, OP)      \
-    ROW_RING_ENTRY(PREFIX, BF16, bf16, true, v, 4, false, PARAMS, OP)     \
-    ROW_RING_ENTRY(PREFIX, BF16, bf16, false, s, 8, false, PARAMS, OP)
-#define ROW_RING_COL_ENTRIES(PREFIX, PARAMS, OP)                          \
-    ROW_RING_ENTRY(PREFIX, F32, f32, true, vc, 2, true, PARAMS, OP)       \
-    ROW_RING_ENTRY(PREFIX, BF16, bf16, true, vc, 2, true, PARAMS, OP)
+#define ROW_RING_ENTRIES(PREFIX, PARAMS, OP)                       \
+    ROW_RING_ENTRY(PREFIX, F32, f32, true, v, 4, PARAMS, OP)       \
+    ROW_RING_ENTRY(PREFIX, F32, f32, false, s, 8, PARAMS, OP)      \
+    ROW_RING_ENTRY(PREFIX, BF16, bf16, true, v, 4, PARAMS, OP)     \
+    ROW_RING_ENTRY(PREFIX, BF16, bf16, false, s, 8, PARAMS, OP)
 
 #endif
