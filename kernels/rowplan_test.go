@@ -91,7 +91,7 @@ func TestRowDSMEMChoice(t *testing.T) {
 		SoftmaxFamily: softmaxPlanFor, CrossEntropyFamily: crossEntropyPlanFor, FP8QuantFamily: fp8QuantPlanFor}
 	wins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormDSMEMWins, SoftmaxFamily: softmaxDSMEMWins,
 		CrossEntropyFamily: crossEntropyDSMEMWins}
-	ringWins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormRingWins, LayerNormFamily: rowRingWins1MiB,
+	ringWins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormRingWins, LayerNormFamily: layerNormRingWins,
 		SoftmaxFamily: softmaxRingWins, CrossEntropyFamily: rowRingWins1MiB, FP8QuantFamily: rowRingWins1MiB}
 	chosen := 0
 	for _, on := range []bool{false, true} {
@@ -217,7 +217,7 @@ func testRowRingChoice(t *testing.T) {
 	defer func(on bool) { rowRingOn = on }(rowRingOn)
 	plans := map[*Family]func(Case, int, int) rowPlan{RMSNormFamily: rmsNormPlanFor, LayerNormFamily: layerNormPlanFor,
 		SoftmaxFamily: softmaxPlanFor, CrossEntropyFamily: crossEntropyPlanFor, FP8QuantFamily: fp8QuantPlanFor}
-	wins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormRingWins, LayerNormFamily: rowRingWins1MiB,
+	wins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormRingWins, LayerNormFamily: layerNormRingWins,
 		SoftmaxFamily: softmaxRingWins, CrossEntropyFamily: rowRingWins1MiB, FP8QuantFamily: rowRingWins1MiB}
 	chosen := 0
 	for _, on := range []bool{false, true} {

@@ -18,14 +18,15 @@ var rowTuneFamilies = os.Getenv("KW_ROW_TUNE")
 var rowTuneCols = os.Getenv("KW_ROW_COLS")
 
 // rowTuneRingOnly, from KW_ROW_PLANS=ring, narrows TestCUDARowTune's plans to the family's choices (with and
-// without row_dsmem) and the row_ring plans.
+// without row_dsmem and row_ring) and the row_ring plans.
 var rowTuneRingOnly = os.Getenv("KW_ROW_PLANS") == "ring"
 
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
-// rows, the plan the family picks, every plan its test enumerator lists with 16-byte accesses, the row_dsmem
-// plans in blocks of 128–1024 threads and the row_ring plans (rowRingPlans, rows of 4096 columns and more), each
-// as the benchmarks time it (the suite's cold-L2 policy, median of 15 launches) on the benchmarks' inputs, and
-// prints each as µs, pct of the suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape.
+// rows, the plan the family picks (marked *) and those it picks without row_ring and without row_dsmem either,
+// every plan its test enumerator lists with 16-byte accesses, the row_dsmem plans in blocks of 128–1024 threads
+// and the row_ring plans (rowRingPlans, rows of 4096 columns and more), each as the benchmarks time it (the
+// suite's cold-L2 policy, median of 15 launches) on the benchmarks' inputs, and prints each as µs, pct of the
+// suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape.
 // KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144 the shapes, KW_ROW_PLANS=ring the
 // plans.
 func TestCUDARowTune(t *testing.T) {
@@ -40,8 +41,8 @@ func TestCUDARowTune(t *testing.T) {
 	}
 	defer s.Close()
 	fmt.Printf("rowtune: %s (cc %d, %d SMs), suite copy %.1f GB/s\n", be.Device().Name, be.CC(), be.Device().Workers, suiteCopy)
-	on := rowDSMEMOn
-	defer func() { rowDSMEMOn = on }()
+	on, ringOn := rowDSMEMOn, rowRingOn
+	defer func() { rowDSMEMOn, rowRingOn = on, ringOn }()
 	timeIt := func(l harness.Launch) (float64, error) {
 		if _, err := be.Time(l, 3, s.Policy.Timing); err != nil {
 			return 0, err
@@ -97,13 +98,16 @@ func TestCUDARowTune(t *testing.T) {
 					t.Fatal(err)
 				}
 				bytes := float64(fm.f.MinBytes(c))
-				rowDSMEMOn = false
-				chosen := def(c, be.CC(), be.Device().Workers)
+				rowDSMEMOn, rowRingOn = false, false
+				base := def(c, be.CC(), be.Device().Workers)
 				rowDSMEMOn = true
 				withD := def(c, be.CC(), be.Device().Workers)
-				fmt.Printf("rowtune %-12s %s | copy %7.1f µs | default %v | with dsmem %v\n", fm.f.Name, fm.f.BenchName(c, Fused), cns/1e3, chosen, withD)
+				rowRingOn = true
+				chosen := def(c, be.CC(), be.Device().Workers)
+				fmt.Printf("rowtune %-12s %s | copy %7.1f µs | default %v | with dsmem %v | with ring (chosen) %v\n", fm.f.Name,
+					fm.f.BenchName(c, Fused), cns/1e3, base, withD, chosen)
 				seen := map[rowPlan]bool{}
-				try := []rowPlan{chosen, withD}
+				try := []rowPlan{chosen, base, withD}
 				if !rowTuneRingOnly {
 					try = append(try, fm.plans(c, be.CC())...)
 				}
