@@ -13,6 +13,7 @@
 //   layernorm_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
 //   layernorm_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster holding the row in shared memory
 //   layernorm_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters reading rows ahead into a ring
+//                        (_vw: the block's slice of w and b kept in shared memory)
 //
 // layernorm_cuda.go picks the kernel per case (rowmap_cuda.go); the naive chain (row mean, x − μ, square, row mean,
 // + ε, rsqrt, ·rstd, ·w, + b) uses the eager kernels of eager.cu.

@@ -34,6 +34,10 @@
 //
 // Each element is read once from memory and written once. The cross-entropy's ignored rows are read too (their
 // labels are not looked at when their loads are issued, rows ahead); their outputs are row_dsmem's.
+//
+// Column data (RMSNorm's w, LayerNorm's w and b) is the same for every row a block takes: the CSM kernels (_vw)
+// keep the block's slice of it in shared memory ahead of the ring, each thread copying its own packs once, and
+// read it from there; the others read it from L2 for every row.
 #pragma once
 #include "rowdsmem.cuh"
 
