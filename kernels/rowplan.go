@@ -34,9 +34,6 @@ type rowPlan struct {
 	lanes   int // lanes: lanes per row (1 … 32)
 	cluster int // cluster, cstream, dsmem, ring: blocks per row
 	ring    int // ring: chunks of a block's ring (rowRingChunkBytes each)
-	// colSmem (ring, 16-byte packs, RMSNorm and LayerNorm): the kernel keeping the block's slice of the column
-	// data in shared memory ahead of the ring, colSmem bytes a pack (the family's colPack); 0: read from L2.
-	colSmem int
 	vec     bool
 	nv      int
 	threads int
@@ -52,14 +49,11 @@ type rowFamily struct {
 	// sm90All: every fused kernel is also compiled for compute_90 into <module>_sm90 (bf16 rounded two at a
 	// time there), and the launcher takes them from it on sm_90; else that module holds the clusters alone.
 	sm90All bool
-	// colPack is the bytes of column data (w, b) a 16-byte pack of the row takes, which the family's _vw row_ring
-	// kernels keep in shared memory; 0: none, and no such kernels.
-	colPack int
 }
 
 var (
-	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", colPack: 16}
-	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, colPack: 32}
+	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop"}
+	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true}
 	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true}
 	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true}
 	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true}
@@ -88,9 +82,6 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 	case rowDSMEM:
 		return fmt.Sprintf("%s_dsmem_%s_%s", rf.prefix, d, v)
 	case rowRing:
-		if p.colSmem > 0 {
-			v += "w"
-		}
 		return fmt.Sprintf("%s_ring_%s_%s", rf.prefix, d, v)
 	}
 	return fmt.Sprintf("%s_%s_%s_%s", rf.prefix, rf.loop, d, v)
@@ -114,9 +105,6 @@ func (p rowPlan) String() string {
 	case rowDSMEM:
 		return fmt.Sprintf("dsmem %s %d×%d", v, p.cluster, p.threads)
 	case rowRing:
-		if p.colSmem > 0 {
-			v += "w"
-		}
 		return fmt.Sprintf("ring %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
 	}
 	return fmt.Sprintf("loop %s t=%d", v, p.threads)
@@ -494,25 +482,8 @@ func rowRingRowChunks(p rowPlan, c Case) int {
 	return ceilDiv(per, p.threads*rowRingK(p))
 }
 
-// rowRingSmem is the dynamic shared memory a block of plan p (row_ring) takes for case c: its ring, and with
-// colSmem its slice of the column data ahead of it (16-byte aligned).
-func rowRingSmem(p rowPlan, c Case) int {
-	cols := 0
-	if p.colSmem > 0 {
-		cols = (ceilDiv(ceilDiv(c.Cols, 16/c.DType.Size()), p.cluster)*p.colSmem + 15) &^ 15
-	}
-	return cols + p.ring*rowRingChunkBytes(p, c)
-}
-
-// rowRingColSmem is plan p with family rf's column data in shared memory (the _vw kernels), if rf has column
-// data, p 16-byte packs and the whole fits rowRingMaxBytes.
-func rowRingColSmem(p rowPlan, rf *rowFamily, c Case) (rowPlan, bool) {
-	if rf.colPack == 0 || !p.vec || p.kind != rowRing {
-		return rowPlan{}, false
-	}
-	p.colSmem = rf.colPack
-	return p, rowRingSmem(p, c) <= rowRingMaxBytes
-}
+// rowRingSmem is the dynamic shared memory a block of plan p (row_ring) takes for case c: its ring.
+func rowRingSmem(p rowPlan, c Case) int { return p.ring * rowRingChunkBytes(p, c) }
 
 // rowRingShape is the row_ring plan of case c in clusters of cs blocks of threads threads with a ring of a row's
 // slice and extra chunks more: ok is false without clusters (cc < 90), for blocks of other than 32–256 threads

@@ -92,7 +92,7 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 	case rowRing:
 		smem := rowRingSmem(p, l.Case)
 		if p.cluster < 1 || p.cluster > rowRingMaxBlocks || p.threads < 32 || p.threads > rowRingMaxThreads ||
-			p.ring < rowRingRowChunks(p, l.Case) || smem > rowRingMaxBytes || p.colSmem > 0 && (!p.vec || p.colSmem != rf.colPack) {
+			p.ring < rowRingRowChunks(p, l.Case) || smem > rowRingMaxBytes {
 			l.Fail(fmt.Errorf("%s: plan %v: clusters of 1 … %d blocks of 32 … %d threads, a ring of at least a row's "+
 				"slice (%d chunks) in at most %d B (this one: %d B)", name, p, rowRingMaxBlocks, rowRingMaxThreads,
 				rowRingRowChunks(p, l.Case), rowRingMaxBytes, smem))

@@ -55,7 +55,7 @@ func TestCUDARowRing(t *testing.T) {
 				case CrossEntropyFamily:
 					gens = map[string]harness.Generator{"labels": someIgnored}
 				}
-				ps := rowRingPlans(sw.rows, c, false)
+				ps := rowRingPlans(c, false)
 				if !s.all && len(ps) > 1 {
 					ps = ps[:1]
 				}
@@ -75,13 +75,11 @@ func TestCUDARowRing(t *testing.T) {
 	}
 }
 
-// rowRingPlans lists the row_ring plans of family rf that TestCUDARowRing (tune false) and TestCUDARowTune (tune)
-// run for case c, rowRingPlan's first. For the test: clusters of 1–16 blocks, blocks of 64 and 128 threads, rings
-// one and three chunks longer than a row's slice, and where the family has column data, rowRingPlan's and twice
-// its blocks with the columns in shared memory. For the tune: clusters of half, once and twice rowRingPlan's
-// blocks, in blocks of 128 and 256 threads, with rings of a row's slice and one or two chunks more; and with the
-// columns in shared memory, once, twice and four times its blocks, rings of a slice.
-func rowRingPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
+// rowRingPlans lists the row_ring plans that TestCUDARowRing (tune false) and TestCUDARowTune (tune) run for case c,
+// rowRingPlan's first. For the test: clusters of 1–16 blocks, blocks of 64 and 128 threads, and rings one and
+// three chunks longer than a row's slice. For the tune: clusters of half, once and twice rowRingPlan's blocks, in
+// blocks of 128 and 256 threads, with rings of a row's slice and one or two chunks more.
+func rowRingPlans(c Case, tune bool) []rowPlan {
 	var ps []rowPlan
 	seen := map[rowPlan]bool{}
 	add := func(p rowPlan, ok bool) {
@@ -104,24 +102,12 @@ func rowRingPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
 		}
 		add(rowRingShape(c, 90, def.cluster, def.threads, 1))
 		add(rowRingShape(c, 90, def.cluster, def.threads, 3))
-		for _, cs := range []int{def.cluster, 2 * def.cluster} {
-			if p, ok := rowRingShape(c, 90, cs, def.threads, 0); ok {
-				add(rowRingColSmem(p, rf, c))
-			}
-		}
 		return ps
 	}
 	for _, cs := range []int{def.cluster / 2, def.cluster, def.cluster * 2} {
 		for _, th := range []int{128, 256} {
 			for extra := 0; extra <= 2; extra++ {
 				add(rowRingShape(c, 90, cs, th, extra))
-			}
-		}
-	}
-	for _, cs := range []int{def.cluster, 2 * def.cluster, 4 * def.cluster} {
-		for _, th := range []int{128, 256} {
-			if p, ok := rowRingShape(c, 90, cs, th, 0); ok {
-				add(rowRingColSmem(p, rf, c))
 			}
 		}
 	}

@@ -122,7 +122,7 @@ func TestCUDARowTune(t *testing.T) {
 					}
 				}
 				if sh.Cols >= 4096 {
-					try = append(try, rowRingPlans(fm.rows, c, true)...)
+					try = append(try, rowRingPlans(c, true)...)
 				}
 				for _, p := range try {
 					if seen[p] || !p.vec && c.Cols%(16/dt.Size()) == 0 {

@@ -15,8 +15,7 @@
 //   rmsnorm_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster of 2–16 blocks holding the row in
 //                      distributed shared memory.
 //   rmsnorm_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters of 1–16 blocks, each block's next
-//                      rows loading into a ring in shared memory while a row is reduced and stored (_vw: with
-//                      the block's slice of w kept in shared memory). This file is compiled twice: -arch=compute_75 to ptx/rmsnorm.ptx (everything
+//                      rows loading into a ring in shared memory while a row is reduced and stored. This file is compiled twice: -arch=compute_75 to ptx/rmsnorm.ptx (everything
 //                      but the cluster kernels) and -arch=compute_90 to ptx/rmsnorm_sm90.ptx (those alone).
 //
 // rmsnorm_cuda.go picks the kernel and block size per case; the naive chain (square, row mean, +eps, rsqrt,
@@ -277,7 +276,6 @@ struct RMSNormOp {
     op.cols = cols;
 ROW_DSMEM_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)
 ROW_RING_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
-ROW_RING_COL_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // row_ring (rowring.cuh), its columns in shared memory
 
 #else  // the compute_75 module: every other kernel
 

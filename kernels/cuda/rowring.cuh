@@ -34,10 +34,6 @@
 //
 // Each element is read once from memory and written once. The cross-entropy's ignored rows are read too (their
 // labels are not looked at when their loads are issued, rows ahead); their outputs are row_dsmem's.
-//
-// Column data (RMSNorm's w, LayerNorm's w and b) is the same for every row a block takes: the CSM kernels (_vw)
-// keep the block's slice of it in shared memory ahead of the ring, each thread copying its own packs once, and
-// read it from there; the others read it from L2 for every row.
 #pragma once
 #include "rowdsmem.cuh"
 
@@ -66,7 +62,7 @@ __device__ __forceinline__ void ring_wait(long long n) {
 // row_ring: see the top of the file. V: 16-byte packs (cols % E == 0), else one element a pack; K: packs a
 // thread holds of each chunk (also the packs it reduces and maps at a time). Dynamic shared memory: nc chunks of
 // blockDim·K packs, nc ≥ cpr (rowRingBytes in rowplan.go; a launch with less traps).
-template <class Op, bool V, int K, bool CSM>
+template <class Op, bool V, int K>
 __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __restrict__ x, long long rows,
                                          long long cols) {
     typedef Pack<typename Op::S, V> P;
@@ -86,13 +82,7 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
     const int C = T * K;                                    // packs a chunk
     const int n = (int)max(min(per, packs - lo), 0ll);      // this block's packs of a row
     const int cpr = (int)((per + C - 1) / C);               // chunks a row
-    // CSM: the column data of the block's slice (the same every row) in shared memory ahead of the ring, each
-    // thread's packs copied by it once, then read from there instead of from L2 for every row.
-    typedef typename Op::template Col<P> Col;
-    const unsigned csm = CSM ? ((unsigned)per * (unsigned)sizeof(Col) + 15u) & ~15u : 0u;
-    Col* cols_sm = reinterpret_cast<Col*>(kw_dsmem);
-    if (CSM) ring = reinterpret_cast<P*>(reinterpret_cast<char*>(kw_dsmem) + csm);
-    const int nc = (int)((dyn - csm) / ((unsigned)C * sizeof(P)));  // chunks in the ring
+    const int nc = (int)(dyn / ((unsigned)C * sizeof(P)));  // chunks in the ring
     if (nc < cpr) __trap();                                 // the ring must hold a row's slice
     // The next chunk to issue: row ij of the cluster's, chunk ik of it, ring slot is. issue starts this thread's
     // copies of it and commits them as one group (empty past the last row, so that every chunk is followed by
@@ -113,8 +103,6 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
         if (++is == nc) is = 0;
     };
     for (int g = 0; g < nc; g++) issue();
-    if (CSM)
-        for (int i = tid; i < n; i += T) cols_sm[i] = op.template column<P>((lo + i) * P::E);
     if (cs > 1) asm volatile("barrier.cluster.arrive;" ::: "memory");  // this block has started
     int rs = 0;  // the ring slot of the row's first chunk
     typename Op::Ctx ctx = op.context(first);
@@ -157,7 +145,7 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
             // 1024×262144 75.6% of the copy against 87.0%.)
 #pragma unroll
             for (int q = 0; q < K; q++)
-                if (q < kv) col[q] = CSM ? cols_sm[i0 + q * T] : op.template column<P>((lo + i0 + q * T) * P::E);
+                if (q < kv) col[q] = op.template column<P>((lo + i0 + q * T) * P::E);
 #pragma unroll
             for (int q = 0; q < K; q++)
                 if (q < kv) op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, col[q], f, now);
@@ -177,22 +165,12 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
 #define ROW_RING_ENTRY(PREFIX, S, NAME, V, VN, K, PARAMS, OP)                                                 \
     extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_ring_##NAME##_##VN(PARAMS(S)) {              \
         OP(S)                                                                                                  \
-        row_ring<decltype(op), V, K, false>(op, x, rows, cols);                                                \
+        row_ring<decltype(op), V, K>(op, x, rows, cols);                                                       \
     }
 #define ROW_RING_ENTRIES(PREFIX, PARAMS, OP)                       \
     ROW_RING_ENTRY(PREFIX, F32, f32, true, v, 4, PARAMS, OP)       \
     ROW_RING_ENTRY(PREFIX, F32, f32, false, s, 8, PARAMS, OP)      \
     ROW_RING_ENTRY(PREFIX, BF16, bf16, true, v, 4, PARAMS, OP)     \
     ROW_RING_ENTRY(PREFIX, BF16, bf16, false, s, 8, PARAMS, OP)
-// ROW_RING_COL_ENTRIES adds, for the Ops with column data (RMSNorm's w, LayerNorm's w and b), the 16-byte entry
-// points <prefix>_ring_{f32,bf16}_vw that keep the block's slice of it in shared memory (CSM).
-#define ROW_RING_COL_ENTRY(PREFIX, S, NAME, PARAMS, OP)                                                       \
-    extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_ring_##NAME##_vw(PARAMS(S)) {               \
-        OP(S)                                                                                                  \
-        row_ring<decltype(op), true, 4, true>(op, x, rows, cols);                                              \
-    }
-#define ROW_RING_COL_ENTRIES(PREFIX, PARAMS, OP)        \
-    ROW_RING_COL_ENTRY(PREFIX, F32, f32, PARAMS, OP)    \
-    ROW_RING_COL_ENTRY(PREFIX, BF16, bf16, PARAMS, OP)
 
 #endif
