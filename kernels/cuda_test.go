@@ -87,7 +87,7 @@ func rmsNormPlans(c Case, cc int) []rowPlan {
 // included, against the reference (TestKernels checks only the plans rmsNormChoosePlan picks).
 func TestCUDARMSNormPlans(t *testing.T) {
 	be := cudaBackend(t)
-	defer func() { rmsNormPlanFor = withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins) }()
+	defer func() { rmsNormPlanFor = rmsNormPlanDefault }()
 	for _, dt := range StorageDTypes {
 		for _, s := range []Shape{{Rows: 3, Cols: 4096}, {Rows: 5, Cols: 1000}, {Rows: 2, Cols: 65536}, {Rows: 3, Cols: 20001}, {Rows: 9, Cols: 256}, {Rows: 19, Cols: 64}, {Rows: 2, Cols: 262144}} {
 			c := Case{DType: dt, Shape: s}
@@ -109,7 +109,7 @@ func TestCUDATune(t *testing.T) {
 		t.Skip("needs -kernels.tune")
 	}
 	be := cudaBackend(t)
-	defer func() { rmsNormPlanFor = withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins) }()
+	defer func() { rmsNormPlanFor = rmsNormPlanDefault }()
 	s := harness.NewSuite(be, nil)
 	cold := s.Policy.Timing
 	fill := func(seed uint64) func(_ *rand.Rand, _ Case, dst []float32) {
@@ -184,7 +184,7 @@ func TestCUDATune(t *testing.T) {
 				line += fmt.Sprintf("\n    %-24s t=%-4d %5.0f GB/s %5.1f%% copy  %8.1f µs (hot %8.1f)  %4.1fx naive%s",
 					rmsNormRows.kernel(p, dt), p.threads, g, 100*g/cg, ns/1e3, hot/1e3, nns/ns, mark)
 			}
-			rmsNormPlanFor = withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins)
+			rmsNormPlanFor = rmsNormPlanDefault
 			st.Release()
 			fmt.Println(line)
 		}

@@ -80,7 +80,7 @@ func someIgnored(r *rand.Rand, c Case, dst []float32) {
 func TestCUDARowPlans(t *testing.T) {
 	be := cudaBackend(t)
 	defer func() {
-		crossEntropyPlanFor, fp8QuantPlanFor = withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), withRowDSMEM(fp8QuantChoosePlan, nil)
+		crossEntropyPlanFor, fp8QuantPlanFor = crossEntropyPlanDefault, fp8QuantPlanDefault
 	}()
 	shapes := []Shape{{Rows: 3, Cols: 4096}, {Rows: 5, Cols: 1000}, {Rows: 2, Cols: 65536}, {Rows: 3, Cols: 20001}, {Rows: 9, Cols: 256}, {Rows: 19, Cols: 64}, {Rows: 2, Cols: 262144}, {Rows: 40, Cols: 100}, {Rows: 1, Cols: 1}, {Rows: 3, Cols: 12}}
 	for _, f := range []*Family{CrossEntropyFamily, FP8QuantFamily} {
@@ -213,7 +213,7 @@ func TestCUDARowSweep(t *testing.T) {
 	defer s.Close()
 	fmt.Printf("sweep: %s, copy %.0f GB/s (1 GiB fp32, cold)\n", be.Device().Name, copyGBps)
 	defer func() {
-		crossEntropyPlanFor, fp8QuantPlanFor = withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), withRowDSMEM(fp8QuantChoosePlan, nil)
+		crossEntropyPlanFor, fp8QuantPlanFor = crossEntropyPlanDefault, fp8QuantPlanDefault
 	}()
 	timeIt := func(l harness.Launch, warm, n int) float64 {
 		if _, err := be.Time(l, warm, s.Policy.Timing); err != nil {
@@ -329,7 +329,7 @@ func TestCUDARowSweep(t *testing.T) {
 						l.Release()
 						line += fmt.Sprintf("\n      %-28s t=%-4d %6.0f GB/s %5.1f%% copy", rows.kernel(p, dt), p.threads, bytes/ans, 100*bytes/ans/copyGBps)
 					}
-					crossEntropyPlanFor, fp8QuantPlanFor = withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), withRowDSMEM(fp8QuantChoosePlan, nil)
+					crossEntropyPlanFor, fp8QuantPlanFor = crossEntropyPlanDefault, fp8QuantPlanDefault
 				}
 				fmt.Println(strings.TrimRight(line, " "))
 			}

@@ -77,7 +77,7 @@ func rowMapPlans(c Case, cc int) []rowPlan {
 func TestCUDARowMapPlans(t *testing.T) {
 	be := cudaBackend(t)
 	defer func() {
-		layerNormPlanFor, softmaxPlanFor = withRowDSMEM(layerNormChoosePlan, nil), withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins)
+		layerNormPlanFor, softmaxPlanFor = layerNormPlanDefault, softmaxPlanDefault
 	}()
 	shapes := []Shape{{Rows: 3, Cols: 4096}, {Rows: 5, Cols: 1000}, {Rows: 2, Cols: 65536}, {Rows: 3, Cols: 20001}, {Rows: 9, Cols: 256}, {Rows: 19, Cols: 64}, {Rows: 2, Cols: 262144}, {Rows: 1, Cols: 1},
 		{Rows: 4, Cols: 4099}, {Rows: 2, Cols: 131072}, {Rows: 3, Cols: 24576}, {Rows: 33, Cols: 1000}}
@@ -198,7 +198,7 @@ func TestCUDASweep(t *testing.T) {
 	}
 	defer s.Close()
 	defer func() {
-		layerNormPlanFor, softmaxPlanFor, rowMapSM90, geluVariant = withRowDSMEM(layerNormChoosePlan, nil), withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins), true, "_n6"
+		layerNormPlanFor, softmaxPlanFor, rowMapSM90, geluVariant = layerNormPlanDefault, softmaxPlanDefault, true, "_n6"
 	}()
 	cold := s.Policy.Timing
 	fmt.Printf("sweep: %s (cc %d, %d SMs), suite copy %.1f GB/s\n", be.Device().Name, be.CC(), be.Device().Workers, suiteCopy)
@@ -324,7 +324,7 @@ func TestCUDASweep(t *testing.T) {
 					softmaxPlanFor = layerNormPlanFor
 					alt(p.String())
 				}
-				layerNormPlanFor, softmaxPlanFor = withRowDSMEM(layerNormChoosePlan, nil), withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins)
+				layerNormPlanFor, softmaxPlanFor = layerNormPlanDefault, softmaxPlanDefault
 			}
 		}
 		for _, b := range []harness.Buffer{X, W, B, Y} {

@@ -312,13 +312,19 @@ func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
 	return rowCluster512(c)
 }
 
-// The plan of a case, per family; the tests swap them.
+// The plan of a case, per family (<family>PlanFor, which the tests swap and restore to <family>PlanDefault).
 var (
-	rmsNormPlanFor      = withRowRing(withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins), rmsNormRingWins)
-	layerNormPlanFor    = withRowRing(withRowDSMEM(layerNormChoosePlan, nil), layerNormRingWins)
-	softmaxPlanFor      = withRowRing(withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins), softmaxRingWins)
-	crossEntropyPlanFor = withRowRing(withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), rowRingWins1MiB)
-	fp8QuantPlanFor     = withRowRing(withRowDSMEM(fp8QuantChoosePlan, nil), rowRingWins1MiB)
+	rmsNormPlanDefault      = withRowRing(withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins), rmsNormRingWins)
+	layerNormPlanDefault    = withRowRing(withRowDSMEM(layerNormChoosePlan, nil), layerNormRingWins)
+	softmaxPlanDefault      = withRowRing(withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins), softmaxRingWins)
+	crossEntropyPlanDefault = withRowRing(withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), rowRingWins1MiB)
+	fp8QuantPlanDefault     = withRowRing(withRowDSMEM(fp8QuantChoosePlan, nil), rowRingWins1MiB)
+
+	rmsNormPlanFor      = rmsNormPlanDefault
+	layerNormPlanFor    = layerNormPlanDefault
+	softmaxPlanFor      = softmaxPlanDefault
+	crossEntropyPlanFor = crossEntropyPlanDefault
+	fp8QuantPlanFor     = fp8QuantPlanDefault
 )
 
 // Where row_dsmem beats the family's other plans on both an H100 and an H200 (TestCUDARowTune, pct of the suite's
