@@ -87,42 +87,30 @@ func TestRowPlanChoices(t *testing.T) {
 // *DSMEMWins), with a cluster of 2–16 blocks whose slices cover the row and fit the shared memory limit.
 func TestRowDSMEMChoice(t *testing.T) {
 	defer func(on bool) { rowDSMEMOn = on }(rowDSMEMOn)
-	plans := map[*Family]func(Case, int, int) rowPlan{RMSNormFamily: rmsNormPlanFor, LayerNormFamily: layerNormPlanFor,
-		SoftmaxFamily: softmaxPlanFor, CrossEntropyFamily: crossEntropyPlanFor, FP8QuantFamily: fp8QuantPlanFor}
 	wins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormDSMEMWins, SoftmaxFamily: softmaxDSMEMWins,
 		CrossEntropyFamily: crossEntropyDSMEMWins}
-	ringWins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormRingWins, LayerNormFamily: layerNormRingWins,
-		SoftmaxFamily: softmaxRingWins, CrossEntropyFamily: rowRingWins1MiB, FP8QuantFamily: rowRingWins1MiB}
 	chosen := 0
 	for _, on := range []bool{false, true} {
 		rowDSMEMOn = on
-		for f, plan := range plans {
-			for _, c := range append(f.CasesOn("cuda", harness.Grids["cuda"]), f.CasesOn("test", testShapes)...) {
-				if c.Variant == "block128" {
-					continue
-				}
-				for _, cc := range []int{80, 90} {
-					p := plan(c, cc, 132)
-					w := wins[f]
-					vec, _, _ := rowAccess(c)
-					ring := rowRingOn && cc >= 90 && vec && ringWins[f](c) // row_ring, where chosen, comes first
-					if want := on && cc >= 90 && w != nil && w(c) && !ring; (p.kind == rowDSMEM) != want {
-						t.Errorf("%s %s cc=%d dsmem on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
-						continue
-					}
-					if p.kind != rowDSMEM {
-						continue
-					}
-					chosen++
-					slice := rowDSMEMBytes(p, c)
-					if p.cluster < 2 || p.cluster > rowDSMEMMaxBlocks || p.cluster&(p.cluster-1) != 0 ||
-						p.cluster*slice < c.Cols*c.DType.Size() || slice > rowDSMEMMaxSlice ||
-						p.threads < 128 || p.threads > 1024 || p.vec != (c.Cols%(16/c.DType.Size()) == 0) {
-						t.Errorf("%s %s: %v with %d B slices", f.Name, f.BenchName(c, Fused), p, slice)
-					}
-				}
+		eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
+			w := wins[f]
+			vec, _, _ := rowAccess(c)
+			ring := rowRingOn && cc >= 90 && vec && rowRingWinsOf[f](c) // row_ring, where chosen, comes first
+			if want := on && cc >= 90 && w != nil && w(c) && !ring; (p.kind == rowDSMEM) != want {
+				t.Errorf("%s %s cc=%d dsmem on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
+				return
 			}
-		}
+			if p.kind != rowDSMEM {
+				return
+			}
+			chosen++
+			slice := rowDSMEMBytes(p, c)
+			if p.cluster < 2 || p.cluster > rowDSMEMMaxBlocks || p.cluster&(p.cluster-1) != 0 ||
+				p.cluster*slice < c.Cols*c.DType.Size() || slice > rowDSMEMMaxSlice ||
+				p.threads < 128 || p.threads > 1024 || p.vec != (c.Cols%(16/c.DType.Size()) == 0) {
+				t.Errorf("%s %s: %v with %d B slices", f.Name, f.BenchName(c, Fused), p, slice)
+			}
+		})
 	}
 	if chosen == 0 {
 		t.Error("row_dsmem was never chosen")
@@ -215,36 +203,46 @@ func testRowRingChoice(t *testing.T) {
 		t.Errorf("rowRingOn = %v with rowRingPending %q", rowRingOn, rowRingPending)
 	}
 	defer func(on bool) { rowRingOn = on }(rowRingOn)
-	plans := map[*Family]func(Case, int, int) rowPlan{RMSNormFamily: rmsNormPlanFor, LayerNormFamily: layerNormPlanFor,
-		SoftmaxFamily: softmaxPlanFor, CrossEntropyFamily: crossEntropyPlanFor, FP8QuantFamily: fp8QuantPlanFor}
-	wins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormRingWins, LayerNormFamily: layerNormRingWins,
-		SoftmaxFamily: softmaxRingWins, CrossEntropyFamily: rowRingWins1MiB, FP8QuantFamily: rowRingWins1MiB}
 	chosen := 0
 	for _, on := range []bool{false, true} {
 		rowRingOn = on
-		for f, plan := range plans {
-			for _, c := range append(f.CasesOn("cuda", harness.Grids["cuda"]), f.CasesOn("test", testShapes)...) {
-				if c.Variant == "block128" {
-					continue
-				}
-				for _, cc := range []int{80, 90} {
-					p := plan(c, cc, 132)
-					vec, _, _ := rowAccess(c)
-					if want := on && cc >= 90 && vec && wins[f](c); (p.kind == rowRing) != want {
-						t.Errorf("%s %s cc=%d ring on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
-						continue
-					}
-					if p.kind == rowRing {
-						chosen++
-						if d, _ := rowRingPlan(c, cc); p != d {
-							t.Errorf("%s %s: %v, want rowRingPlan's %v", f.Name, f.BenchName(c, Fused), p, d)
-						}
-					}
+		eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
+			vec, _, _ := rowAccess(c)
+			if want := on && cc >= 90 && vec && rowRingWinsOf[f](c); (p.kind == rowRing) != want {
+				t.Errorf("%s %s cc=%d ring on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
+				return
+			}
+			if p.kind == rowRing {
+				chosen++
+				if d, _ := rowRingPlan(c, cc); p != d {
+					t.Errorf("%s %s: %v, want rowRingPlan's %v", f.Name, f.BenchName(c, Fused), p, d)
 				}
 			}
-		}
+		})
 	}
 	if chosen == 0 {
 		t.Error("row_ring was never chosen")
+	}
+}
+
+// rowRingWinsOf is each row family's ring wins function (where it chooses row_ring).
+var rowRingWinsOf = map[*Family]func(Case) bool{RMSNormFamily: rmsNormRingWins, LayerNormFamily: layerNormRingWins,
+	SoftmaxFamily: softmaxRingWins, CrossEntropyFamily: rowRingWins1MiB, FP8QuantFamily: rowRingWins1MiB}
+
+// eachRowChoice calls visit with each row family's default choice (<family>PlanDefault, whatever a test has swapped
+// into <family>PlanFor) for every case of the CUDA grid and the correctness shapes (block128 aside), at compute
+// capability 8.0 and 9.0 with 132 multiprocessors.
+func eachRowChoice(visit func(f *Family, c Case, cc int, p rowPlan)) {
+	plans := map[*Family]func(Case, int, int) rowPlan{RMSNormFamily: rmsNormPlanDefault, LayerNormFamily: layerNormPlanDefault,
+		SoftmaxFamily: softmaxPlanDefault, CrossEntropyFamily: crossEntropyPlanDefault, FP8QuantFamily: fp8QuantPlanDefault}
+	for f, plan := range plans {
+		for _, c := range append(f.CasesOn("cuda", harness.Grids["cuda"]), f.CasesOn("test", testShapes)...) {
+			if c.Variant == "block128" {
+				continue
+			}
+			for _, cc := range []int{80, 90} {
+				visit(f, c, cc, plan(c, cc, 132))
+			}
+		}
 	}
 }

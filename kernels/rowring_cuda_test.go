@@ -5,8 +5,6 @@ package kernels
 import (
 	"fmt"
 	"testing"
-
-	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // TestCUDARowRing checks the row_ring kernels of every row family (rowring.cuh) against the float64 reference,
@@ -22,17 +20,6 @@ func TestCUDARowRing(t *testing.T) {
 	if be.CC() < 90 {
 		t.Skipf("row_ring needs compute capability 9.0 (this GPU: %d.%d)", be.CC()/10, be.CC()%10)
 	}
-	swaps := []struct {
-		f    *Family
-		plan *func(Case, int, int) rowPlan
-		rows *rowFamily
-	}{
-		{RMSNormFamily, &rmsNormPlanFor, rmsNormRows},
-		{LayerNormFamily, &layerNormPlanFor, layerNormRows},
-		{SoftmaxFamily, &softmaxPlanFor, softmaxRows},
-		{CrossEntropyFamily, &crossEntropyPlanFor, crossEntropyRows},
-		{FP8QuantFamily, &fp8QuantPlanFor, fp8QuantRows},
-	}
 	shapes := []struct {
 		s   Shape
 		all bool // every plan of rowRingPlans, else rowRingPlan's alone
@@ -43,36 +30,20 @@ func TestCUDARowRing(t *testing.T) {
 		{Shape{Rows: 33, Cols: 20001}, true}, {Shape{Rows: 3, Cols: 65537}, false}, {Shape{Rows: 1000, Cols: 999}, false},
 		{Shape{Rows: 3, Cols: 262143}, false},
 	}
-	for _, sw := range swaps {
-		defer func(def func(Case, int, int) rowPlan, p *func(Case, int, int) rowPlan) { *p = def }(*sw.plan, sw.plan)
-		for _, dt := range StorageDTypes {
-			for _, s := range shapes {
-				c := Case{DType: dt, Shape: s.s}
-				var gens map[string]harness.Generator
-				switch sw.f {
-				case FP8QuantFamily:
-					c.Variant = "row"
-				case CrossEntropyFamily:
-					gens = map[string]harness.Generator{"labels": someIgnored}
-				}
-				ps := rowRingPlans(c, false)
-				if !s.all && len(ps) > 1 {
-					ps = ps[:1]
-				}
-				if len(ps) == 0 {
-					t.Errorf("%s %s: no row_ring plan", sw.f.Name, sw.f.BenchName(c, Fused))
-				}
-				for _, p := range ps {
-					t.Run(fmt.Sprintf("%s/%s/%s/c=%d/t=%d/r=%d", sw.f.Name, sw.f.BenchName(c, Fused), sw.rows.kernel(p, dt), p.cluster, p.threads, p.ring), func(t *testing.T) {
-						*sw.plan = func(Case, int, int) rowPlan { return p }
-						if _, err := harness.CheckCase(be, sw.f, c, Fused, harness.CaseSeed(t), gens); err != nil {
-							t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
-						}
-					})
-				}
-			}
-		}
+	ss := make([]Shape, len(shapes))
+	for i, s := range shapes {
+		ss[i] = s.s
 	}
+	checkRowPlans(t, be, ss, func(c Case, i int) []rowPlan {
+		ps := rowRingPlans(c, false)
+		if len(ps) == 0 {
+			t.Errorf("%v rows=%d cols=%d: no row_ring plan", c.DType, c.Rows, c.Cols)
+		}
+		if !shapes[i].all && len(ps) > 1 {
+			ps = ps[:1]
+		}
+		return ps
+	}, func(p rowPlan) string { return fmt.Sprintf("c=%d/t=%d/r=%d", p.cluster, p.threads, p.ring) })
 }
 
 // rowRingPlans lists the row_ring plans that TestCUDARowRing (tune false) and TestCUDARowTune (tune) run for case c,
