@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"strings"
 )
 
 // The Attention family's Hopper plan: the wgmma + TMA kernels of cuda/wsattn_sm90a.cu (sm_90a, compute
@@ -36,31 +35,22 @@ type wsAttnPlan struct {
 	opts              wsAttnOpts
 }
 
-// wsAttnOpts is how a kernel spends the multiprocessor's pipes beyond its tiles and form (the .cu's EMU and OPT).
+// wsAttnOpts is how a kernel spends the multiprocessor's pipes beyond its tiles and form (the .cu's OPT).
 // desc steps the products' shared-memory descriptors from ones made once rather than making each from its address:
 // about 30 fewer instructions a 128-key tile in the stream the softmax issues from, which at d = 64 is what binds.
-// emu of every 16 exponentials go to a polynomial on the FMA pipe rather than the special-function units (MUFU)
-// (wa_exp2_poly, after FlashAttention-4: Cody–Waite range reduction and a degree-3 minimax polynomial of 2^f,
-// relative error 7.5e-5 against the 3.9e-3 of the bf16 that P is rounded to next; the running max's alpha stays on
-// ex2). At d = 64 a score costs the tensor cores 256 FLOP, 16 scores a clock at 4096 FLOP a clock, exactly the 16
-// ex2 a clock of MUFU; but each polynomial exponential costs 9 instructions where the warp's tile already issues
-// about as many instructions (~570) as its MUFU needs clocks (66 × 8), and every share timed slower on an H100
-// (2 of 16: −3% to −6%; 4: −7% to −10%; 8: −14% to −19%), so no plan has emu now. The zero value is neither.
+// (A share of the exponentials on a polynomial on the FMA pipe instead of the special-function units timed slower
+// at every share on an H100 — 2 of 16: −3% to −6%; 8: −14% to −19% — since each costs 9 instructions where the
+// tile's issue already binds; docs/kernels.md has the figures.) The zero value is neither.
 type wsAttnOpts struct {
-	emu  int
 	desc bool
 }
 
-// String is the kernel name's part (the .cu's VNAME): e<emu>, dc, joined by "_"; "" for the zero value.
+// String is the kernel name's part (the .cu's VNAME): "dc", or "" for the zero value.
 func (o wsAttnOpts) String() string {
-	var parts []string
-	if o.emu > 0 {
-		parts = append(parts, fmt.Sprintf("e%d", o.emu))
-	}
 	if o.desc {
-		parts = append(parts, "dc")
+		return "dc"
 	}
-	return strings.Join(parts, "_")
+	return ""
 }
 
 // wsAttnSmemLimit is the dynamic shared memory a block may take on compute capability 9.0: 227 KiB less the

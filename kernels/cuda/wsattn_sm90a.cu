@@ -29,11 +29,9 @@
 // (named barriers 1 …  BM/64, round robin), so that one's softmax runs while another's products do.
 // Variants (wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<VNAME>_<mask>, WA_KERNEL_V): the products' descriptors stepped from
 // ones made once (WA_OPT_DESC, "dc"), about 30 fewer instructions a tile in the stream the softmax issues from — at
-// D = 64 the default, 2.5% faster. EMU of every 16 exponentials may go to a polynomial on the FMA pipe rather than
-// the special-function units (wa_exp2_poly, after FlashAttention-4), which at D = 64 take as long as the tensor
-// cores (16 ex2 a clock a multiprocessor, 16 scores a clock at 256 FLOP a score); every share timed slower on an
-// H100 (the softmax's instruction issue, not MUFU, binds), so no kernel is built with it now: a WA_KERNEL_V line
-// with EMU > 0 and its plan in wsattn.go bring one back.
+// D = 64 the default, 2.5% faster. (Moving a share of the exponentials from the special-function units to a
+// polynomial on the FMA pipe, after FlashAttention-4, timed slower at every share on an H100: the softmax's
+// instruction issue binds, not MUFU; docs/kernels.md has the figures.)
 // Causal: a block takes the key tiles up to its last query only, and masks only the tiles that cross the
 // diagonal of a warpgroup's rows; the blocks are ordered longest first.
 // Why no producer warp (FlashAttention-3 has one, with setmaxnreg): the "ov" and "pp" forms hold S, P and O at once
@@ -209,40 +207,6 @@ __device__ __forceinline__ float wa_exp2(float x) {
     return y;
 }
 
-// The minimax polynomial of degree 3 of 2^f on [0, 1) (least maximum relative error, 7.5e-5; f32 constants, lowest
-// degree first) of wa_exp2_poly. wsattn_test.go's TestWSAttnExp2Poly reads them from here and holds the whole of
-// wa_exp2_poly, in float32 arithmetic, to that bound (plus rounding) over [−125, 0].
-#define WA_EXP2_P3_0 0.999925196f
-#define WA_EXP2_P3_1 0.695833564f
-#define WA_EXP2_P3_2 0.226067156f
-#define WA_EXP2_P3_3 0.0780245215f
-
-// wa_exp2_poly is 2^x for x ≤ 0 on the FMA and integer pipes rather than the special-function unit's ex2
-// (FlashAttention-4's split, Cody–Waite): x clamped at −128, t = 1.5·2^23 + ⌊x⌋ by one add rounding toward −∞
-// (t's low mantissa bits hold n = ⌊x⌋ in two's complement), f = x − n ∈ [0, 1) exactly, p(f) by Horner, and 2^n
-// folded into p's exponent by an integer add of t << 23, which is n << 23 (the magic's bits shift out). The
-// exponent field is then p's (126 or 127) + n: from x ≥ −125 a normal number within the polynomial's error, below
-// a denormal or negative bits, which the integer max with 0 makes +0 — every x < −127, the mask's −∞ included, is
-// exactly 0, as ex2.approx.ftz gives. Seven FMA-pipe and two or three integer operations for the one MUFU
-// operation it replaces.
-__device__ __forceinline__ float wa_exp2_poly(float x) {
-    x = fmaxf(x, -128.0f);
-    float t;
-    asm("add.rm.f32 %0, %1, 0f4B400000;\n" : "=f"(t) : "f"(x));
-    const float f = x - (t - 12582912.0f);
-    const float p = fmaf(fmaf(fmaf(WA_EXP2_P3_3, f, WA_EXP2_P3_2), f, WA_EXP2_P3_1), f, WA_EXP2_P3_0);
-    return __int_as_float(max(__float_as_int(p) + (__float_as_int(t) << 23), 0));
-}
-
-// wa_emulated is whether element k of a row's exponentials (k = 0 … BN/2 − 1 in the softmax's unrolled order)
-// goes to the polynomial when EMU of every 16 do: those m = k mod 16 with m·EMU mod 16 < EMU, exactly EMU of
-// every 16, spread evenly (EMU 4: m = 0, 4, 8, 12), so that the special-function and FMA pipes' work
-// interleaves in the instruction stream.
-template <int EMU>
-__device__ __forceinline__ constexpr bool wa_emulated(int k) {
-    return EMU > 0 && ((k % 16) * EMU) % 16 < EMU;
-}
-
 #define WA_FORM_PLAIN 0
 #define WA_FORM_OV 1
 #define WA_FORM_PP 2
@@ -251,11 +215,9 @@ __device__ __forceinline__ constexpr bool wa_emulated(int k) {
 // than made from each address.
 #define WA_OPT_DESC 1
 
-// WA_KIND is wsattn's KIND: the form (WA_FORM_*), EMU the exponentials of every 16 computed by wa_exp2_poly rather
-// than ex2 (0: all by ex2; the running max's alpha always is), OPT WA_OPT_* bits. One template argument rather
-// than three, so that the kernels of EMU and OPT 0 keep the names of the symbols they declare (the barriers'), and
-// with them their PTX, byte for byte.
-#define WA_KIND(FORM, EMU, OPT) ((FORM) | (EMU) << 8 | (OPT) << 16)
+// WA_KIND is wsattn's KIND: the form (WA_FORM_*) and OPT, WA_OPT_* bits. One template argument rather than two, so
+// that the kernels of OPT 0 keep the names of the symbols they declare (the barriers'), and with them their PTX.
+#define WA_KIND(FORM, OPT) ((FORM) | (OPT) << 16)
 
 // wsattn is the kernel body: D the head dim (64 or 128), WGS the warpgroups (64 queries each), BN the keys a
 // tile, ST the stages of the K and V rings, KIND the form and variant (WA_KIND).
@@ -269,9 +231,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
     constexpr int KV_BYTES = BN * D * 2;
     constexpr int RS = BN / 2;          // S accumulators a thread
     constexpr int RO = D / 2;           // O accumulators a thread
-    constexpr int FORM = KIND & 255, EMU = (KIND >> 8) & 255, OPT = KIND >> 16;
+    constexpr int FORM = KIND & 255, OPT = KIND >> 16;
     constexpr bool OV = FORM != WA_FORM_PLAIN, PP = FORM == WA_FORM_PP;
-    static_assert(EMU <= 16, "EMU of every 16 exponentials");
     static_assert(D == 64 || D == 128, "head dims 64 and 128");
     static_assert(BN % 16 == 0 && KV_CHUNK % 1024 == 0, "key tiles of whole k-steps and swizzle periods");
 
@@ -410,8 +371,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
                 for (int i = 0; i < RS / 4; i++)
 #pragma unroll
                     for (int j = 0; j < 2; j++) {
-                        const float x = fmaf(s[4 * i + 2 * h + j], scale, -msub);
-                        const float e = wa_emulated<EMU>(2 * i + j) ? wa_exp2_poly(x) : wa_exp2(x);
+                        const float e = wa_exp2(fmaf(s[4 * i + 2 * h + j], scale, -msub));
                         s[4 * i + 2 * h + j] = e;
                         sum += e;
                     }
@@ -504,19 +464,19 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 #define WA_KERNEL(D, BM, BN, ST, FNAME, FORM)                   \
     WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, none, false)     \
     WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, causal, true)
-// The variants: wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<VNAME>_<mask>, EMU and OPT as wsattn's (VNAME: e<EMU>, dc for
-// WA_OPT_DESC, joined by _; wsattn.go's wsAttnOpts spells the same).
-#define WA_KERNEL_V_MASK(D, BM, BN, ST, FNAME, FORM, VNAME, EMU, OPT, MNAME, CAUSAL)                          \
+// The variants: wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<VNAME>_<mask>, OPT as wsattn's (VNAME: dc for WA_OPT_DESC;
+// wsattn.go's wsAttnOpts spells the same).
+#define WA_KERNEL_V_MASK(D, BM, BN, ST, FNAME, FORM, VNAME, OPT, MNAME, CAUSAL)                          \
     extern "C" __global__ void __launch_bounds__(2 * BM, 1)                                                    \
         wsattn_d##D##_m##BM##_n##BN##_s##ST##_##FNAME##_##VNAME##_##MNAME(                                     \
             const __grid_constant__ CUtensorMap tmq, const __grid_constant__ CUtensorMap tmk,                  \
             const __grid_constant__ CUtensorMap tmv, unsigned short* __restrict__ o, long long nbh, long long t, \
             double scale) {                                                                                     \
-        wsattn<D, BM / 64, BN, ST, CAUSAL, WA_KIND(FORM, EMU, OPT)>(&tmq, &tmk, &tmv, o, nbh, t, (float)scale); \
+        wsattn<D, BM / 64, BN, ST, CAUSAL, WA_KIND(FORM, OPT)>(&tmq, &tmk, &tmv, o, nbh, t, (float)scale); \
     }
-#define WA_KERNEL_V(D, BM, BN, ST, FNAME, FORM, VNAME, EMU, OPT)                   \
-    WA_KERNEL_V_MASK(D, BM, BN, ST, FNAME, FORM, VNAME, EMU, OPT, none, false)     \
-    WA_KERNEL_V_MASK(D, BM, BN, ST, FNAME, FORM, VNAME, EMU, OPT, causal, true)
+#define WA_KERNEL_V(D, BM, BN, ST, FNAME, FORM, VNAME, OPT)                        \
+    WA_KERNEL_V_MASK(D, BM, BN, ST, FNAME, FORM, VNAME, OPT, none, false)     \
+    WA_KERNEL_V_MASK(D, BM, BN, ST, FNAME, FORM, VNAME, OPT, causal, true)
 
 WA_KERNEL(128, 128, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(128, 128, 128, 2, ov, WA_FORM_OV)
@@ -535,5 +495,5 @@ WA_KERNEL(128, 128, 176, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(128, 192, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(64, 192, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(64, 256, 128, 2, plain, WA_FORM_PLAIN)
-WA_KERNEL_V(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc, 0, WA_OPT_DESC)
+WA_KERNEL_V(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc, WA_OPT_DESC)
 #endif
