@@ -40,24 +40,15 @@ type wsAttnPlan struct {
 // about 30 fewer instructions a 128-key tile in the stream the softmax issues from, which at d = 64 is what binds.
 // (A share of the exponentials on a polynomial on the FMA pipe instead of the special-function units timed slower
 // at every share on an H100 — 2 of 16: −3% to −6%; 8: −14% to −19% — since each costs 9 instructions where the
-// tile's issue already binds; docs/kernels.md has the figures.) tail (the plain form, tiles of more than 64 keys)
-// computes a last key tile whose keys up to t (causal: up to the block's last query) number at most 64 as a tile of
-// 64 keys, the rest of it, which the mask would zero, not at all: at (1, 32, 4096, 128) with 176-key tiles the last
-// tile holds 48 keys, so 2.7% of the products are of masked keys; causal blocks of 192 queries in 128-key tiles end
-// half a tile past the diagonal every other block. The zero value is none of them.
+// tile's issue already binds; docs/kernels.md has the figures.) The zero value is neither.
 type wsAttnOpts struct {
-	desc, tail bool
+	desc bool
 }
 
-// String is the kernel name's part (the .cu's VNAME): "dc" for desc, "tl" for tail, "" for the zero value.
+// String is the kernel name's part (the .cu's VNAME): "dc", or "" for the zero value.
 func (o wsAttnOpts) String() string {
-	switch {
-	case o.desc && o.tail:
-		return "dctl"
-	case o.desc:
+	if o.desc {
 		return "dc"
-	case o.tail:
-		return "tl"
 	}
 	return ""
 }
@@ -78,7 +69,6 @@ var wsAttnPlans = []wsAttnPlan{
 	{64, 192, 128, 2, "plain", wsAttnOpts{}}, {64, 256, 128, 2, "plain", wsAttnOpts{}},
 	// The variants (WA_KERNEL_V lines).
 	{64, 256, 128, 2, "plain", wsAttnOpts{desc: true}},
-	{128, 128, 176, 2, "plain", wsAttnOpts{tail: true}}, {128, 192, 128, 2, "plain", wsAttnOpts{tail: true}},
 }
 
 // kernel is the plan's kernel name for mask ("none" or "causal").

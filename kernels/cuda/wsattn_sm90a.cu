@@ -212,11 +212,8 @@ __device__ __forceinline__ float wa_exp2(float x) {
 #define WA_FORM_PP 2
 
 // wsattn's OPT bits: WA_OPT_DESC, the products' descriptors stepped from ones made once (wa_desc_step) rather
-// than made from each address; WA_OPT_TAIL (the plain form, BN > 64), a last key tile that holds at most 64 keys
-// (t, or causal the block's last query, past it) computed as a 64-key tile: S = Q·Kᵀ as m64n64k16 and P·V in four
-// k-steps instead of BN/16, the rest of the tile, which the mask would zero, not computed at all.
+// than made from each address.
 #define WA_OPT_DESC 1
-#define WA_OPT_TAIL 2
 
 // WA_KIND is wsattn's KIND: the form (WA_FORM_*) and OPT, WA_OPT_* bits. One template argument rather than two, so
 // that the kernels of OPT 0 keep the names of the symbols they declare (the barriers'), and with them their PTX.
@@ -305,35 +302,32 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.0f, 0.0f}, alpha[2];
 
         const unsigned long long dq = wa_desc_k(qa), dk = wa_desc_k(sk), dv = wa_desc_mn(sv, KV_CHUNK);
-        // S = Q · K(n)ᵀ into sx (s, or the tail's 64-key tile: the first rows of the stage), issued and committed
-        // (one wgmma group).
-        auto gemm_s = [&](int n, auto& sx) {
+        // S = Q · K(n)ᵀ, issued and committed (one wgmma group).
+        auto gemm_s = [&](int n) {
             const unsigned kb = sk + (n % ST) * KV_BYTES;
             wa_mbar_wait(kfull + 8 * (n % ST), (n / ST) & 1);
-            hp_fence(sx);
+            hp_fence(s);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++)
                 if (OPT & WA_OPT_DESC)
-                    wa_mma_ss(sx, wa_desc_step(dq, (kk / 4) * BM * 128 + 32 * (kk % 4)),
+                    wa_mma_ss(s, wa_desc_step(dq, (kk / 4) * BM * 128 + 32 * (kk % 4)),
                               wa_desc_step(dk, (n % ST) * KV_BYTES + (kk / 4) * KV_CHUNK + 32 * (kk % 4)), kk > 0);
                 else
-                    wa_mma_ss(sx, wa_desc_k(qa + (kk / 4) * BM * 128 + 32 * (kk % 4)),
+                    wa_mma_ss(s, wa_desc_k(qa + (kk / 4) * BM * 128 + 32 * (kk % 4)),
                               wa_desc_k(kb + (kk / 4) * KV_CHUNK + 32 * (kk % 4)), kk > 0);
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         };
-        // O += P · V(n) with P from px (p, or the tail's: its keys are the first rows of the stage), issued and
-        // committed.
-        auto gemm_pv = [&](int n, auto& px) {
-            constexpr int KSTEPS = (int)(sizeof(px) / sizeof(px[0])) / 4;  // P holds 4 registers a k-step
+        // O += P · V(n), issued and committed.
+        auto gemm_pv = [&](int n) {
             const unsigned vb = sv + (n % ST) * KV_BYTES;
             wa_mbar_wait(vfull + 8 * (n % ST), (n / ST) & 1);
             hp_fence(oacc);
-            hp_fence(px);
+            hp_fence(p);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-            for (int kk = 0; kk < KSTEPS; kk++) {
-                const unsigned a[4] = {px[4 * kk], px[4 * kk + 1], px[4 * kk + 2], px[4 * kk + 3]};
+            for (int kk = 0; kk < BN / 16; kk++) {
+                const unsigned a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
                 if (OPT & WA_OPT_DESC)
                     wa_mma_rs(oacc, a, wa_desc_step(dv, (n % ST) * KV_BYTES + 2048 * kk));
                 else
@@ -350,23 +344,22 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         // The online softmax of S(n): masked, new running max, alpha (the old accumulators' factor), S
         // overwritten by 2^(s·scale − max), the running sums (this thread's columns only; the quad's are added
         // at the end).
-        auto softmax = [&](int n, auto& sx) {
-            constexpr int RSX = (int)(sizeof(sx) / sizeof(sx[0])), BNX = 2 * RSX;  // the tile's keys
+        auto softmax = [&](int n) {
             const long long k0 = (long long)n * BN;
-            if (k0 + BNX > t || (CAUSAL && k0 + BNX - 1 > q0 + half * 64)) {
+            if (k0 + BN > t || (CAUSAL && k0 + BN - 1 > q0 + half * 64)) {
 #pragma unroll
-                for (int i = 0; i < RSX / 4; i++)
+                for (int i = 0; i < RS / 4; i++)
 #pragma unroll
                     for (int j = 0; j < 4; j++) {
                         const long long c = k0 + 8 * i + 2 * (lane % 4) + (j & 1), r = ra + 8 * (j >> 1);
-                        if (c >= t || (CAUSAL && c > r)) sx[4 * i + j] = -INFINITY;
+                        if (c >= t || (CAUSAL && c > r)) s[4 * i + j] = -INFINITY;
                     }
             }
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 float mx = -INFINITY;
 #pragma unroll
-                for (int i = 0; i < RSX / 4; i++) mx = fmaxf(mx, fmaxf(sx[4 * i + 2 * h], sx[4 * i + 2 * h + 1]));
+                for (int i = 0; i < RS / 4; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
                 const float mnew = fmaxf(mrow[h], mx * scale);
@@ -375,77 +368,65 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
                 mrow[h] = mnew;
                 float sum = 0.0f;
 #pragma unroll
-                for (int i = 0; i < RSX / 4; i++)
+                for (int i = 0; i < RS / 4; i++)
 #pragma unroll
                     for (int j = 0; j < 2; j++) {
-                        const float e = wa_exp2(fmaf(sx[4 * i + 2 * h + j], scale, -msub));
-                        sx[4 * i + 2 * h + j] = e;
+                        const float e = wa_exp2(fmaf(s[4 * i + 2 * h + j], scale, -msub));
+                        s[4 * i + 2 * h + j] = e;
                         sum += e;
                     }
                 lrow[h] = lrow[h] * alpha[h] + sum;
             }
         };
-        auto rescale_pack = [&](auto& sx, auto& px) {
-            constexpr int RSX = (int)(sizeof(sx) / sizeof(sx[0]));
+        auto rescale_pack = [&]() {
 #pragma unroll
             for (int e = 0; e < RO; e++) oacc[e] *= alpha[(e >> 1) & 1];
 #pragma unroll
-            for (int j = 0; j < RSX / 2; j++) px[j] = hp_pack(sx[2 * j], sx[2 * j + 1]);
+            for (int j = 0; j < RS / 2; j++) p[j] = hp_pack(s[2 * j], s[2 * j + 1]);
         };
 
         wa_mbar_wait(qfull, 0);
-        // One key tile of the plain form, S and P in sx and px.
-        auto plain_tile = [&](int n, auto& sx, auto& px) {
-            gemm_s(n, sx);
-            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            hp_fence(sx);
-            release(tmk, sk, kfull, kempty, n);
-            softmax(n, sx);
-            rescale_pack(sx, px);
-            gemm_pv(n, px);
-            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            hp_fence(oacc);
-            hp_fence(px);
-            release(tmv, sv, vfull, vempty, n);
-        };
         if (!OV) {
-            constexpr bool TAIL = (OPT & WA_OPT_TAIL) && BN > 64;
-            // TAIL: the last tile as 64 keys where its keys up to kend fit in them (the copy engine still
-            // brings the whole tile, zeros past t).
-            const int full_tiles = TAIL && kend - (long long)(ntiles - 1) * BN <= 64 ? ntiles - 1 : ntiles;
-            for (int n = 0; n < full_tiles; n++) plain_tile(n, s, p);
-            if (TAIL && full_tiles < ntiles) {
-                float stail[32];
-                unsigned ptail[16];
-                plain_tile(ntiles - 1, stail, ptail);
+            for (int n = 0; n < ntiles; n++) {
+                gemm_s(n);
+                asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+                hp_fence(s);
+                release(tmk, sk, kfull, kempty, n);
+                softmax(n);
+                rescale_pack();
+                gemm_pv(n);
+                asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+                hp_fence(oacc);
+                hp_fence(p);
+                release(tmv, sv, vfull, vempty, n);
             }
         } else {
             // Warpgroup h issues when barrier 1 + h completes and then lets the next one go; the last lets the
             // first go at the start, and each waits ntiles times, so the last skips its last arrive.
             if (PP && half == WGS - 1) wa_bar_arrive(1, 256);
-            gemm_s(0, s);
+            gemm_s(0);
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             hp_fence(s);
             release(tmk, sk, kfull, kempty, 0);
-            softmax(0, s);
-            rescale_pack(s, p);
+            softmax(0);
+            rescale_pack();
             for (int n = 1; n < ntiles; n++) {
                 if (PP) wa_bar_sync(1 + half, 256);
-                gemm_s(n, s);
-                gemm_pv(n - 1, p);
+                gemm_s(n);
+                gemm_pv(n - 1);
                 if (PP) wa_bar_arrive(1 + (half + 1) % WGS, 256);
                 asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
                 hp_fence(s);
                 release(tmk, sk, kfull, kempty, n);
-                softmax(n, s);
+                softmax(n);
                 asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
                 hp_fence(oacc);
                 hp_fence(p);
                 release(tmv, sv, vfull, vempty, n - 1);
-                rescale_pack(s, p);
+                rescale_pack();
             }
             if (PP) wa_bar_sync(1 + half, 256);
-            gemm_pv(ntiles - 1, p);
+            gemm_pv(ntiles - 1);
             if (PP && half < WGS - 1) wa_bar_arrive(2 + half, 256);
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             hp_fence(oacc);
@@ -515,6 +496,4 @@ WA_KERNEL(128, 192, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(64, 192, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(64, 256, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL_V(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc, WA_OPT_DESC)
-WA_KERNEL_V(128, 128, 176, 2, plain, WA_FORM_PLAIN, tl, WA_OPT_TAIL)
-WA_KERNEL_V(128, 192, 128, 2, plain, WA_FORM_PLAIN, tl, WA_OPT_TAIL)
 #endif
