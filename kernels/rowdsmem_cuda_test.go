@@ -20,14 +20,15 @@ func TestCUDARowDSMEM(t *testing.T) {
 		t.Skipf("row_dsmem needs thread-block clusters (compute capability 9.0; this GPU: %d.%d)", be.CC()/10, be.CC()%10)
 	}
 	shapes := []Shape{{Rows: 3, Cols: 65536}, {Rows: 2, Cols: 262144}, {Rows: 3, Cols: 65537}, {Rows: 2, Cols: 20001}, {Rows: 5, Cols: 1000}, {Rows: 3, Cols: 20}, {Rows: 1, Cols: 262143}}
-	checkRowPlans(t, be, shapes, func(c Case, _ int) []rowPlan { return rowDSMEMPlans(c) },
+	checkRowPlans(t, be, shapes, func(_ *rowFamily, c Case, _ int) []rowPlan { return rowDSMEMPlans(c) },
 		func(p rowPlan) string { return fmt.Sprintf("c=%d/t=%d", p.cluster, p.threads) })
 }
 
-// checkRowPlans checks, for each row family and storage dtype, every plan plans(c, i) lists for the case c of
+// checkRowPlans checks, for each row family and storage dtype, every plan plans(rf, c, i) lists for the case c of
 // shapes[i] against the float64 reference (harness.CheckCase: outputs poisoned before each run), the family's plan
 // hook swapped to the plan, in subtests named <family>/<case>/<kernel>/name(p); the hooks are restored after.
-func checkRowPlans(t *testing.T, be *harness.CUDA, shapes []Shape, plans func(c Case, i int) []rowPlan, name func(rowPlan) string) {
+func checkRowPlans(t *testing.T, be *harness.CUDA, shapes []Shape, plans func(rf *rowFamily, c Case, i int) []rowPlan,
+	name func(rowPlan) string) {
 	swaps := []struct {
 		f    *Family
 		plan *func(Case, int, int) rowPlan
@@ -51,7 +52,7 @@ func checkRowPlans(t *testing.T, be *harness.CUDA, shapes []Shape, plans func(c 
 				case CrossEntropyFamily:
 					gens = map[string]harness.Generator{"labels": someIgnored}
 				}
-				for _, p := range plans(c, i) {
+				for _, p := range plans(sw.rows, c, i) {
 					t.Run(fmt.Sprintf("%s/%s/%s/%s", sw.f.Name, sw.f.BenchName(c, Fused), sw.rows.kernel(p, dt), name(p)), func(t *testing.T) {
 						*sw.plan = func(Case, int, int) rowPlan { return p }
 						if _, err := harness.CheckCase(be, sw.f, c, Fused, harness.CaseSeed(t), gens); err != nil {

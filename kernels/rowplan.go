@@ -34,6 +34,7 @@ type rowPlan struct {
 	lanes   int // lanes: lanes per row (1 … 32)
 	cluster int // cluster, cstream, dsmem, ring: blocks per row
 	ring    int // ring: chunks of a block's ring (rowRingChunkBytes each)
+	pass    int // ring: rows a pass, 0 (one: row_ring) or 2 (two: row_ring2, the <prefix>_ring2_ kernels)
 	vec     bool
 	nv      int
 	threads int
@@ -49,11 +50,14 @@ type rowFamily struct {
 	// sm90All: every fused kernel is also compiled for compute_90 into <module>_sm90 (bf16 rounded two at a
 	// time there), and the launcher takes them from it on sm_90; else that module holds the clusters alone.
 	sm90All bool
+	// ring2: the family's _sm90 module has the row_ring kernels of two rows a pass (<prefix>_ring2_<dtype>_v,
+	// 16-byte packs only): the families with column data, whose ring loads it once for both rows.
+	ring2 bool
 }
 
 var (
-	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop"}
-	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true}
+	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", ring2: true}
+	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, ring2: true}
 	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true}
 	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true}
 	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true}
@@ -82,6 +86,9 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 	case rowDSMEM:
 		return fmt.Sprintf("%s_dsmem_%s_%s", rf.prefix, d, v)
 	case rowRing:
+		if p.pass == 2 {
+			return fmt.Sprintf("%s_ring2_%s_%s", rf.prefix, d, v)
+		}
 		return fmt.Sprintf("%s_ring_%s_%s", rf.prefix, d, v)
 	}
 	return fmt.Sprintf("%s_%s_%s_%s", rf.prefix, rf.loop, d, v)
@@ -105,6 +112,9 @@ func (p rowPlan) String() string {
 	case rowDSMEM:
 		return fmt.Sprintf("dsmem %s %d×%d", v, p.cluster, p.threads)
 	case rowRing:
+		if p.pass == 2 {
+			return fmt.Sprintf("ring2 %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
+		}
 		return fmt.Sprintf("ring %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
 	}
 	return fmt.Sprintf("loop %s t=%d", v, p.threads)
@@ -478,6 +488,15 @@ func rowRingChunkBytes(p rowPlan, c Case) int {
 	return p.threads * rowRingK(p) * e * c.DType.Size()
 }
 
+// rowRingSliceBytes is the bytes of a block's slice of a row of case c in plan p (row_ring).
+func rowRingSliceBytes(p rowPlan, c Case) int {
+	e := 1
+	if p.vec {
+		e = 16 / c.DType.Size()
+	}
+	return ceilDiv(ceilDiv(c.Cols, e), p.cluster) * e * c.DType.Size()
+}
+
 // rowRingRowChunks is how many chunks of plan p a block's slice of a row of case c takes.
 func rowRingRowChunks(p rowPlan, c Case) int {
 	e := 1
@@ -491,16 +510,28 @@ func rowRingRowChunks(p rowPlan, c Case) int {
 // rowRingSmem is the dynamic shared memory a block of plan p (row_ring) takes for case c: its ring.
 func rowRingSmem(p rowPlan, c Case) int { return p.ring * rowRingChunkBytes(p, c) }
 
-// rowRingShape is the row_ring plan of case c in clusters of cs blocks of threads threads with a ring of a row's
-// slice and extra chunks more: ok is false without clusters (cc < 90), for blocks of other than 32–256 threads
-// (whole warps) or clusters of other than 1–16 blocks, or where the ring does not fit rowRingMaxBytes.
-func rowRingShape(c Case, cc, cs, threads, extra int) (p rowPlan, ok bool) {
-	if cc < 90 || cs < 1 || cs > rowRingMaxBlocks || threads < 32 || threads > rowRingMaxThreads || threads%32 != 0 || extra < 0 {
+// rowsAPass is how many rows a row_ring plan's clusters take at a time (1 or 2).
+func (p rowPlan) rowsAPass() int { return max(p.pass, 1) }
+
+// rowRingShape is the row_ring plan of case c in clusters of cs blocks of threads threads, pass rows a pass (1 or
+// 2), with a ring of the pass's slices (pass of them) and extra chunks more: ok is false without clusters (cc <
+// 90), for blocks of other than 32–256 threads (whole warps), clusters of other than 1–16 blocks, passes of other
+// than 1 or 2 rows, two rows a pass without 16-byte packs (the single-element kernels take one), or where the ring
+// does not fit rowRingMaxBytes.
+func rowRingShape(c Case, cc, cs, threads, extra, pass int) (p rowPlan, ok bool) {
+	if cc < 90 || cs < 1 || cs > rowRingMaxBlocks || threads < 32 || threads > rowRingMaxThreads || threads%32 != 0 || extra < 0 ||
+		pass < 1 || pass > 2 {
 		return rowPlan{}, false
 	}
 	vec, _, _ := rowAccess(c)
+	if pass == 2 && !vec {
+		return rowPlan{}, false
+	}
 	p = rowPlan{kind: rowRing, cluster: cs, vec: vec, threads: threads}
-	p.ring = rowRingRowChunks(p, c) + extra
+	if pass == 2 {
+		p.pass = 2
+	}
+	p.ring = pass*rowRingRowChunks(p, c) + extra
 	if rowRingSmem(p, c) > rowRingMaxBytes {
 		return rowPlan{}, false
 	}
@@ -512,7 +543,20 @@ func rowRingShape(c Case, cc, cs, threads, extra int) (p rowPlan, ok bool) {
 // false where clusters are missing or the row is too long.
 func rowRingPlan(c Case, cc int) (p rowPlan, ok bool) {
 	cs := min(ceilPow2(ceilDiv(c.Cols*c.DType.Size(), rowRingSlice)), rowRingMaxBlocks)
-	return rowRingShape(c, cc, cs, rowRingThreads, 0)
+	return rowRingShape(c, cc, cs, rowRingThreads, 0, 1)
+}
+
+// rowRing2Slice is the most bytes of a row a block of a two-rows-a-pass plan takes while the cluster can still
+// grow (up to 16 blocks): two slices of 32 KiB keep the ring at rowRingSlice, three blocks a multiprocessor.
+const rowRing2Slice = rowRingSlice / 2
+
+// rowRingPlan2 is the row_ring plan of two rows a pass (row_ring2) of case c on compute capability cc: the fewest
+// blocks a cluster (1–16, a power of two) whose slices are at most rowRing2Slice bytes (more for rows past 16 such
+// slices, fp32 rows of 1 MiB: a ring of 128 KiB), rowRingThreads threads, a ring of the pair's two slices; ok is
+// false where clusters or 16-byte packs are missing, or the ring does not fit.
+func rowRingPlan2(c Case, cc int) (p rowPlan, ok bool) {
+	cs := min(ceilPow2(ceilDiv(c.Cols*c.DType.Size(), rowRing2Slice)), rowRingMaxBlocks)
+	return rowRingShape(c, cc, cs, rowRingThreads, 0, 2)
 }
 
 // Where row_ring (rowRingPlan's: 256 threads, 64 KiB slices, a ring of one slice) beats the family's other plans

@@ -90,16 +90,21 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 		}
 		l.KernelCluster(mod, name, l.Rows*p.cluster, p.threads, p.cluster, rowDSMEMBytes(p, l.Case), args...)
 	case rowRing:
-		smem := rowRingSmem(p, l.Case)
-		if p.cluster < 1 || p.cluster > rowRingMaxBlocks || p.threads < 32 || p.threads > rowRingMaxThreads ||
-			p.ring < rowRingRowChunks(p, l.Case) || smem > rowRingMaxBytes {
-			l.Fail(fmt.Errorf("%s: plan %v: clusters of 1 … %d blocks of 32 … %d threads, a ring of at least a row's "+
-				"slice (%d chunks) in at most %d B (this one: %d B)", name, p, rowRingMaxBlocks, rowRingMaxThreads,
-				rowRingRowChunks(p, l.Case), rowRingMaxBytes, smem))
+		smem, pass := rowRingSmem(p, l.Case), p.rowsAPass()
+		if p.pass == 2 && (!rf.ring2 || !p.vec) || p.pass != 0 && p.pass != 2 {
+			l.Fail(fmt.Errorf("%s: plan %v: two rows a pass need the family's ring2 kernels and 16-byte accesses, "+
+				"other row counts a pass are not built", name, p))
 			return
 		}
-		// Persistent: as many clusters as the GPU runs at once, at most one a row.
-		ncl := min(l.ResidentTMA(mod, name, p.threads, p.cluster, smem)/p.cluster, l.Rows)
+		if p.cluster < 1 || p.cluster > rowRingMaxBlocks || p.threads < 32 || p.threads > rowRingMaxThreads ||
+			p.ring < pass*rowRingRowChunks(p, l.Case) || smem > rowRingMaxBytes {
+			l.Fail(fmt.Errorf("%s: plan %v: clusters of 1 … %d blocks of 32 … %d threads, a ring of at least a pass's "+
+				"slices (%d chunks) in at most %d B (this one: %d B)", name, p, rowRingMaxBlocks, rowRingMaxThreads,
+				pass*rowRingRowChunks(p, l.Case), rowRingMaxBytes, smem))
+			return
+		}
+		// Persistent: as many clusters as the GPU runs at once, at most one a pass (of one or two rows).
+		ncl := min(l.ResidentTMA(mod, name, p.threads, p.cluster, smem)/p.cluster, ceilDiv(l.Rows, pass))
 		if l.Err() != nil {
 			return
 		}

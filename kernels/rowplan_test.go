@@ -152,7 +152,7 @@ func TestRowRingPlan(t *testing.T) {
 	}
 	c := Case{DType: FP32, Shape: Shape{Rows: 4, Cols: 65536}}
 	// Two blocks of 128 threads: 128 KiB slices in 8 KiB chunks, 16 a row, and 2 more.
-	if p, ok := rowRingShape(c, 90, 2, 128, 2); !ok || p.ring != 18 || rowRingSmem(p, c) != 144<<10 || rowRingRowChunks(p, c) != 16 {
+	if p, ok := rowRingShape(c, 90, 2, 128, 2, 1); !ok || p.ring != 18 || rowRingSmem(p, c) != 144<<10 || rowRingRowChunks(p, c) != 16 {
 		t.Errorf("2 × 128 +2: %v (ok %v), want 18 chunks of 8 KiB, 16 a row", p, ok)
 	}
 	for _, bad := range []struct {
@@ -168,7 +168,7 @@ func TestRowRingPlan(t *testing.T) {
 		{c, 4, 256, -1}, // less than a slice
 		{Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 16 * 60000}}, 16, 256, 0}, // 240 KiB slices
 	} {
-		if p, ok := rowRingShape(bad.c, 90, bad.cs, bad.threads, bad.extra); ok {
+		if p, ok := rowRingShape(bad.c, 90, bad.cs, bad.threads, bad.extra, 1); ok {
 			t.Errorf("%v in %d × %d +%d: %v, want none", bad.c.Shape, bad.cs, bad.threads, bad.extra, p)
 		}
 	}
@@ -189,10 +189,84 @@ func TestRowRingPlan(t *testing.T) {
 				if name := rf.rows.kernel(rowPlan{kind: rowRing, vec: vec}, dt); !strings.Contains(string(ptx), ".entry "+name+"(") {
 					t.Errorf("%s is not in cuda/ptx/%s_sm90.ptx", name, rf.module)
 				}
+				// Two rows a pass: 16-byte packs of the families with column data (rowFamily.ring2), and nothing else.
+				name := rf.rows.kernel(rowPlan{kind: rowRing, vec: vec, pass: 2}, dt)
+				if want := vec && rf.rows.ring2; strings.Contains(string(ptx), ".entry "+name+"(") != want {
+					t.Errorf("%s in cuda/ptx/%s_sm90.ptx: %v, want %v", name, rf.module, !want, want)
+				}
 			}
 		}
 	}
 	testRowRingChoice(t)
+}
+
+// TestRowRing2Plan checks the plans of two rows a pass (row_ring2): rowRingPlan2's cluster is the fewest blocks
+// (a power of two, at most 16) whose slices are at most 32 KiB, so that the ring of the pair's two slices stays at
+// 64 KiB; rowRingShape's ring holds both rows' slices plus the extra chunks and refuses single-element packs and
+// other row counts a pass; the plans' names and kernels are the ring2 ones, and every plan of one row a pass keeps
+// its zero pass (so its name, kernel and the pinned choices stay).
+func TestRowRing2Plan(t *testing.T) {
+	for _, tc := range []struct {
+		c              Case
+		cs, ring, smem int
+		kernel, name   string
+	}{
+		// fp32 65536: 256 KiB a row, 8 slices of 32 KiB = 2 chunks of 16 KiB a row, 4 a pair.
+		{Case{DType: FP32, Shape: Shape{Rows: 4096, Cols: 65536}}, 8, 4, 64 << 10, "layernorm_ring2_f32_v", "ring2 v 8×256 r4"},
+		// bf16 262144: 512 KiB, 16 slices of 32 KiB.
+		{Case{DType: BF16, Shape: Shape{Rows: 1024, Cols: 262144}}, 16, 4, 64 << 10, "layernorm_ring2_bf16_v", "ring2 v 16×256 r4"},
+		// bf16 16384: 32 KiB, one block.
+		{Case{DType: BF16, Shape: Shape{Rows: 8192, Cols: 16384}}, 1, 4, 64 << 10, "layernorm_ring2_bf16_v", "ring2 v 1×256 r4"},
+		// fp32 262144: 1 MiB, 16 slices of 64 KiB (no 32 blocks a cluster): a ring of 128 KiB.
+		{Case{DType: FP32, Shape: Shape{Rows: 1024, Cols: 262144}}, 16, 8, 128 << 10, "layernorm_ring2_f32_v", "ring2 v 16×256 r8"},
+		// bf16 4096: 8 KiB, one block, half a chunk a row: a ring of two chunks.
+		{Case{DType: BF16, Shape: Shape{Rows: 32768, Cols: 4096}}, 1, 2, 32 << 10, "layernorm_ring2_bf16_v", "ring2 v 1×256 r2"},
+		// bf16 20008: 40016 B, 2 slices of 1251 packs (20016 B): 2 chunks of 16 KiB a row, 4 a pair.
+		{Case{DType: BF16, Shape: Shape{Rows: 33, Cols: 20008}}, 2, 4, 64 << 10, "layernorm_ring2_bf16_v", "ring2 v 2×256 r4"},
+	} {
+		p, ok := rowRingPlan2(tc.c, 90)
+		if !ok || p.kind != rowRing || p.pass != 2 || p.rowsAPass() != 2 || p.cluster != tc.cs || p.ring != tc.ring ||
+			rowRingSmem(p, tc.c) != tc.smem || p.threads != rowRingThreads || !p.vec || p.ring != 2*rowRingRowChunks(p, tc.c) {
+			t.Errorf("%v %v: rowRingPlan2 = %v (ok %v), %d B; want %d blocks, %d chunks, %d B", tc.c.DType, tc.c.Shape, p, ok,
+				rowRingSmem(p, tc.c), tc.cs, tc.ring, tc.smem)
+		}
+		if k := layerNormRows.kernel(p, tc.c.DType); k != tc.kernel || p.String() != tc.name {
+			t.Errorf("%v %v: kernel %s, name %q; want %s, %q", tc.c.DType, tc.c.Shape, k, p, tc.kernel, tc.name)
+		}
+		if _, ok := rowRingPlan2(tc.c, 80); ok {
+			t.Errorf("%v: a row_ring2 plan on sm_80", tc.c.Shape)
+		}
+		// One row a pass of the same case: the ring of one slice, the plain kernel.
+		p1, _ := rowRingPlan(tc.c, 90)
+		if p1.pass != 0 || p1.rowsAPass() != 1 || layerNormRows.kernel(p1, tc.c.DType) == tc.kernel || strings.HasPrefix(p1.String(), "ring2") {
+			t.Errorf("%v: rowRingPlan = %v (pass %d, %s)", tc.c.Shape, p1, p1.pass, layerNormRows.kernel(p1, tc.c.DType))
+		}
+	}
+	c := Case{DType: FP32, Shape: Shape{Rows: 4, Cols: 65536}}
+	// Four blocks of 128 threads: 64 KiB slices in 8 KiB chunks, 8 a row, 16 a pair, and 1 more: 136 KiB.
+	if p, ok := rowRingShape(c, 90, 4, 128, 1, 2); !ok || p.ring != 17 || rowRingSmem(p, c) != 136<<10 || p.pass != 2 {
+		t.Errorf("4 × 128 +1, two rows: %v (ok %v), want 17 chunks of 8 KiB", p, ok)
+	}
+	for _, bad := range []struct {
+		c                        Case
+		cs, threads, extra, pass int
+	}{
+		{c, 2, 256, 0, 2}, // two 128 KiB slices
+		{c, 4, 256, 0, 3}, // three rows a pass
+		{c, 4, 256, 0, 0}, // no rows a pass
+		{Case{DType: BF16, Shape: Shape{Rows: 3, Cols: 20001}}, 1, 256, 0, 2}, // single elements
+	} {
+		if p, ok := rowRingShape(bad.c, 90, bad.cs, bad.threads, bad.extra, bad.pass); ok {
+			t.Errorf("%v %v in %d × %d +%d, %d rows a pass: %v, want none", bad.c.DType, bad.c.Shape, bad.cs, bad.threads,
+				bad.extra, bad.pass, p)
+		}
+	}
+	if _, ok := rowRingShape(Case{DType: BF16, Shape: Shape{Rows: 3, Cols: 20001}}, 90, 1, 256, 0, 1); !ok {
+		t.Error("single elements, one row a pass: no plan")
+	}
+	if k := rmsNormRows.kernel(rowPlan{kind: rowRing, vec: true, pass: 2}, FP32); k != "rmsnorm_ring2_f32_v" {
+		t.Errorf("RMSNorm two rows a pass: %s", k)
+	}
 }
 
 // testRowRingChoice checks where row_ring is chosen: never when switched off (as while rowRingPending), never

@@ -24,7 +24,7 @@ var rowTuneRingOnly = os.Getenv("KW_ROW_PLANS") == "ring"
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
 // rows, the plan the family picks (marked *) and those it picks without row_ring and without row_dsmem either,
 // every plan its test enumerator lists with 16-byte accesses, the row_dsmem plans in blocks of 128–1024 threads
-// and the row_ring plans (rowRingPlans, rows of 4096 columns and more), each as the benchmarks time it (the
+// and the row_ring plans (rowRingPlans, rows of 4096 columns and more; two rows a pass for RMSNorm and LayerNorm), each as the benchmarks time it (the
 // suite's cold-L2 policy, median of 15 launches) on the benchmarks' inputs, and prints each as µs, pct of the
 // suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape.
 // KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144 the shapes, KW_ROW_PLANS=ring the
@@ -122,7 +122,7 @@ func TestCUDARowTune(t *testing.T) {
 					}
 				}
 				if sh.Cols >= 4096 {
-					try = append(try, rowRingPlans(c, true)...)
+					try = append(try, rowRingPlans(fm.rows, c, true)...)
 				}
 				for _, p := range try {
 					if seen[p] || !p.vec && c.Cols%(16/dt.Size()) == 0 {

@@ -179,4 +179,5 @@ LN_SM90(BF16, bf16)
     op.cols = cols;
 ROW_DSMEM_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)
 ROW_RING_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+ROW_RING2_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // two rows a pass
 #endif

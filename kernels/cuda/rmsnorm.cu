@@ -276,6 +276,7 @@ struct RMSNormOp {
     op.cols = cols;
 ROW_DSMEM_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)
 ROW_RING_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+ROW_RING2_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // two rows a pass
 
 #else  // the compute_75 module: every other kernel
 

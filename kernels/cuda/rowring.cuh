@@ -59,23 +59,45 @@ __device__ __forceinline__ void ring_wait(long long n) {
     }
 }
 
-// row_ring: see the top of the file. V: 16-byte packs (cols % E == 0), else one element a pack; K: packs a
-// thread holds of each chunk (also the packs it reduces and maps at a time). Dynamic shared memory: nc chunks of
-// blockDim·K packs, nc ≥ cpr (rowRingBytes in rowplan.go; a launch with less traps).
-template <class Op, bool V, int K>
-__device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __restrict__ x, long long rows,
-                                         long long cols) {
+// ring_step is slot sl + d of a ring of nc slots (0 ≤ sl < nc, 0 ≤ d ≤ nc).
+__device__ __forceinline__ int ring_step(int sl, int d, int nc) { return sl + d >= nc ? sl + d - nc : sl + d; }
+
+// block_merge_pass is block_merge of the pass's first row's statistic s (returned), and with R = 2 of the second
+// row's s1 too, in the same pair of block barriers; red holds 32·R statistics.
+template <class Op, int R>
+__device__ __forceinline__ RowStat block_merge_pass(const Op& op, RowStat s, RowStat& s1, RowStat* red) {
+    if (R == 1) return block_merge(op, s, red);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    s = warp_merge(op, s);
+    s1 = warp_merge(op, s1);
+    __syncthreads();
+    if (lane == 0) red[2 * warp] = s, red[2 * warp + 1] = s1;
+    __syncthreads();
+    s1 = warp_merge(op, lane < warps ? red[2 * lane + 1] : op.zero());
+    return warp_merge(op, lane < warps ? red[2 * lane] : op.zero());
+}
+
+// row_ring_pass: see the top of the file; R rows a pass (1 or 2). With R = 2 a cluster takes the row pairs
+// (2p, 2p + 1) of p = c, c + nclusters, … (the last pair of an odd row count has one row), each block keeps its
+// slice of both rows in the ring — chunk k of the pair's first row, then chunk k of its second, so the ring holds
+// 2·cpr chunks or more — reduces them to two statistics that go through one block merge and one cluster barrier
+// together (part[parity][2·rank + r]), and in the store phase loads each chunk's column data once for both rows:
+// half the L2 column traffic and half the barriers a row. The second row's statements are the first's, under
+// R > 1 (with R = 1 the code is row_ring's as it was before R, instruction for instruction). The caller declares
+// red (32·R statistics) and part (2 × 16·R), so that the R = 1 kernels' shared variables keep their names.
+template <class Op, bool V, int K, int R>
+__device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T* __restrict__ x, long long rows,
+                                              long long cols, RowStat* red, RowStat (*part)[16 * R]) {
     typedef Pack<typename Op::S, V> P;
     extern __shared__ uint4 kw_dsmem[];
-    __shared__ RowStat red[32];
-    __shared__ RowStat part[2][16];
     P* ring = reinterpret_cast<P*>(kw_dsmem);
     unsigned dyn;
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
     cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
     const int cs = (int)cluster.num_blocks(), rank = (int)cluster.block_rank(), tid = threadIdx.x, T = blockDim.x;
     const long long ncl = gridDim.x / cs, first = blockIdx.x / cs;
-    const long long nrows = first < rows ? (rows - first + ncl - 1) / ncl : 0;  // rows of this cluster
+    const long long passes = R == 1 ? rows : (rows + R - 1) / R;  // passes of R rows (the last may have fewer)
+    const long long nrows = first < passes ? (passes - first + ncl - 1) / ncl : 0;  // passes of this cluster
     if (nrows == 0) return;  // the whole cluster leaves together
     const long long packs = cols / P::E, per = (packs + cs - 1) / cs, lo = rank * per;
     // Within a slice everything fits an int: a slice fits the ring, at most 227 KiB.
@@ -83,15 +105,16 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
     const int n = (int)max(min(per, packs - lo), 0ll);      // this block's packs of a row
     const int cpr = (int)((per + C - 1) / C);               // chunks a row
     const int nc = (int)(dyn / ((unsigned)C * sizeof(P)));  // chunks in the ring
-    if (nc < cpr) __trap();                                 // the ring must hold a row's slice
-    // The next chunk to issue: row ij of the cluster's, chunk ik of it, ring slot is. issue starts this thread's
-    // copies of it and commits them as one group (empty past the last row, so that every chunk is followed by
-    // exactly nc − 1 groups by the time it is waited for).
+    if (nc < R * cpr) __trap();                             // the ring must hold a pass's slices
+    // The next chunk to issue: pass ij of the cluster's, chunk ik of its row ir, ring slot is. issue starts this
+    // thread's copies of it and commits them as one group (empty past the last row, so that every chunk is
+    // followed by exactly nc − 1 groups by the time it is waited for).
     long long ij = 0;
-    int ik = 0, is = 0;
+    int ik = 0, is = 0, ir = 0;
     auto issue = [&]() {
-        if (ij < nrows) {
-            const typename Op::T* xr = x + (first + ij * ncl) * cols + lo * P::E;
+        if (ij < nrows && (R == 1 || (first + ij * ncl) * R + ir < rows)) {
+            const typename Op::T* xr =
+                x + (R == 1 ? first + ij * ncl : (first + ij * ncl) * R + ir) * cols + lo * P::E;
             P* slot = ring + is * C + tid;
             const int i0 = ik * C + tid;
 #pragma unroll
@@ -99,19 +122,26 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
                 if (i0 + q * T < n) DsmemLoad<P, V>::load(slot + q * T, xr + (long long)(i0 + q * T) * P::E);
         }
         ring_commit();
-        if (++ik == cpr) ik = 0, ij++;
+        if (R == 1 || ++ir == R) {
+            if (R > 1) ir = 0;
+            if (++ik == cpr) ik = 0, ij++;
+        }
         if (++is == nc) is = 0;
     };
     for (int g = 0; g < nc; g++) issue();
     if (cs > 1) asm volatile("barrier.cluster.arrive;" ::: "memory");  // this block has started
-    int rs = 0;  // the ring slot of the row's first chunk
-    typename Op::Ctx ctx = op.context(first);
+    int rs = 0;  // the ring slot of the pass's first chunk
+    // The contexts of the pass's rows (a second row past the last takes the last's).
+    typename Op::Ctx ctx = op.context(R == 1 ? first : first * R), ctx1 = ctx;
+    if (R > 1) ctx1 = op.context(min(first * R + 1, rows - 1));
     for (long long j = 0; j < nrows; j++) {
-        const long long row = first + j * ncl;
+        const long long row = R == 1 ? first + j * ncl : (first + j * ncl) * R;  // the pass's first row
+        const bool two = R > 1 && row + 1 < rows;                                  // and whether it has two
         const bool rd = op.reads(ctx);  // the same in every block of the cluster
-        RowStat s = op.zero();
-        for (int k = 0, sl = rs; k < cpr; k++, sl = sl + 1 == nc ? 0 : sl + 1) {
-            ring_wait(nc - 1 - k);  // chunk k of the row has landed (this thread's packs of it)
+        const bool rd1 = two && op.reads(ctx1);
+        RowStat s = op.zero(), s1 = op.zero();
+        for (int k = 0, sl = rs; k < cpr; k++, sl = R == 1 ? (sl + 1 == nc ? 0 : sl + 1) : ring_step(sl, R, nc)) {
+            ring_wait(nc - 1 - k * R);  // chunk k of the row has landed (this thread's packs of it)
             const int i0 = k * C + tid;
             const int kv = i0 < n ? min(K, (n - i0 + T - 1) / T) : 0;
             if (rd && kv > 0) {  // as row_dsmem, scan sees at least one pack
@@ -121,28 +151,51 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
                     if (q < kv) v[q] = ring[sl * C + tid + q * T];
                 s = op.merge(s, op.template scan<P, K>(v, kv, ctx));
             }
+            if (R > 1) {
+                ring_wait(nc - 2 - k * R);  // chunk k of the second row
+                if (rd1 && kv > 0) {
+                    const int sl1 = ring_step(sl, 1, nc);
+                    P v[K];
+#pragma unroll
+                    for (int q = 0; q < K; q++)
+                        if (q < kv) v[q] = ring[sl1 * C + tid + q * T];
+                    s1 = op.merge(s1, op.template scan<P, K>(v, kv, ctx1));
+                }
+            }
         }
         typename Op::template Col<P> col[K];  // the column data of a chunk's packs (see below)
-        s = block_merge(op, s, red);
-        RowStat t = s;
+        s = block_merge_pass<Op, R>(op, s, s1, red);
+        RowStat t = s, t1 = s1;
         if (cs > 1) {
             const int par = (int)(j & 1);
             if (j == 0) asm volatile("barrier.cluster.wait;" ::: "memory");  // every block has started
             if (tid == 0)
-                for (int i = 0; i < cs; i++) *cluster.map_shared_rank(&part[par][rank], i) = s;
+                for (int i = 0; i < cs; i++) {
+                    RowStat* d = cluster.map_shared_rank(&part[par][R == 1 ? rank : rank * R], i);
+                    *d = s;
+                    if (R > 1) d[1] = s1;
+                }
             asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");  // every part written
             t = part[par][0];
-            for (int i = 1; i < cs; i++) t = op.merge(t, part[par][i]);
+            if (R > 1) t1 = part[par][1];
+            for (int i = 1; i < cs; i++) {
+                t = op.merge(t, part[par][R == 1 ? i : i * R]);
+                if (R > 1) t1 = op.merge(t1, part[par][i * R + 1]);
+            }
         }
         const typename Op::Fin f = op.finish(t, cols, ctx);
-        const typename Op::Ctx now = ctx;
-        if (j + 1 < nrows) ctx = op.context(row + ncl);  // the next row's, loaded while this one is stored
-        for (int k = 0, sl = rs; k < cpr; k++, sl = sl + 1 == nc ? 0 : sl + 1) {
+        const typename Op::Fin f1 = R > 1 ? op.finish(t1, cols, ctx1) : f;
+        const typename Op::Ctx now = ctx, now1 = ctx1;
+        if (j + 1 < nrows) {  // the next pass's, loaded while this one is stored
+            ctx = op.context(R == 1 ? row + ncl : row + ncl * R);
+            if (R > 1) ctx1 = op.context(min(row + ncl * R + 1, rows - 1));
+        }
+        for (int k = 0, sl = rs; k < cpr; k++, sl = R == 1 ? (sl + 1 == nc ? 0 : sl + 1) : ring_step(sl, R, nc)) {
             const int i0 = k * C + tid;
             const int kv = i0 < n ? min(K, (n - i0 + T - 1) / T) : 0;
-            // Columns loaded before any of the chunk's stores (see row_dsmem); none for Ops without column data.
-            // (Loading them a chunk ahead, two packs a thread a chunk, was slower on an H100: LayerNorm fp32
-            // 1024×262144 75.6% of the copy against 87.0%.)
+            // Columns loaded before any of the chunk's stores (see row_dsmem), once for the pass's rows; none for
+            // Ops without column data. (Loading them a chunk ahead, two packs a thread a chunk, was slower on an
+            // H100: LayerNorm fp32 1024×262144 75.6% of the copy against 87.0%.)
 #pragma unroll
             for (int q = 0; q < K; q++)
                 if (q < kv) col[q] = op.template column<P>((lo + i0 + q * T) * P::E);
@@ -150,12 +203,44 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
             for (int q = 0; q < K; q++)
                 if (q < kv) op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, col[q], f, now);
             issue();  // this thread's packs of slot sl are stored: it takes the chunk nc after this one
+            if (R > 1) {
+                const int sl1 = ring_step(sl, 1, nc);
+                if (two)
+#pragma unroll
+                    for (int q = 0; q < K; q++)
+                        if (q < kv)
+                            op.put(ring[sl1 * C + tid + q * T], row + 1, (lo + i0 + q * T) * P::E, col[q], f1, now1);
+                issue();
+            }
         }
-        rs += cpr;
+        rs += R == 1 ? cpr : R * cpr;
         if (rs >= nc) rs -= nc;
-        if (rank == 0 && tid == 0) op.row_out(row, f, now);
+        if (rank == 0 && tid == 0) {
+            op.row_out(row, f, now);
+            if (two) op.row_out(row + 1, f1, now1);
+        }
     }
     asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
+// row_ring: one row a pass (row_ring_pass with R = 1). V: 16-byte packs (cols % E == 0), else one element a pack;
+// K: packs a thread holds of each chunk (also the packs it reduces and maps at a time). Dynamic shared memory:
+// nc chunks of blockDim·K packs, nc ≥ cpr (rowRingBytes in rowplan.go; a launch with less traps).
+template <class Op, bool V, int K>
+__device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __restrict__ x, long long rows,
+                                         long long cols) {
+    __shared__ RowStat red[32];
+    __shared__ RowStat part[2][16];
+    row_ring_pass<Op, V, K, 1>(op, x, rows, cols, red, part);
+}
+
+// row_ring2: two rows a pass (row_ring_pass with R = 2), 16-byte packs; the ring holds nc ≥ 2·cpr chunks.
+template <class Op, int K>
+__device__ __forceinline__ void row_ring2(const Op& op, const typename Op::T* __restrict__ x, long long rows,
+                                          long long cols) {
+    __shared__ RowStat red[32 * 2];
+    __shared__ RowStat part[2][16 * 2];
+    row_ring_pass<Op, true, K, 2>(op, x, rows, cols, red, part);
 }
 
 // ROW_RING_ENTRIES declares the family's entry points <prefix>_ring_{f32,bf16}_{v,s} (rowFamily.kernel in
@@ -172,5 +257,16 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
     ROW_RING_ENTRY(PREFIX, F32, f32, false, s, 8, PARAMS, OP)      \
     ROW_RING_ENTRY(PREFIX, BF16, bf16, true, v, 4, PARAMS, OP)     \
     ROW_RING_ENTRY(PREFIX, BF16, bf16, false, s, 8, PARAMS, OP)
+
+// ROW_RING2_ENTRIES declares <prefix>_ring2_{f32,bf16}_v (row_ring2: two rows a pass, 16-byte packs only; the
+// single-element kernels stay one row a pass), over the same PARAMS(S) and OP(S), K = 4, the same bounds.
+#define ROW_RING2_ENTRY(PREFIX, S, NAME, K, PARAMS, OP)                                                        \
+    extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_ring2_##NAME##_v(PARAMS(S)) {                \
+        OP(S)                                                                                                  \
+        row_ring2<decltype(op), K>(op, x, rows, cols);                                                         \
+    }
+#define ROW_RING2_ENTRIES(PREFIX, PARAMS, OP)           \
+    ROW_RING2_ENTRY(PREFIX, F32, f32, 4, PARAMS, OP)    \
+    ROW_RING2_ENTRY(PREFIX, BF16, bf16, 4, PARAMS, OP)
 
 #endif
