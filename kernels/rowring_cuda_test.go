@@ -17,7 +17,7 @@ import (
 // 16-byte packs in bf16) slices that end mid-chunk. The plans are rowRingPlans': rowRingPlan's and rowRingPlan2's
 // (a ring of one row's slice, or of a pair's two: each chunk's slot is refilled with the next pass's chunk of the
 // same index), and on the shapes marked all the variants it lists. Subtests are named
-// <family>/<case>/<kernel>/…, so that -test.run 'TestCUDARowRing$/RMSNorm|LayerNorm//_ring2_' runs the two-row
+// <family>/<case>/<kernel>/…, so that -test.run 'TestCUDARowRing$/RMSNorm|LayerNorm/////_ring2_' runs the two-row
 // kernels of some families.
 func TestCUDARowRing(t *testing.T) {
 	be := cudaBackend(t)
