@@ -30,11 +30,12 @@ const (
 // cstream: in flight).
 type rowPlan struct {
 	kind    rowKind
-	rows    int // warp: rows per warp
-	lanes   int // lanes: lanes per row (1 … 32)
-	cluster int // cluster, cstream, dsmem, ring: blocks per row
-	ring    int // ring: chunks of a block's ring (rowRingChunkBytes each)
-	pass    int // ring: rows a pass, 0 (one: row_ring) or 2 (two: row_ring2, the <prefix>_ring2_ kernels)
+	rows    int  // warp: rows per warp
+	lanes   int  // lanes: lanes per row (1 … 32)
+	cluster int  // cluster, cstream, dsmem, ring: blocks per row
+	ring    int  // ring: chunks of a block's ring (rowRingChunkBytes each)
+	pass    int  // ring: rows a pass, 0 (one: row_ring) or 2 (two: row_ring2, the <prefix>_ring2_ kernels)
+	early   bool // ring, two rows a pass: a pass's first column data loaded before the exchange (<prefix>_ring2e_)
 	vec     bool
 	nv      int
 	threads int
@@ -86,6 +87,9 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 	case rowDSMEM:
 		return fmt.Sprintf("%s_dsmem_%s_%s", rf.prefix, d, v)
 	case rowRing:
+		if p.pass == 2 && p.early {
+			return fmt.Sprintf("%s_ring2e_%s_%s", rf.prefix, d, v)
+		}
 		if p.pass == 2 {
 			return fmt.Sprintf("%s_ring2_%s_%s", rf.prefix, d, v)
 		}
@@ -112,6 +116,9 @@ func (p rowPlan) String() string {
 	case rowDSMEM:
 		return fmt.Sprintf("dsmem %s %d×%d", v, p.cluster, p.threads)
 	case rowRing:
+		if p.pass == 2 && p.early {
+			return fmt.Sprintf("ring2e %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
+		}
 		if p.pass == 2 {
 			return fmt.Sprintf("ring2 %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
 		}

@@ -189,10 +189,13 @@ func TestRowRingPlan(t *testing.T) {
 				if name := rf.rows.kernel(rowPlan{kind: rowRing, vec: vec}, dt); !strings.Contains(string(ptx), ".entry "+name+"(") {
 					t.Errorf("%s is not in cuda/ptx/%s_sm90.ptx", name, rf.module)
 				}
-				// Two rows a pass: 16-byte packs of the families with column data (rowFamily.ring2), and nothing else.
-				name := rf.rows.kernel(rowPlan{kind: rowRing, vec: vec, pass: 2}, dt)
-				if want := vec && rf.rows.ring2; strings.Contains(string(ptx), ".entry "+name+"(") != want {
-					t.Errorf("%s in cuda/ptx/%s_sm90.ptx: %v, want %v", name, rf.module, !want, want)
+				// Two rows a pass, with and without early column loads: 16-byte packs of the families with column
+				// data (rowFamily.ring2), and nothing else.
+				for _, early := range []bool{false, true} {
+					name := rf.rows.kernel(rowPlan{kind: rowRing, vec: vec, pass: 2, early: early}, dt)
+					if want := vec && rf.rows.ring2; strings.Contains(string(ptx), ".entry "+name+"(") != want {
+						t.Errorf("%s in cuda/ptx/%s_sm90.ptx: %v, want %v", name, rf.module, !want, want)
+					}
 				}
 			}
 		}
@@ -266,6 +269,10 @@ func TestRowRing2Plan(t *testing.T) {
 	}
 	if k := rmsNormRows.kernel(rowPlan{kind: rowRing, vec: true, pass: 2}, FP32); k != "rmsnorm_ring2_f32_v" {
 		t.Errorf("RMSNorm two rows a pass: %s", k)
+	}
+	e := rowPlan{kind: rowRing, cluster: 8, vec: true, threads: 256, ring: 4, pass: 2, early: true}
+	if k := layerNormRows.kernel(e, BF16); k != "layernorm_ring2e_bf16_v" || e.String() != "ring2e v 8×256 r4" {
+		t.Errorf("early column loads: %s, %q", k, e)
 	}
 }
 

@@ -26,7 +26,7 @@ func TestCUDARowRing(t *testing.T) {
 	}
 	shapes := []struct {
 		s   Shape
-		all bool // every plan of rowRingPlans, else rowRingPlan's and rowRingPlan2's alone
+		all bool // every plan of rowRingPlans, else rowRingPlan's and rowRingPlan2's (also early) alone
 	}{
 		{Shape{Rows: 129, Cols: 4096}, true}, {Shape{Rows: 1000, Cols: 4096}, false}, {Shape{Rows: 1, Cols: 4096}, false},
 		{Shape{Rows: 129, Cols: 16384}, false}, {Shape{Rows: 3, Cols: 65536}, true}, {Shape{Rows: 129, Cols: 65536}, false},
@@ -49,8 +49,10 @@ func TestCUDARowRing(t *testing.T) {
 		var first []rowPlan
 		d1, _ := rowRingPlan(c, 90)
 		d2, _ := rowRingPlan2(c, 90)
+		d2e := d2
+		d2e.early = true
 		for _, p := range ps {
-			if p == d1 || p == d2 {
+			if p == d1 || p == d2 || p == d2e {
 				first = append(first, p)
 			}
 		}
@@ -64,7 +66,9 @@ func TestCUDARowRing(t *testing.T) {
 // blocks, blocks of 64 and 128 threads, and rings one and three chunks longer than a pass's slices. For the tune,
 // one row a pass: clusters of half, once and twice rowRingPlan's blocks, in blocks of 128 and 256 threads, with
 // rings of a row's slice and one or two chunks more; two rows a pass: the clusters whose slices are 16–32 KiB
-// (rowRingPlan2's where none is), blocks of 128 and 256 threads, rings of the pair's slices and one chunk more.
+// (rowRingPlan2's where none is), blocks of 128 and 256 threads, rings of the pair's slices and one chunk more,
+// and the early column loads (ring2e) with the pair's slices. The test runs ring2e on rowRingPlan2's plan, with
+// and without a chunk more.
 func rowRingPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
 	var ps []rowPlan
 	seen := map[rowPlan]bool{}
@@ -90,6 +94,13 @@ func rowRingPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
 				}
 				d = def2
 				add(d, true)
+				e := d
+				e.early = true
+				add(e, true)
+				if p, ok := rowRingShape(c, 90, d.cluster, d.threads, 1, 2); ok {
+					p.early = true
+					add(p, ok)
+				}
 			}
 			for _, cs := range []int{1, 2, 4, 8, 16} {
 				add(rowRingShape(c, 90, cs, d.threads, 0, pass))
@@ -125,6 +136,10 @@ func rowRingPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
 		for _, th := range []int{128, 256} {
 			for extra := 0; extra <= 1; extra++ {
 				add(rowRingShape(c, 90, cs, th, extra, 2))
+			}
+			if p, ok := rowRingShape(c, 90, cs, th, 0, 2); ok {
+				p.early = true
+				add(p, ok)
 			}
 		}
 	}

@@ -34,6 +34,12 @@
 //
 // Each element is read once from memory and written once. The cross-entropy's ignored rows are read too (their
 // labels are not looked at when their loads are issued, rows ahead); their outputs are row_dsmem's.
+//
+// Two rows a pass (row_ring2, RMSNorm and LayerNorm, 16-byte packs): a cluster takes row pairs instead, each block
+// holding its slice of both rows in the ring (chunk k of the first row, then chunk k of the second), their two
+// statistics meeting in one block merge and one cluster barrier, and each chunk's column data (w, and b) loaded
+// once for both rows' stores: half the L2 column traffic and half the barriers a row, for slices half as long at
+// the same ring (so clusters twice as large). A cluster's last pass may have one row (odd row counts).
 #pragma once
 #include "rowdsmem.cuh"
 
@@ -85,7 +91,7 @@ __device__ __forceinline__ RowStat block_merge_pass(const Op& op, RowStat s, Row
 // half the L2 column traffic and half the barriers a row. The second row's statements are the first's, under
 // R > 1 (with R = 1 the code is row_ring's as it was before R, instruction for instruction). The caller declares
 // red (32·R statistics) and part (2 × 16·R), so that the R = 1 kernels' shared variables keep their names.
-template <class Op, bool V, int K, int R>
+template <class Op, bool V, int K, int R, bool EARLY>
 __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T* __restrict__ x, long long rows,
                                               long long cols, RowStat* red, RowStat (*part)[16 * R]) {
     typedef Pack<typename Op::S, V> P;
@@ -164,6 +170,13 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
             }
         }
         typename Op::template Col<P> col[K];  // the column data of a chunk's packs (see below)
+        if (EARLY) {  // the first chunk's, which need no statistic: their L2 latency overlaps the exchange
+            const int i0 = tid;
+            const int kv = i0 < n ? min(K, (n - i0 + T - 1) / T) : 0;
+#pragma unroll
+            for (int q = 0; q < K; q++)
+                if (q < kv) col[q] = op.template column<P>((lo + i0 + q * T) * P::E);
+        }
         s = block_merge_pass<Op, R>(op, s, s1, red);
         RowStat t = s, t1 = s1;
         if (cs > 1) {
@@ -196,9 +209,10 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
             // Columns loaded before any of the chunk's stores (see row_dsmem), once for the pass's rows; none for
             // Ops without column data. (Loading them a chunk ahead, two packs a thread a chunk, was slower on an
             // H100: LayerNorm fp32 1024×262144 75.6% of the copy against 87.0%.)
+            if (!EARLY || k > 0)
 #pragma unroll
-            for (int q = 0; q < K; q++)
-                if (q < kv) col[q] = op.template column<P>((lo + i0 + q * T) * P::E);
+                for (int q = 0; q < K; q++)
+                    if (q < kv) col[q] = op.template column<P>((lo + i0 + q * T) * P::E);
 #pragma unroll
             for (int q = 0; q < K; q++)
                 if (q < kv) op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, col[q], f, now);
@@ -231,16 +245,18 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
                                          long long cols) {
     __shared__ RowStat red[32];
     __shared__ RowStat part[2][16];
-    row_ring_pass<Op, V, K, 1>(op, x, rows, cols, red, part);
+    row_ring_pass<Op, V, K, 1, false>(op, x, rows, cols, red, part);
 }
 
 // row_ring2: two rows a pass (row_ring_pass with R = 2), 16-byte packs; the ring holds nc ≥ 2·cpr chunks.
-template <class Op, int K>
+// EARLY: each pass's first chunk's column data is loaded before the block merge and the cluster barrier (it does
+// not depend on the statistics), so that one L2 round trip a pass overlaps them; held in registers across them.
+template <class Op, int K, bool EARLY>
 __device__ __forceinline__ void row_ring2(const Op& op, const typename Op::T* __restrict__ x, long long rows,
                                           long long cols) {
     __shared__ RowStat red[32 * 2];
     __shared__ RowStat part[2][16 * 2];
-    row_ring_pass<Op, true, K, 2>(op, x, rows, cols, red, part);
+    row_ring_pass<Op, true, K, 2, EARLY>(op, x, rows, cols, red, part);
 }
 
 // ROW_RING_ENTRIES declares the family's entry points <prefix>_ring_{f32,bf16}_{v,s} (rowFamily.kernel in
@@ -259,14 +275,17 @@ __device__ __forceinline__ void row_ring2(const Op& op, const typename Op::T* __
     ROW_RING_ENTRY(PREFIX, BF16, bf16, false, s, 8, PARAMS, OP)
 
 // ROW_RING2_ENTRIES declares <prefix>_ring2_{f32,bf16}_v (row_ring2: two rows a pass, 16-byte packs only; the
-// single-element kernels stay one row a pass), over the same PARAMS(S) and OP(S), K = 4, the same bounds.
-#define ROW_RING2_ENTRY(PREFIX, S, NAME, K, PARAMS, OP)                                                        \
-    extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_ring2_##NAME##_v(PARAMS(S)) {                \
+// single-element kernels stay one row a pass) and <prefix>_ring2e_{f32,bf16}_v (the same, the first chunk's
+// column data loaded early: EARLY), over the same PARAMS(S) and OP(S), K = 4, the same bounds.
+#define ROW_RING2_ENTRY(PREFIX, S, NAME, K, E, EN, PARAMS, OP)                                                 \
+    extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_ring2##EN##_##NAME##_v(PARAMS(S)) {          \
         OP(S)                                                                                                  \
-        row_ring2<decltype(op), K>(op, x, rows, cols);                                                         \
+        row_ring2<decltype(op), K, E>(op, x, rows, cols);                                                      \
     }
-#define ROW_RING2_ENTRIES(PREFIX, PARAMS, OP)           \
-    ROW_RING2_ENTRY(PREFIX, F32, f32, 4, PARAMS, OP)    \
-    ROW_RING2_ENTRY(PREFIX, BF16, bf16, 4, PARAMS, OP)
+#define ROW_RING2_ENTRIES(PREFIX, PARAMS, OP)                     \
+    ROW_RING2_ENTRY(PREFIX, F32, f32, 4, false, , PARAMS, OP)     \
+    ROW_RING2_ENTRY(PREFIX, BF16, bf16, 4, false, , PARAMS, OP)   \
+    ROW_RING2_ENTRY(PREFIX, F32, f32, 4, true, e, PARAMS, OP)     \
+    ROW_RING2_ENTRY(PREFIX, BF16, bf16, 4, true, e, PARAMS, OP)
 
 #endif
