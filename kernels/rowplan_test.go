@@ -95,7 +95,8 @@ func TestRowDSMEMChoice(t *testing.T) {
 		eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
 			w := wins[f]
 			vec, _, _ := rowAccess(c)
-			ring := rowRingOn && cc >= 90 && vec && rowRingWinsOf[f](c) // row_ring, where chosen, comes first
+			w2 := rowRing2WinsOf[f]
+			ring := rowRingOn && cc >= 90 && vec && (rowRingWinsOf[f](c) || w2 != nil && w2(c)) // row_ring, where chosen, comes first
 			if want := on && cc >= 90 && w != nil && w(c) && !ring; (p.kind == rowDSMEM) != want {
 				t.Errorf("%s %s cc=%d dsmem on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
 				return
@@ -278,33 +279,43 @@ func TestRowRing2Plan(t *testing.T) {
 
 // testRowRingChoice checks where row_ring is chosen: never when switched off (as while rowRingPending), never
 // before sm_90 or without 16-byte packs, and on sm_90 for exactly the cases of the CUDA grid and the correctness
-// shapes where the family measured it fastest (its ring wins function), with rowRingPlan's plan.
+// shapes where the family measured it fastest (its ring wins functions), with rowRingPlan's plan, or rowRingPlan2's
+// (two rows a pass) where rowRing2WinsOf says so.
 func testRowRingChoice(t *testing.T) {
 	if rowRingOn != (rowRingPending == "") && !harness.RunPending() {
 		t.Errorf("rowRingOn = %v with rowRingPending %q", rowRingOn, rowRingPending)
 	}
 	defer func(on bool) { rowRingOn = on }(rowRingOn)
-	chosen := 0
+	chosen, chosen2 := 0, 0
 	for _, on := range []bool{false, true} {
 		rowRingOn = on
 		eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
 			vec, _, _ := rowAccess(c)
-			if want := on && cc >= 90 && vec && rowRingWinsOf[f](c); (p.kind == rowRing) != want {
+			w2 := rowRing2WinsOf[f]
+			if want := on && cc >= 90 && vec && (rowRingWinsOf[f](c) || w2 != nil && w2(c)); (p.kind == rowRing) != want {
 				t.Errorf("%s %s cc=%d ring on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
 				return
 			}
 			if p.kind == rowRing {
 				chosen++
-				if d, _ := rowRingPlan(c, cc); p != d {
-					t.Errorf("%s %s: %v, want rowRingPlan's %v", f.Name, f.BenchName(c, Fused), p, d)
+				d, _ := rowRingPlan(c, cc)
+				if w2 := rowRing2WinsOf[f]; w2 != nil && w2(c) {
+					d, _ = rowRingPlan2(c, cc)
+					chosen2++
+				}
+				if p != d {
+					t.Errorf("%s %s: %v, want %v", f.Name, f.BenchName(c, Fused), p, d)
 				}
 			}
 		})
 	}
-	if chosen == 0 {
-		t.Error("row_ring was never chosen")
+	if chosen == 0 || chosen2 == 0 {
+		t.Errorf("row_ring was chosen %d times, with two rows a pass %d", chosen, chosen2)
 	}
 }
+
+// rowRing2WinsOf is, for the row families with two rows a pass, where they choose it (rowRingPlan2).
+var rowRing2WinsOf = map[*Family]func(Case) bool{RMSNormFamily: rowRing2Wins, LayerNormFamily: rowRing2Wins}
 
 // rowRingWinsOf is each row family's ring wins function (where it chooses row_ring).
 var rowRingWinsOf = map[*Family]func(Case) bool{RMSNormFamily: rmsNormRingWins, LayerNormFamily: layerNormRingWins,

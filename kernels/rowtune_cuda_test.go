@@ -18,8 +18,12 @@ var rowTuneFamilies = os.Getenv("KW_ROW_TUNE")
 var rowTuneCols = os.Getenv("KW_ROW_COLS")
 
 // rowTuneRingOnly, from KW_ROW_PLANS=ring, narrows TestCUDARowTune's plans to the family's choices (with and
-// without row_dsmem and row_ring) and the row_ring plans.
-var rowTuneRingOnly = os.Getenv("KW_ROW_PLANS") == "ring"
+// without row_dsmem and row_ring) and the row_ring plans; KW_ROW_PLANS=ring2 further to rowRingPlan's and the
+// plans of two rows a pass.
+var (
+	rowTuneRingOnly  = os.Getenv("KW_ROW_PLANS") == "ring" || rowTuneRing2Only
+	rowTuneRing2Only = os.Getenv("KW_ROW_PLANS") == "ring2"
+)
 
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
 // rows, the plan the family picks (marked *) and those it picks without row_ring and without row_dsmem either,
@@ -27,8 +31,8 @@ var rowTuneRingOnly = os.Getenv("KW_ROW_PLANS") == "ring"
 // and the row_ring plans (rowRingPlans, rows of 4096 columns and more; two rows a pass for RMSNorm and LayerNorm), each as the benchmarks time it (the
 // suite's cold-L2 policy, median of 15 launches) on the benchmarks' inputs, and prints each as µs, pct of the
 // suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape.
-// KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144 the shapes, KW_ROW_PLANS=ring the
-// plans.
+// KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144 the shapes, KW_ROW_PLANS=ring (or
+// ring2) the plans.
 func TestCUDARowTune(t *testing.T) {
 	if !*tuneFlag {
 		t.Skip("needs -kernels.tune")
@@ -122,7 +126,11 @@ func TestCUDARowTune(t *testing.T) {
 					}
 				}
 				if sh.Cols >= 4096 {
-					try = append(try, rowRingPlans(fm.rows, c, true)...)
+					for i, p := range rowRingPlans(fm.rows, c, true) {
+						if !rowTuneRing2Only || i == 0 || p.pass == 2 {
+							try = append(try, p)
+						}
+					}
 				}
 				for _, p := range try {
 					if seen[p] || !p.vec && c.Cols%(16/dt.Size()) == 0 {
