@@ -331,8 +331,8 @@ func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
 
 // The plan of a case, per family (<family>PlanFor, which the tests swap and restore to <family>PlanDefault).
 var (
-	rmsNormPlanDefault      = withRowRing2(withRowRing(withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins), rmsNormRingWins), rowRing2Wins)
-	layerNormPlanDefault    = withRowRing2(withRowRing(withRowDSMEM(layerNormChoosePlan, nil), layerNormRingWins), rowRing2Wins)
+	rmsNormPlanDefault      = withRowRing2(withRowRing(withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins), rmsNormRingWins), rmsNormRing2)
+	layerNormPlanDefault    = withRowRing2(withRowRing(withRowDSMEM(layerNormChoosePlan, nil), layerNormRingWins), layerNormRing2)
 	softmaxPlanDefault      = withRowRing(withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins), softmaxRingWins)
 	crossEntropyPlanDefault = withRowRing(withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), rowRingWins1MiB)
 	fp8QuantPlanDefault     = withRowRing(withRowDSMEM(fp8QuantChoosePlan, nil), rowRingWins1MiB)
@@ -609,31 +609,55 @@ func withRowRing(choose func(c Case, cc, sms int) rowPlan, wins func(Case) bool)
 	}
 }
 
-// Where two rows a pass (rowRingPlan2's: 256 threads, slices of at most 32 KiB, a ring of the pair's two slices)
-// beats the family's choice before it — one row a pass, rowRingPlan's 64 KiB slices — on both an H100 and an H200
-// (TestCUDARowTune, pct of the suite's copy, 2^28 elements, one run each):
+// Where two rows a pass beats the family's choice before it — one row a pass, rowRingPlan's 64 KiB slices in 4 ×
+// 256 threads — on both an H100 and an H200 (TestCUDARowTune, pct of the suite's copy, 2^28 elements; H100 two
+// runs, H200 two runs): fp32 rows of 256 KiB (4096×65536),
 //
-//   - LayerNorm fp32 rows of 256 KiB (4096×65536, 8 × 256 threads): H100 92.3% against 91.1%, H200 87.4% against
-//     83.5%: the chunk's w and b, loaded once for two rows, halve the L2 traffic that bounds the one-row ring;
-//   - RMSNorm fp32 rows of 256 KiB (the same plan): H100 95.0% against 94.9%, H200 92.9% against 90.2%.
+//   - LayerNorm in 16 × 128 threads, 16 KiB slices, the first column data loaded early (ring2e): H100 94.5% against
+//     91.1 and 91.2%, H200 85.9% against 83.5 and 83.1% (ring2 in rowRingPlan2's 8 × 256: H100 92.3 and 92.2%,
+//     H200 87.4 and 87.1%, the better H200 figure but too close to the H100's 92% goal; ring2 in 16 × 128: 94.2
+//     and 94.0%, 84.0 and 83.8%): the chunk's w and b, loaded once for two rows, halve the L2 traffic that bounds
+//     the one-row ring;
+//   - RMSNorm in rowRingPlan2's 8 × 256 threads: H100 95.0 and 95.3% against 94.9 and 94.8%, H200 92.9 and 93.2%
+//     against 90.2 and 89.9% (ring2e there: 94.5%, 92.6%).
 //
 // Elsewhere the families' plans stay. Where the pair's slices would exceed 32 KiB (fp32 rows of 1 MiB: 16 blocks of
-// 64 KiB, a ring of 128 KiB and one block a multiprocessor) it loses by 25 points or more (LayerNorm 61.6% against
-// 87.3% on the H100); at 16384 columns one block holding the row stays ahead (LayerNorm fp32 H100 98.4% against
-// 92.5% at best), and LayerNorm bf16 does not win on both GPUs anywhere (16384: H100 90.0% against 89.2% for the
-// loop, H200 79.3% against 89.3%; 65536: H100 88.5% against 93.7% for the block holding the row; 262144: H100 80.6%
-// and 80.6%, H200 65.6% against 66.9% for the cluster holding it), nor does RMSNorm bf16 (65536: H200 89.1% against
-// 81.5%, H100 91.7% against 95.2%; 262144: H200 85.5% against 82.8%, H100 92.1% against 92.8%). Rows of 512 KiB
-// (fp32 131072, not on the grid) were not timed and keep one row a pass.
+// 64 KiB, a ring of 128 KiB and one block a multiprocessor) it loses by 20 points or more (LayerNorm H100 61.6%,
+// ring2e 66.0%, against 86.8–87.3%); at 16384 columns one block holding the row stays ahead (LayerNorm fp32 H100
+// 98.3% against 92.5% at best), and the bf16 rows do not win on both GPUs: LayerNorm 16384 (H100 90.0 and 90.2%
+// against 89.2 and 89.0% for the loop, H200 79.3 and 79.1% against 89.3 and 89.2%), 65536 (H100 88.5 and 87.3%
+// against 93.7 and 94.0% for the block holding the row), 262144 (H100 80.6 and 81.1% against 80.6 and 80.1%, H200
+// 65.6 and 66.0% against 66.9 and 67.1% for the cluster holding it); RMSNorm 65536 (H200 89.1% against 81.5%,
+// H100 93.6% against 95.2 and 95.3%), 262144 (H200 85.5% against 82.8 and 82.4%, H100 92.1 and 91.8% against
+// 92.8 and 92.9%). Rows of 512 KiB (fp32 131072, not on the grid) were not timed and keep one row a pass.
 func rowRing2Wins(c Case) bool { return c.DType == FP32 && c.Cols*4 == 256<<10 }
 
-// withRowRing2 is chooser choose, but where wins says row_ring with two rows a pass is the family's fastest plan
-// for the case and rowRingOn allows it, rowRingPlan2's plan (16-byte packs; only the families with ring2 kernels
-// are wrapped).
-func withRowRing2(choose func(c Case, cc, sms int) rowPlan, wins func(Case) bool) func(c Case, cc, sms int) rowPlan {
+// rmsNormRing2 is RMSNorm's plan of two rows a pass where it wins (rowRing2Wins): rowRingPlan2's.
+func rmsNormRing2(c Case, cc int) (rowPlan, bool) {
+	if !rowRing2Wins(c) {
+		return rowPlan{}, false
+	}
+	return rowRingPlan2(c, cc)
+}
+
+// layerNormRing2 is LayerNorm's plan of two rows a pass where it wins (rowRing2Wins): twice rowRingPlan2's blocks
+// (16 KiB slices) of 128 threads, a ring of the pair's slices, the first column data loaded early (ring2e).
+func layerNormRing2(c Case, cc int) (rowPlan, bool) {
+	d, ok := rowRingPlan2(c, cc)
+	if !rowRing2Wins(c) || !ok {
+		return rowPlan{}, false
+	}
+	p, ok := rowRingShape(c, cc, 2*d.cluster, 128, 0, 2)
+	p.early = ok
+	return p, ok
+}
+
+// withRowRing2 is chooser choose, but where plan2 gives the family's plan of two rows a pass (it wins there) and
+// rowRingOn allows it, that plan (16-byte packs; only the families with ring2 kernels are wrapped).
+func withRowRing2(choose func(c Case, cc, sms int) rowPlan, plan2 func(Case, int) (rowPlan, bool)) func(c Case, cc, sms int) rowPlan {
 	return func(c Case, cc, sms int) rowPlan {
-		if rowRingOn && wins(c) {
-			if p, ok := rowRingPlan2(c, cc); ok {
+		if rowRingOn {
+			if p, ok := plan2(c, cc); ok {
 				return p
 			}
 		}

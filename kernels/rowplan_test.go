@@ -95,8 +95,7 @@ func TestRowDSMEMChoice(t *testing.T) {
 		eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
 			w := wins[f]
 			vec, _, _ := rowAccess(c)
-			w2 := rowRing2WinsOf[f]
-			ring := rowRingOn && cc >= 90 && vec && (rowRingWinsOf[f](c) || w2 != nil && w2(c)) // row_ring, where chosen, comes first
+			ring := rowRingOn && cc >= 90 && vec && (rowRingWinsOf[f](c) || rowRing2Of[f] != nil && rowRing2Wins(c)) // row_ring, where chosen, comes first
 			if want := on && cc >= 90 && w != nil && w(c) && !ring; (p.kind == rowDSMEM) != want {
 				t.Errorf("%s %s cc=%d dsmem on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
 				return
@@ -271,6 +270,20 @@ func TestRowRing2Plan(t *testing.T) {
 	if k := rmsNormRows.kernel(rowPlan{kind: rowRing, vec: true, pass: 2}, FP32); k != "rmsnorm_ring2_f32_v" {
 		t.Errorf("RMSNorm two rows a pass: %s", k)
 	}
+	// The chosen plans of two rows a pass (fp32 rows of 256 KiB): LayerNorm 16 × 128 threads with early column
+	// loads (16 KiB slices: 2 chunks of 8 KiB a row, a ring of 32 KiB), RMSNorm rowRingPlan2's 8 × 256.
+	c256 := Case{DType: FP32, Shape: Shape{Rows: 4096, Cols: 65536}}
+	if p, ok := layerNormRing2(c256, 90); !ok || p.String() != "ring2e v 16×128 r4" || rowRingSmem(p, c256) != 32<<10 {
+		t.Errorf("LayerNorm fp32 65536: %v (ok %v), want ring2e v 16×128 r4", p, ok)
+	}
+	if p, ok := rmsNormRing2(c256, 90); !ok || p.String() != "ring2 v 8×256 r4" {
+		t.Errorf("RMSNorm fp32 65536: %v (ok %v), want ring2 v 8×256 r4", p, ok)
+	}
+	for _, other := range []Case{{DType: BF16, Shape: c256.Shape}, {DType: FP32, Shape: Shape{Rows: 1024, Cols: 262144}}} {
+		if p, ok := layerNormRing2(other, 90); ok {
+			t.Errorf("LayerNorm %v %v: %v, want one row a pass", other.DType, other.Shape, p)
+		}
+	}
 	e := rowPlan{kind: rowRing, cluster: 8, vec: true, threads: 256, ring: 4, pass: 2, early: true}
 	if k := layerNormRows.kernel(e, BF16); k != "layernorm_ring2e_bf16_v" || e.String() != "ring2e v 8×256 r4" {
 		t.Errorf("early column loads: %s, %q", k, e)
@@ -279,8 +292,8 @@ func TestRowRing2Plan(t *testing.T) {
 
 // testRowRingChoice checks where row_ring is chosen: never when switched off (as while rowRingPending), never
 // before sm_90 or without 16-byte packs, and on sm_90 for exactly the cases of the CUDA grid and the correctness
-// shapes where the family measured it fastest (its ring wins functions), with rowRingPlan's plan, or rowRingPlan2's
-// (two rows a pass) where rowRing2WinsOf says so.
+// shapes where the family measured it fastest (its ring wins functions), with rowRingPlan's plan, or the family's
+// plan of two rows a pass (rowRing2Of) where it gives one.
 func testRowRingChoice(t *testing.T) {
 	if rowRingOn != (rowRingPending == "") && !harness.RunPending() {
 		t.Errorf("rowRingOn = %v with rowRingPending %q", rowRingOn, rowRingPending)
@@ -291,17 +304,18 @@ func testRowRingChoice(t *testing.T) {
 		rowRingOn = on
 		eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
 			vec, _, _ := rowAccess(c)
-			w2 := rowRing2WinsOf[f]
-			if want := on && cc >= 90 && vec && (rowRingWinsOf[f](c) || w2 != nil && w2(c)); (p.kind == rowRing) != want {
+			if want := on && cc >= 90 && vec && (rowRingWinsOf[f](c) || rowRing2Of[f] != nil && rowRing2Wins(c)); (p.kind == rowRing) != want {
 				t.Errorf("%s %s cc=%d ring on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
 				return
 			}
 			if p.kind == rowRing {
 				chosen++
 				d, _ := rowRingPlan(c, cc)
-				if w2 := rowRing2WinsOf[f]; w2 != nil && w2(c) {
-					d, _ = rowRingPlan2(c, cc)
-					chosen2++
+				if p2 := rowRing2Of[f]; p2 != nil {
+					if q, ok := p2(c, cc); ok {
+						d = q
+						chosen2++
+					}
 				}
 				if p != d {
 					t.Errorf("%s %s: %v, want %v", f.Name, f.BenchName(c, Fused), p, d)
@@ -314,8 +328,8 @@ func testRowRingChoice(t *testing.T) {
 	}
 }
 
-// rowRing2WinsOf is, for the row families with two rows a pass, where they choose it (rowRingPlan2).
-var rowRing2WinsOf = map[*Family]func(Case) bool{RMSNormFamily: rowRing2Wins, LayerNormFamily: rowRing2Wins}
+// rowRing2Of is, for the row families with two rows a pass, their plan of it where they choose it.
+var rowRing2Of = map[*Family]func(Case, int) (rowPlan, bool){RMSNormFamily: rmsNormRing2, LayerNormFamily: layerNormRing2}
 
 // rowRingWinsOf is each row family's ring wins function (where it chooses row_ring).
 var rowRingWinsOf = map[*Family]func(Case) bool{RMSNormFamily: rmsNormRingWins, LayerNormFamily: layerNormRingWins,
