@@ -16,7 +16,7 @@ import (
 // the same shapes: an odd row count leaves one cluster a last pass of one row, and 20008 columns (an odd number of
 // 16-byte packs in bf16) slices that end mid-chunk. The plans are rowRingPlans': rowRingPlan's and rowRingPlan2's
 // (a ring of one row's slice, or of a pair's two: each chunk's slot is refilled with the next pass's chunk of the
-// same index), and on the shapes marked all the variants it lists. Subtests are named
+// same index) and LayerNorm's chosen plan of two rows a pass, and on the shapes marked all the variants it lists. Subtests are named
 // <family>/<case>/<kernel>/…, so that -test.run 'TestCUDARowRing$/RMSNorm|LayerNorm/////_ring2_' runs the two-row
 // kernels of some families.
 func TestCUDARowRing(t *testing.T) {
@@ -51,8 +51,9 @@ func TestCUDARowRing(t *testing.T) {
 		d2, _ := rowRingPlan2(c, 90)
 		d2e := d2
 		d2e.early = true
+		ln2, _ := layerNormRing2(c, 90)
 		for _, p := range ps {
-			if p == d1 || p == d2 || p == d2e {
+			if p == d1 || p == d2 || p == d2e || rf == layerNormRows && p == ln2 && p.pass == 2 {
 				first = append(first, p)
 			}
 		}
@@ -100,6 +101,9 @@ func rowRingPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
 				if p, ok := rowRingShape(c, 90, d.cluster, d.threads, 1, 2); ok {
 					p.early = true
 					add(p, ok)
+				}
+				if rf == layerNormRows { // LayerNorm's chosen plan of two rows a pass, where it has one
+					add(layerNormRing2(c, 90))
 				}
 			}
 			for _, cs := range []int{1, 2, 4, 8, 16} {
