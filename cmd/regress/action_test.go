@@ -91,3 +91,89 @@ func TestActionUploadsReport(t *testing.T) {
 		t.Errorf("action.yml has %d upload-artifact steps, want 1", uploads)
 	}
 }
+
+// TestActionKeepsJITCache checks the composite action's CUDA JIT cache as
+// written: on by default (input jit-cache), restored before the step that
+// runs the benchmarks and saved after it by actions/cache's restore and save
+// halves pinned to one full commit SHA, both on the same directory (the
+// driver's: CUDA_CACHE_PATH, else ~/.nv/ComputeCache); saved also after a
+// failing gate (always()), under the key the restore computed, and only when
+// the restore was not an exact hit and the benchmark step found the directory
+// (a runner without a GPU has none, and would get a warning every run).
+func TestActionKeepsJITCache(t *testing.T) {
+	var action struct {
+		Inputs map[string]struct {
+			Default string `yaml:"default"`
+		} `yaml:"inputs"`
+		Runs struct {
+			Steps []struct {
+				ID   string            `yaml:"id"`
+				If   string            `yaml:"if"`
+				Uses string            `yaml:"uses"`
+				Run  string            `yaml:"run"`
+				With map[string]string `yaml:"with"`
+			} `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &action); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	if in, ok := action.Inputs["jit-cache"]; !ok || in.Default != "true" {
+		t.Fatalf("action.yml: input jit-cache %v with default %q, want one that keeps the cache by default", ok, in.Default)
+	}
+	restore, save, regress := -1, -1, -1
+	sha := regexp.MustCompile(`^actions/cache/(restore|save)@([0-9a-f]{40})$`)
+	shas := map[string]bool{}
+	for i, s := range action.Runs.Steps {
+		if s.ID == "regress" {
+			regress = i
+		}
+		m := sha.FindStringSubmatch(s.Uses)
+		if strings.HasPrefix(s.Uses, "actions/cache") && m == nil {
+			t.Errorf("action.yml step %d uses %s, want actions/cache/restore or /save pinned by a full SHA", i+1, s.Uses)
+			continue
+		}
+		if m == nil {
+			continue
+		}
+		shas[m[2]] = true
+		if m[1] == "restore" {
+			restore = i
+		} else {
+			save = i
+		}
+	}
+	if restore < 0 || save < 0 || regress < 0 {
+		t.Fatalf("action.yml: restore step %d, save step %d, regress step %d; want all three", restore, save, regress)
+	}
+	if len(shas) != 1 {
+		t.Errorf("action.yml: actions/cache pinned to %d different SHAs, want one", len(shas))
+	}
+	r, s, g := action.Runs.Steps[restore], action.Runs.Steps[save], action.Runs.Steps[regress]
+	if !(restore < regress && regress < save) {
+		t.Errorf("action.yml: restore at step %d, regress at %d, save at %d; want restore, regress, save in that order", restore+1, regress+1, save+1)
+	}
+	if !strings.Contains(r.If, "inputs.jit-cache == 'true'") || r.ID == "" {
+		t.Errorf("action.yml restore step: id %q, if %q; want an id and the jit-cache input as its condition", r.ID, r.If)
+	}
+	path := r.With["path"]
+	if path != s.With["path"] || !strings.Contains(path, "env.CUDA_CACHE_PATH") || !strings.Contains(path, "~/.nv/ComputeCache") {
+		t.Errorf("action.yml: restore path %q, save path %q; want the same, CUDA_CACHE_PATH else ~/.nv/ComputeCache", path, s.With["path"])
+	}
+	cond := strings.Join(strings.Fields(s.If), " ")
+	for _, want := range []string{"always()", "steps." + r.ID + ".outputs.cache-hit != 'true'", "steps.regress.outputs.jit-cache == 'yes'"} {
+		if !strings.Contains(cond, want) {
+			t.Errorf("action.yml save step: if %q lacks %q", s.If, want)
+		}
+	}
+	if key := strings.TrimSpace(s.With["key"]); key != "${{ steps."+r.ID+".outputs.cache-primary-key }}" {
+		t.Errorf("action.yml save step: key %q, want the restore step's cache-primary-key", key)
+	}
+	if !strings.Contains(g.Run, `[ -d "${CUDA_CACHE_PATH:-$HOME/.nv/ComputeCache}" ]; then echo "jit-cache=yes" >> "$GITHUB_OUTPUT"`) {
+		t.Error("action.yml regress step: does not set output jit-cache=yes only where the cache directory exists")
+	}
+}

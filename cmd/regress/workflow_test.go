@@ -251,6 +251,17 @@ func (g *ghRunner) runAction(with map[string]string) (int, map[string]string) {
 	var summary string
 	for _, s := range g.action.Runs.Steps {
 		switch {
+		case strings.HasPrefix(s.Uses, "actions/cache/restore@"):
+			// The JIT cache (input jit-cache): the test's runner keeps no
+			// cache, so a restore that runs misses (no cache-hit output).
+			if g.cond(s.If, code != 0) {
+				g.ctx["steps."+s.ID+".outcome"] = "success"
+				g.ctx["steps."+s.ID+".outputs.cache-primary-key"] = "kernelwatch-cuda-jit-test"
+			}
+		case strings.HasPrefix(s.Uses, "actions/cache/save@"):
+			// Saving is the runner's business; its condition is still
+			// evaluated, so that it stays of a form the runner reads.
+			_ = g.cond(s.If, code != 0)
 		case s.Uses != "":
 			// setup-go, only with inputs.go-version: the test brings Go.
 			if g.cond(s.If, false) {
