@@ -49,8 +49,24 @@ func rowWarpPlans(c Case, vec bool) []rowPlan {
 	return ps
 }
 
+// rowWidePlans lists the wide one-block-a-row plans (rowWide: 32 16-byte packs a thread, sm_90) whose block, of at
+// least a warp and at most rowBlockMaxThreads, covers a row of c without leaving half of its threads idle.
+func rowWidePlans(c Case, cc int) []rowPlan {
+	e, ok := rowAccessElems(c, true)
+	if !ok || cc < 90 {
+		return nil
+	}
+	t := max(ceilPow2(ceilDiv(c.Cols, 32*e)), 32)
+	p := rowPlan{kind: rowBlock, vec: true, nv: 32, threads: t}
+	if t > rowBlockMaxThreads(p) || c.Cols <= t/2*32*e {
+		return nil
+	}
+	return []rowPlan{p}
+}
+
 // rmsNormPlans lists the plans that can run case c on a GPU of compute capability cc: every kernel of the
-// modules, in every block size that covers a row without leaving whole blocks idle.
+// modules, in every block size that covers a row without leaving whole blocks idle (the wide teams of one on sm_90:
+// rowWidePlans).
 func rmsNormPlans(c Case, cc int) []rowPlan {
 	var ps []rowPlan
 	for _, vec := range []bool{true, false} {
@@ -69,6 +85,9 @@ func rmsNormPlans(c Case, cc int) []rowPlan {
 					ps = append(ps, rowPlan{kind: rowTeam, vec: vec, nv: nv, threads: threads})
 				}
 			}
+		}
+		if vec {
+			ps = append(ps, rowWidePlans(c, cc)...)
 		}
 		if vec && cc >= 90 {
 			for _, cs := range []int{2, 4, 8} {
@@ -89,7 +108,7 @@ func TestCUDARMSNormPlans(t *testing.T) {
 	be := cudaBackend(t)
 	defer func() { rmsNormPlanFor = rmsNormPlanDefault }()
 	for _, dt := range StorageDTypes {
-		for _, s := range []Shape{{Rows: 3, Cols: 4096}, {Rows: 5, Cols: 1000}, {Rows: 2, Cols: 65536}, {Rows: 3, Cols: 20001}, {Rows: 9, Cols: 256}, {Rows: 19, Cols: 64}, {Rows: 2, Cols: 262144}} {
+		for _, s := range []Shape{{Rows: 3, Cols: 4096}, {Rows: 5, Cols: 1000}, {Rows: 2, Cols: 65536}, {Rows: 3, Cols: 20001}, {Rows: 9, Cols: 256}, {Rows: 19, Cols: 64}, {Rows: 2, Cols: 262144}, {Rows: 3, Cols: 12288}} {
 			c := Case{DType: dt, Shape: s}
 			for _, p := range rmsNormPlans(c, be.CC()) {
 				t.Run(fmt.Sprintf("%s/%v/t=%d", RMSNormFamily.BenchName(c, Fused), rmsNormRows.kernel(p, dt), p.threads), func(t *testing.T) {

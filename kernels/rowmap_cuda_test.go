@@ -19,7 +19,7 @@ var sweepFlag = flag.Bool("kernels.sweep", false, "TestCUDASweep: time LayerNorm
 
 // rowMapPlans lists plans that can run case c on a GPU of compute capability cc: every kernel of the row
 // modules (teams of lanes: the smallest that holds the row), in the smallest block size that covers a row and
-// one size up (idle threads), clusters of 2–8
+// one size up (idle threads), the wide blocks on sm_90 (rowWidePlans), clusters of 2–8
 // blocks of every size that covers the row, and the loop kernel.
 func rowMapPlans(c Case, cc int) []rowPlan {
 	var ps []rowPlan
@@ -47,6 +47,9 @@ func rowMapPlans(c Case, cc int) []rowPlan {
 					ps = append(ps, rowPlan{kind: rowBlock, vec: vec, nv: nv, threads: threads})
 				}
 			}
+		}
+		if vec {
+			ps = append(ps, rowWidePlans(c, cc)...)
 		}
 		if vec && cc >= 90 {
 			for _, cs := range []int{2, 4, 8} {
@@ -80,7 +83,8 @@ func TestCUDARowMapPlans(t *testing.T) {
 		layerNormPlanFor, softmaxPlanFor = layerNormPlanDefault, softmaxPlanDefault
 	}()
 	shapes := []Shape{{Rows: 3, Cols: 4096}, {Rows: 5, Cols: 1000}, {Rows: 2, Cols: 65536}, {Rows: 3, Cols: 20001}, {Rows: 9, Cols: 256}, {Rows: 19, Cols: 64}, {Rows: 2, Cols: 262144}, {Rows: 1, Cols: 1},
-		{Rows: 4, Cols: 4099}, {Rows: 2, Cols: 131072}, {Rows: 3, Cols: 24576}, {Rows: 33, Cols: 1000}}
+		{Rows: 4, Cols: 4099}, {Rows: 2, Cols: 131072}, {Rows: 3, Cols: 24576}, {Rows: 33, Cols: 1000},
+		{Rows: 3, Cols: 12288}}
 	for _, f := range []*Family{LayerNormFamily, SoftmaxFamily} {
 		for _, dt := range StorageDTypes {
 			for _, s := range shapes {

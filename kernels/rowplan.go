@@ -171,6 +171,25 @@ func rowChoosePlan(rf *rowFamily, c Case, sms int) (p rowPlan, wide bool) {
 	return rowPlan{}, true
 }
 
+// rowWide reports whether plan p is a wide one-block-a-row plan (RMSNorm, LayerNorm, Softmax): 32 16-byte packs a
+// thread, built for sm_90 only (in the families' _sm90 modules), in blocks of at most rowBlockMaxThreads, at least
+// three a multiprocessor, so that 128 of a thread's 168 registers hold row data (the other block plans hold at most
+// 8 packs in 64) and a block merge waits on at most 4 warps: 192 KiB of a multiprocessor's rows in flight where the
+// block holding a 64 KiB row in 512 threads keeps 128 KiB (fp32 16384 columns in 128 threads, bf16 in 64). The
+// H200 reads that row at 92–94% of the copy and rows of 16 KiB in 128-thread blocks at 100% (docs/kernels.md). No
+// chooser picks them: TestCUDARowTune times them and TestCUDARowMapPlans and TestCUDARMSNormPlans check them, and no
+// GPU has run them yet.
+func rowWide(p rowPlan) bool { return (p.kind == rowBlock || p.kind == rowTeam) && p.vec && p.nv == 32 }
+
+// rowBlockMaxThreads is the most threads a block of plan p (rowBlock; RMSNorm's rowTeam too) may have: 128 for the
+// wide plans (rowWide), 1024 for the others.
+func rowBlockMaxThreads(p rowPlan) int {
+	if rowWide(p) {
+		return 128
+	}
+	return 1024
+}
+
 // rowCluster1024 is the cluster of 1024-thread blocks, nv accesses a thread, that holds a row of case c in
 // registers, if one of at most 8 blocks does (sm_90, 16-byte accesses).
 func rowCluster1024(c Case, cc int) (rowPlan, bool) {

@@ -74,6 +74,17 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 			l.Fail(fmt.Errorf("%s: %d threads × %d do not cover %d columns", name, p.threads, p.nv*e, l.Cols))
 			return
 		}
+		if p.threads > rowBlockMaxThreads(p) {
+			l.Fail(fmt.Errorf("%s: blocks of %d threads (built for at most %d)", name, p.threads, rowBlockMaxThreads(p)))
+			return
+		}
+		if rowWide(p) {
+			if l.CC() < 90 {
+				l.Fail(fmt.Errorf("%s: built for compute capability 9.0 (this GPU: %d)", name, l.CC()))
+				return
+			}
+			mod = l.Module() + "_sm90"
+		}
 		l.KernelIn(mod, name, l.Rows, p.threads, args...)
 	case rowCluster:
 		if p.cluster*p.threads*p.nv*e < l.Cols {

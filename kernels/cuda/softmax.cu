@@ -9,7 +9,7 @@
 //
 //   softmax_warp_*:    one warp for R rows (rows of at most 32·NV·E elements)
 //   softmax_team_*:    a team of L lanes per row (rows of at most L·NV·E elements)
-//   softmax_block_*:   one block per row
+//   softmax_block_*:   one block per row (softmax_block_*_v32, sm_90 only: 32 packs a thread, ≤ 128 threads)
 //   softmax_loop_*:    one block per row of any width, reading it twice
 //   softmax_cluster_*: sm_90 only (module softmax_sm90): a thread-block cluster per row
 //   softmax_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
@@ -119,8 +119,9 @@ struct SoftmaxOp {
 
 #define SM_PARAMS(S) const S::T *x, S::T *y, long long rows, long long cols
 
-// Every kernel but the cluster ones is in both modules: ptx/softmax.ptx (compute_75) and ptx/softmax_sm90.ptx
-// (compute_90, where bf16 outputs round with cvt.rn.bf16x2, see rm_store), which the launcher uses on sm_90.
+// Every kernel but the sm_90 ones (clusters, dsmem, ring, the wide blocks) is in both modules: ptx/softmax.ptx
+// (compute_75) and ptx/softmax_sm90.ptx (compute_90, where bf16 outputs round with cvt.rn.bf16x2, see rm_store),
+// which the launcher uses on sm_90.
 #define SM_WARP(S, NAME, V, VN, NV, R)                                                                         \
     extern "C" __global__ void __launch_bounds__(256, 4) softmax_warp_##NAME##_##VN##NV##r##R(SM_PARAMS(S)) {     \
         row_warp<SoftmaxOp<S>, V, NV, R>(SoftmaxOp<S>(), x, y, rows, cols);                                    \
@@ -128,6 +129,12 @@ struct SoftmaxOp {
 #define SM_BLOCK(S, NAME, V, VN, NV)                                                                           \
     extern "C" __global__ void __launch_bounds__(1024, 1) softmax_block_##NAME##_##VN##NV(SM_PARAMS(S)) {      \
         row_block<SoftmaxOp<S>, V, NV>(SoftmaxOp<S>(), x, y, cols);                                            \
+    }
+// Wide blocks (sm_90 only, below): 32 packs a thread in blocks of at most TH threads, at least MB of them a
+// multiprocessor, so that 128 of a thread's 168 registers hold row data and a block merge waits on fewer warps.
+#define SM_BLOCKW(S, NAME, NV, TH, MB)                                                                         \
+    extern "C" __global__ void __launch_bounds__(TH, MB) softmax_block_##NAME##_v##NV(SM_PARAMS(S)) {           \
+        row_block<SoftmaxOp<S>, true, NV>(SoftmaxOp<S>(), x, y, cols);                                         \
     }
 #define SM_LOOP(S, NAME, V, VN)                                                                                \
     extern "C" __global__ void __launch_bounds__(1024) softmax_loop_##NAME##_##VN(SM_PARAMS(S)) {              \
@@ -183,6 +190,8 @@ SM_DTYPE(BF16, bf16)
     SM_CSTREAM(S, NAME, 8)
 SM_SM90(F32, f32)
 SM_SM90(BF16, bf16)
+SM_BLOCKW(F32, f32, 32, 128, 3)
+SM_BLOCKW(BF16, bf16, 32, 128, 3)
 
 // row_dsmem (rowdsmem.cuh): a cluster of 2–16 blocks holding the row in distributed shared memory.
 #define SM_DSMEM_OP(S)              \
