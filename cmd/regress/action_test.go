@@ -10,6 +10,21 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// readAction reads this repository's action.yml (ghAction, as the workflow
+// tests run it).
+func readAction(t *testing.T) ghAction {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var action ghAction
+	if err := yaml.Unmarshal(data, &action); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	return action
+}
+
 // TestActionUploadsReport checks the composite action's artifact upload as
 // written: the artifact input uploads nothing by default; the upload step
 // comes after the step whose outputs it reads, runs also after a failing
@@ -18,26 +33,7 @@ import (
 // commit SHA as the workflows do.
 func TestActionUploadsReport(t *testing.T) {
 	root := filepath.Join("..", "..")
-	var action struct {
-		Inputs map[string]struct {
-			Default string `yaml:"default"`
-		} `yaml:"inputs"`
-		Runs struct {
-			Steps []struct {
-				ID   string            `yaml:"id"`
-				If   string            `yaml:"if"`
-				Uses string            `yaml:"uses"`
-				With map[string]string `yaml:"with"`
-			} `yaml:"steps"`
-		} `yaml:"runs"`
-	}
-	data, err := os.ReadFile(filepath.Join(root, "action.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(data, &action); err != nil {
-		t.Fatalf("action.yml: %v", err)
-	}
+	action := readAction(t)
 	in, ok := action.Inputs["artifact"]
 	if !ok || in.Default != "" {
 		t.Fatalf("action.yml: input artifact %v with default %q, want one that uploads nothing by default", ok, in.Default)
@@ -101,27 +97,7 @@ func TestActionUploadsReport(t *testing.T) {
 // the restore was not an exact hit and the benchmark step found the directory
 // (a runner without a GPU has none, and would get a warning every run).
 func TestActionKeepsJITCache(t *testing.T) {
-	var action struct {
-		Inputs map[string]struct {
-			Default string `yaml:"default"`
-		} `yaml:"inputs"`
-		Runs struct {
-			Steps []struct {
-				ID   string            `yaml:"id"`
-				If   string            `yaml:"if"`
-				Uses string            `yaml:"uses"`
-				Run  string            `yaml:"run"`
-				With map[string]string `yaml:"with"`
-			} `yaml:"steps"`
-		} `yaml:"runs"`
-	}
-	data, err := os.ReadFile(filepath.Join("..", "..", "action.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(data, &action); err != nil {
-		t.Fatalf("action.yml: %v", err)
-	}
+	action := readAction(t)
 	if in, ok := action.Inputs["jit-cache"]; !ok || in.Default != "true" {
 		t.Fatalf("action.yml: input jit-cache %v with default %q, want one that keeps the cache by default", ok, in.Default)
 	}
