@@ -352,3 +352,55 @@ func eachRowChoice(visit func(f *Family, c Case, cc int, p rowPlan)) {
 		}
 	}
 }
+
+// TestRowWideKernels checks the wide one-block-a-row plans (rowWide) against the kernels built for them: RMSNorm's
+// teams and LayerNorm's and Softmax's blocks of 32 16-byte packs, both dtypes, are entries of the family's _sm90
+// module and of no other, declared for at most rowBlockMaxThreads threads and at least three blocks a
+// multiprocessor (.maxntid, .minnctapersm), and no other plan is wide.
+func TestRowWideKernels(t *testing.T) {
+	for _, rf := range []struct {
+		rows   *rowFamily
+		module string
+	}{{rmsNormRows, "rmsnorm"}, {layerNormRows, "layernorm"}, {softmaxRows, "softmax"}} {
+		sm90, err := os.ReadFile("cuda/ptx/" + rf.module + "_sm90.ptx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, err := os.ReadFile("cuda/ptx/" + rf.module + ".ptx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind := rowBlock
+		if rf.rows == rmsNormRows {
+			kind = rowTeam // RMSNorm's blocks are teams of one
+		}
+		for _, dt := range StorageDTypes {
+			p := rowPlan{kind: kind, vec: true, nv: 32, threads: 128}
+			if !rowWide(p) {
+				t.Fatalf("%v: not wide", p)
+			}
+			name := rf.rows.kernel(p, dt)
+			head := ".visible .entry " + name + "("
+			i := strings.Index(string(sm90), head)
+			if i < 0 {
+				t.Errorf("%s is not in cuda/ptx/%s_sm90.ptx", name, rf.module)
+				continue
+			}
+			if strings.Contains(string(base), head) {
+				t.Errorf("%s is in cuda/ptx/%s.ptx too; the wide kernels are built for sm_90 only", name, rf.module)
+			}
+			decl := string(sm90[i:])
+			decl = decl[:strings.Index(decl, "{")]
+			want := fmt.Sprintf(".maxntid %d, 1, 1\n.minnctapersm 3\n", rowBlockMaxThreads(p))
+			if !strings.Contains(decl, want) {
+				t.Errorf("%s declares %q, want %q", name, decl[strings.Index(decl, ")")+1:], want)
+			}
+		}
+	}
+	for _, p := range []rowPlan{{kind: rowBlock, vec: true, nv: 8}, {kind: rowBlock, vec: false, nv: 32}, {kind: rowCluster, vec: true, nv: 32},
+		{kind: rowLanes, vec: true, nv: 32}} {
+		if rowWide(p) || rowBlockMaxThreads(p) != 1024 {
+			t.Errorf("%v: wide %v, at most %d threads; want a plan of the 1024-thread kernels", p, rowWide(p), rowBlockMaxThreads(p))
+		}
+	}
+}
