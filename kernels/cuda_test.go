@@ -49,11 +49,12 @@ func rowWarpPlans(c Case, vec bool) []rowPlan {
 	return ps
 }
 
-// rowWidePlans lists the wide one-block-a-row plans (rowWide: 32 16-byte packs a thread, sm_90) whose block, of at
-// least a warp and at most rowBlockMaxThreads, covers a row of c without leaving half of its threads idle.
+// rowWidePlans lists the wide one-block-a-row plans (rowWide: 32 16-byte packs a thread, sm_90, Softmax fp32 only)
+// whose block, of at least a warp and at most rowBlockMaxThreads, covers a row of c without leaving half of its
+// threads idle.
 func rowWidePlans(c Case, cc int) []rowPlan {
 	e, ok := rowAccessElems(c, true)
-	if !ok || cc < 90 {
+	if !ok || cc < 90 || c.DType != FP32 {
 		return nil
 	}
 	t := max(ceilPow2(ceilDiv(c.Cols, 32*e)), 32)
@@ -65,8 +66,7 @@ func rowWidePlans(c Case, cc int) []rowPlan {
 }
 
 // rmsNormPlans lists the plans that can run case c on a GPU of compute capability cc: every kernel of the
-// modules, in every block size that covers a row without leaving whole blocks idle (the wide teams of one on sm_90:
-// rowWidePlans).
+// modules, in every block size that covers a row without leaving whole blocks idle.
 func rmsNormPlans(c Case, cc int) []rowPlan {
 	var ps []rowPlan
 	for _, vec := range []bool{true, false} {
@@ -85,9 +85,6 @@ func rmsNormPlans(c Case, cc int) []rowPlan {
 					ps = append(ps, rowPlan{kind: rowTeam, vec: vec, nv: nv, threads: threads})
 				}
 			}
-		}
-		if vec {
-			ps = append(ps, rowWidePlans(c, cc)...)
 		}
 		if vec && cc >= 90 {
 			for _, cs := range []int{2, 4, 8} {

@@ -29,14 +29,6 @@ func rmsNormFusedCUDA(l cudaLaunch) {
 		return
 	}
 	team := ceilDiv(l.Cols, p.threads*p.nv*e)
-	if rowWide(p) { // teams of one, in the _sm90 module
-		if l.CC() < 90 || team != 1 {
-			l.Fail(fmt.Errorf("%s: built for one block a row (%d here) on compute capability 9.0 (this GPU: %d)", name, team, l.CC()))
-			return
-		}
-		l.KernelIn(l.Module()+"_sm90", name, l.Rows, p.threads, x, w, y, l.Rows, l.Cols, rmsNormEps, 1, 0, 0, 0)
-		return
-	}
 	if team == 1 {
 		l.Kernel(name, l.Rows, p.threads, x, w, y, l.Rows, l.Cols, rmsNormEps, 1, 0, 0, 0)
 		return

@@ -19,8 +19,8 @@ var sweepFlag = flag.Bool("kernels.sweep", false, "TestCUDASweep: time LayerNorm
 
 // rowMapPlans lists plans that can run case c on a GPU of compute capability cc: every kernel of the row
 // modules (teams of lanes: the smallest that holds the row and one size up), in the smallest block size that
-// covers a row and one size up (idle threads), the wide blocks on sm_90 (rowWidePlans), clusters of 2–8 blocks
-// of every size that covers the row, and the loop kernel.
+// covers a row and one size up (idle threads), clusters of 2–8 blocks of every size that covers the row, and the
+// loop kernel (Softmax's wide blocks: softmaxPlans).
 func rowMapPlans(c Case, cc int) []rowPlan {
 	var ps []rowPlan
 	for _, vec := range []bool{true, false} {
@@ -51,9 +51,6 @@ func rowMapPlans(c Case, cc int) []rowPlan {
 				}
 			}
 		}
-		if vec {
-			ps = append(ps, rowWidePlans(c, cc)...)
-		}
 		if vec && cc >= 90 {
 			for _, cs := range []int{2, 4, 8} {
 				for _, threads := range []int{128, 256, 512, 1024} {
@@ -77,8 +74,13 @@ func rowMapPlans(c Case, cc int) []rowPlan {
 	return ps
 }
 
+// softmaxPlans is rowMapPlans and Softmax's wide blocks (rowWidePlans).
+func softmaxPlans(c Case, cc int) []rowPlan {
+	return append(rowMapPlans(c, cc), rowWidePlans(c, cc)...)
+}
+
 // TestCUDARowMapPlans checks every fused LayerNorm and Softmax kernel — warps, blocks, clusters, the loop — in
-// the block sizes rowMapPlans lists, against the reference (TestKernels checks only the plans rowMapChoosePlan
+// the block sizes rowMapPlans (softmaxPlans) lists, against the reference (TestKernels checks only the plans rowMapChoosePlan
 // picks, and its shapes reach no cluster).
 func TestCUDARowMapPlans(t *testing.T) {
 	be := cudaBackend(t)
@@ -89,10 +91,14 @@ func TestCUDARowMapPlans(t *testing.T) {
 		{Rows: 4, Cols: 4099}, {Rows: 2, Cols: 131072}, {Rows: 3, Cols: 24576}, {Rows: 33, Cols: 1000},
 		{Rows: 3, Cols: 12288}}
 	for _, f := range []*Family{LayerNormFamily, SoftmaxFamily} {
+		plans := rowMapPlans
+		if f == SoftmaxFamily {
+			plans = softmaxPlans
+		}
 		for _, dt := range StorageDTypes {
 			for _, s := range shapes {
 				c := Case{DType: dt, Shape: s}
-				for _, p := range rowMapPlans(c, be.CC()) {
+				for _, p := range plans(c, be.CC()) {
 					t.Run(fmt.Sprintf("%s/%s/%v", f.Name, f.BenchName(c, Fused), p), func(t *testing.T) {
 						layerNormPlanFor = func(Case, int, int) rowPlan { return p }
 						softmaxPlanFor = layerNormPlanFor

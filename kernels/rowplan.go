@@ -171,18 +171,19 @@ func rowChoosePlan(rf *rowFamily, c Case, sms int) (p rowPlan, wide bool) {
 	return rowPlan{}, true
 }
 
-// rowWide reports whether plan p is a wide one-block-a-row plan (RMSNorm, LayerNorm, Softmax): 32 16-byte packs a
-// thread, built for sm_90 only (in the families' _sm90 modules), in blocks of at most rowBlockMaxThreads, at least
+// rowWide reports whether plan p is a wide one-block-a-row plan: 32 16-byte packs a thread, built for Softmax
+// fp32 on sm_90 only (softmax_block_f32_v32 in the _sm90 module), in blocks of at most rowBlockMaxThreads, at least
 // three a multiprocessor, so that 128 of a thread's 168 registers hold row data (the other block plans hold at most
 // 8 packs in 64) and a block merge waits on at most 4 warps: 192 KiB of a multiprocessor's rows in flight where the
-// block holding a 64 KiB row in 512 threads keeps 128 KiB (fp32 16384 columns in 128 threads, bf16 in 64). The
-// H200 reads that row at 92–94% of the copy and rows of 16 KiB in 128-thread blocks at 100% (docs/kernels.md). No
-// chooser picks them: TestCUDARowTune times them and TestCUDARowMapPlans and TestCUDARMSNormPlans check them, and no
-// GPU has run them yet.
-func rowWide(p rowPlan) bool { return (p.kind == rowBlock || p.kind == rowTeam) && p.vec && p.nv == 32 }
+// block holding a 64 KiB row in 512 threads keeps 128 KiB. softmaxChoosePlan takes it for fp32 rows of 32–64 KiB.
+// The same blocks for RMSNorm, LayerNorm and Softmax bf16 lost on both an H100 and an H200 (TestCUDARowTune, pct of
+// the copy at 8192×16384: RMSNorm fp32 80.5 and 71.0% against 99.0 and 91.7% for the chosen plans, LayerNorm fp32
+// 63.0 and 53.0% against 98.3 and 92.0%, Softmax bf16 82.8 and 69.3% against 98.1 and 97.6%; at 4096 columns in 32
+// threads lower still) and are not built.
+func rowWide(p rowPlan) bool { return p.kind == rowBlock && p.vec && p.nv == 32 }
 
 // rowBlockMaxThreads is the most threads a block of plan p (rowBlock; RMSNorm's rowTeam too) may have: 128 for the
-// wide plans (rowWide), 1024 for the others.
+// wide plan (rowWide), 1024 for the others.
 func rowBlockMaxThreads(p rowPlan) int {
 	if rowWide(p) {
 		return 128
@@ -231,24 +232,30 @@ func rowMapChoosePlan(rf *rowFamily, c Case, cc, sms int) rowPlan {
 	return rowPlan{kind: rowLoop, vec: vec, nv: 4, threads: 1024}
 }
 
-// rowMapShortBF16 is the plan of LayerNorm and Softmax for bf16 rows of at most 512 bytes (16-byte accesses): a
-// team of the fewest lanes that hold the row in 8 accesses each, rather than a warp for several rows, whose five
-// rounds of shuffles and per-row work a lane bound these kernels on an H200 (262144×256, TestCUDARowTune:
-// LayerNorm 68% → 87% of the copy, Softmax 79% → 91%; fp32 rows of 256 and bf16 rows of 1024 were within 2% either
-// way and keep the warp).
-func rowMapShortBF16(c Case) (rowPlan, bool) {
+// rowShortBF16 is the plan of LayerNorm, Softmax and FP8Quant for bf16 rows of at most 512 bytes (16-byte
+// accesses): a team of lanes a row, twice the fewest that hold the row in 8 accesses each, rather than a warp for
+// several rows, whose five rounds of shuffles and per-row work a lane bound these kernels on an H200 (262144×256,
+// TestCUDARowTune: LayerNorm 68% → 87% of the copy, Softmax 79% → 91% in the fewest lanes; fp32 rows of 256 and
+// bf16 rows of 1024 were within 2% either way and keep the warp). Twice the fewest lanes, each thread holding 4
+// of its 8 accesses, were faster still on both GPUs (262144×256, pct of the copy, teams of 8 against 4; H100 two
+// runs, H200 one): LayerNorm 93.6 and 93.8% against 90.5 and 90.9% (H100), 91.5% against 87.3% (H200); Softmax
+// 94.3 and 94.3% against 92.1 and 92.5%, 92.9% against 90.9%; FP8Quant 91.9 and 91.8% against 90.6 and 90.6%,
+// 91.1 and 92.2% against 89.2 and 90.7% (H200, two runs). CrossEntropy keeps the fewest (teams of 8: 96.5% against
+// 97.3% on the H100, 86.2% against 95.6% on the H200).
+func rowShortBF16(c Case) (rowPlan, bool) {
 	if c.DType != BF16 || c.Cols%8 != 0 || c.Cols*2 > 512 {
 		return rowPlan{}, false
 	}
-	return rowPlan{kind: rowLanes, lanes: max(ceilPow2(ceilDiv(c.Cols, 8*8)), 2), vec: true, nv: 8}, true
+	return rowPlan{kind: rowLanes, lanes: 2 * max(ceilPow2(ceilDiv(c.Cols, 8*8)), 1), vec: true, nv: 8}, true
 }
 
-// layerNormChoosePlan is rowMapChoosePlan's, but for short bf16 rows the team of lanes (rowMapShortBF16), and for
+// layerNormChoosePlan is rowMapChoosePlan's, but for short bf16 rows the team of lanes (rowShortBF16), and for
 // bf16 rows of 8–32 KiB held by a block (4096 < cols ≤ 16384) the loop kernel in 256-thread blocks, whose second
 // read of the row comes from L2 (bf16 8192×16384 on an H200, timed side by side: 89% of the copy against 84% for
-// the block holding the row).
+// the block holding the row; on an H100 the block is faster, 94.4% against 89.1%, but the loop's worse GPU is the
+// faster one).
 func layerNormChoosePlan(c Case, cc, sms int) rowPlan {
-	if p, ok := rowMapShortBF16(c); ok {
+	if p, ok := rowShortBF16(c); ok {
 		return p
 	}
 	p := rowMapChoosePlan(layerNormRows, c, cc, sms)
@@ -258,17 +265,22 @@ func layerNormChoosePlan(c Case, cc, sms int) rowPlan {
 	return p
 }
 
-// softmaxChoosePlan is rowMapChoosePlan's, but for short bf16 rows the team of lanes (rowMapShortBF16), and where
-// rowMapChoosePlan takes a cluster of blocks of 512 threads or more
-// (rows past 65536 fp32 or 131072 bf16 elements): a cluster of 8 blocks streaming their share twice (cstream),
-// 16 packs a thread. Holding the row, such blocks run one or two to a multiprocessor, and nothing overlaps
-// their two exponentials an element with memory traffic; streaming blocks are small (1024×262144 on an H200:
-// fp32 70% of the copy against 40% for the cluster of 8×1024; bf16 67% against 61–62%).
+// softmaxChoosePlan is rowMapChoosePlan's, but for short bf16 rows the team of lanes (rowShortBF16); for fp32 rows
+// of 32–64 KiB on sm_90 (8192 < cols ≤ 16384, where rowMapChoosePlan takes a block of 512 threads) the wide block
+// (rowWide: a quarter of the threads, 32 packs each): 8192×16384 at 96.6% of the copy against 94.3% on an H200, 97.8%
+// against 97.8 and 97.7% on an H100 (TestCUDARowTune); and where rowMapChoosePlan takes a cluster of blocks of 512
+// threads or more (rows past 65536 fp32 or 131072 bf16 elements): a cluster of 8 blocks streaming their share
+// twice (cstream), 16 packs a thread. Holding the row, such blocks run one or two to a multiprocessor, and nothing
+// overlaps their two exponentials an element with memory traffic; streaming blocks are small (1024×262144 on an
+// H200: fp32 70% of the copy against 40% for the cluster of 8×1024; bf16 67% against 61–62%).
 func softmaxChoosePlan(c Case, cc, sms int) rowPlan {
-	if p, ok := rowMapShortBF16(c); ok {
+	if p, ok := rowShortBF16(c); ok {
 		return p
 	}
 	p := rowMapChoosePlan(softmaxRows, c, cc, sms)
+	if cc >= 90 && c.DType == FP32 && p.kind == rowBlock && p.vec && p.nv == 8 && p.threads == 512 {
+		return rowPlan{kind: rowBlock, vec: true, nv: 32, threads: p.threads / 4}
+	}
 	if p.kind == rowCluster && p.threads >= 512 {
 		e := 16 / c.DType.Size()
 		t := min(max(ceilPow2(ceilDiv(c.Cols, 8*16*e)), 256), 1024)
@@ -327,16 +339,21 @@ func rowCluster512(c Case) rowPlan {
 	return rowPlan{kind: rowCStream, cluster: 8, vec: true, nv: 8, threads: 512}
 }
 
-// fp8QuantChoosePlan is rowStreamChoosePlan, except for rows wider than 512 threads' worth on sm_90 (16-byte
-// accesses): a cluster of 512-thread blocks per row (two blocks a multiprocessor, so that one row's reduction
-// overlaps another's loads), and beyond 8 of them a cluster of 8 × 1024 holding the row. Measured on an H200
-// (TestCUDARowSweep), pct of the 1 GiB copy: fp32 65536 4 × 512 98% (2 × 1024: 86–90%); bf16 65536 2 × 512 97%
-// (one 1024-thread block: 92%), 262144 8 × 512 84–85% (4 × 1024: 81%). At fp32 262144 the GPUs disagree
-// (TestCUDARowTune): 8 × 1024 holding the row 84.1% on an H100 and 75.2% on an H200, the streaming cluster of 8 ×
-// 512 65.4% and 77.8%; the cluster's worst case is the better one.
+// fp8QuantChoosePlan is rowStreamChoosePlan, except for short bf16 rows (the team of lanes of rowShortBF16), and
+// for rows wider than 512 threads' worth on sm_90 (16-byte accesses) that one block of 1024 threads does not hold:
+// a cluster of 512-thread blocks per row (two blocks a multiprocessor, so that one row's reduction overlaps
+// another's loads), and beyond 8 of them a cluster of 8 × 1024 holding the row. Measured on an H200
+// (TestCUDARowSweep), pct of the 1 GiB copy: fp32 65536 4 × 512 98% (2 × 1024: 86–90%), 262144 8 × 512 84–85% (4 ×
+// 1024: 81%). bf16 rows of 65536 take the block of 1024 threads holding the row (TestCUDARowTune, 4096×65536: H100
+// 99.8 and 99.9% against 96.8 and 97.0% for the cluster of 2 × 512, H200 101.9 and 102.5% against 95.8 and 97.4%).
+// At fp32 262144 the GPUs disagree (TestCUDARowTune): 8 × 1024 holding the row 84.1% on an H100 and 75.2% on an
+// H200, the streaming cluster of 8 × 512 65.4% and 77.8%; the cluster's worst case is the better one.
 func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
+	if p, ok := rowShortBF16(c); ok {
+		return p
+	}
 	e := 16 / c.DType.Size()
-	if c.Cols%e != 0 || cc < 90 || c.Cols <= 512*8*e {
+	if c.Cols%e != 0 || cc < 90 || c.Cols <= 512*8*e || c.DType == BF16 && c.Cols <= 1024*8*e {
 		return rowStreamChoosePlan(fp8QuantRows, c, cc, sms)
 	}
 	if p := rowCluster512(c); p.kind == rowCluster {
@@ -350,9 +367,9 @@ func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
 
 // The plan of a case, per family (<family>PlanFor, which the tests swap and restore to <family>PlanDefault).
 var (
-	rmsNormPlanDefault      = withRowRing2(withRowRing(withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins), rmsNormRingWins), rmsNormRing2)
-	layerNormPlanDefault    = withRowRing2(withRowRing(withRowDSMEM(layerNormChoosePlan, nil), layerNormRingWins), layerNormRing2)
-	softmaxPlanDefault      = withRowRing(withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins), softmaxRingWins)
+	rmsNormPlanDefault      = withRowRingPlan(withRowRing(withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins), rmsNormRingWins), rmsNormRing2)
+	layerNormPlanDefault    = withRowRingPlan(withRowRing(withRowDSMEM(layerNormChoosePlan, nil), layerNormRingWins), layerNormRing2)
+	softmaxPlanDefault      = withRowRingPlan(withRowRing(withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins), softmaxRingWins), softmaxRing)
 	crossEntropyPlanDefault = withRowRing(withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), rowRingWins1MiB)
 	fp8QuantPlanDefault     = withRowRing(withRowDSMEM(fp8QuantChoosePlan, nil), rowRingWins1MiB)
 
@@ -369,8 +386,9 @@ var (
 //   - RMSNorm: bf16 rows of 512 KiB (262144 columns: H100 83% against 82%, H200 76% against 68% for the team).
 //     At 65536 columns the GPUs disagree (H200: 83% against 80%; H100: 91% against 95% for one block holding the
 //     row), and fp32 rows keep the cluster holding them in registers (262144: H100 84% against 71%);
-//   - Softmax: rows of 256 KiB and more (fp32 65536: H100 97% against 93%, H200 89% against 82%; fp32 262144: 90%
-//     and 80% against 68% and 70% streaming; bf16 262144: 84% and 72% against 67% and 67%);
+//   - Softmax: rows of 256 KiB and more (fp32 65536: H100 97% against 93%, H200 89% against 82%, though there the
+//     ring of 8 × 128 comes first, softmaxRing; fp32 262144: 90% and 80% against 68% and 70% streaming; bf16
+//     262144: 84% and 72% against 67% and 67%);
 //   - CrossEntropy: rows of 128 KiB and more (H100: fp32 65536 102% against 98%, 262144 90% against 73%, bf16
 //     65536 99% against 91%, 262144 94% against 83%; H200: 96%, 77%, 89%, 80% against 88%, 73%, 80%, 68%);
 //   - LayerNorm and FP8Quant: nowhere (their clusters holding the row, or streaming it twice, are 2–20% faster).
@@ -648,15 +666,41 @@ func withRowRing(choose func(c Case, cc, sms int) rowPlan, wins func(Case) bool)
 // against 93.7 and 94.0% for the block holding the row), 262144 (H100 80.6 and 81.1% against 80.6 and 80.1%, H200
 // 65.6 and 66.0% against 66.9 and 67.1% for the cluster holding it); RMSNorm 65536 (H200 89.1% against 81.5%,
 // H100 93.6% against 95.2 and 95.3%), 262144 (H200 85.5% against 82.8 and 82.4%, H100 92.1 and 91.8% against
-// 92.8 and 92.9%). Rows of 512 KiB (fp32 131072, not on the grid) were not timed and keep one row a pass.
+// 92.8 and 92.9%) win on the H200 alone, and rmsNormRing2 takes them by its slower-GPU rule. Rows of 512 KiB (fp32
+// 131072, not on the grid) were not timed and keep one row a pass.
 func rowRing2Wins(c Case) bool { return c.DType == FP32 && c.Cols*4 == 256<<10 }
 
-// rmsNormRing2 is RMSNorm's plan of two rows a pass where it wins (rowRing2Wins): rowRingPlan2's.
+// rmsNormRing2 is RMSNorm's plan of two rows a pass where it wins: fp32 rows of 256 KiB (rowRing2Wins) and bf16
+// rows of 512 KiB in rowRingPlan2's clusters (8 × 256 and 16 × 256), bf16 rows of 128 KiB in twice its blocks, of
+// 128 threads (8 × 128, 16 KiB slices). On the bf16 rows the GPUs disagree (TestCUDARowTune, pct of the suite's
+// copy, H100 two runs, H200 two): 4096×65536 8 × 128 reads 94.0 and 93.3% on an H100 against 95.2 and 95.0% for one
+// block holding the row, and 87.9 and 87.7% on an H200 against 81.1 and 81.8%; 1024×262144 in 16 × 256 reads 91.9
+// and 92.0% against 92.8 and 92.8% for row_ring (H100), 85.7 and 85.5% against 82.8 and 82.4% (H200). Where the GPUs
+// disagree the plan whose slower GPU is faster is taken, as long as the other stays at its goal (92% at 65536
+// columns, 90% at 262144).
 func rmsNormRing2(c Case, cc int) (rowPlan, bool) {
-	if !rowRing2Wins(c) {
+	d, ok := rowRingPlan2(c, cc)
+	switch {
+	case !ok:
+		return rowPlan{}, false
+	case rowRing2Wins(c) || c.DType == BF16 && c.Cols*2 == 512<<10:
+		return d, true
+	case c.DType == BF16 && c.Cols*2 == 128<<10:
+		return rowRingShape(c, cc, 2*d.cluster, 128, 0, 2)
+	}
+	return rowPlan{}, false
+}
+
+// softmaxRing is Softmax's row_ring plan where it wins in other sizes than rowRingPlan's: fp32 rows of 256 KiB
+// (65536 columns) in clusters of 8 × 128 threads, 32 KiB slices and a ring of one slice. The GPUs disagree
+// (TestCUDARowTune, pct of the suite's copy): 94.7 and 94.7% on an H100 against 96.6 and 96.6% for row_dsmem in 4 ×
+// 256, 90.8 and 90.7% on an H200 against 87.4 and 87.1%; the ring's slower GPU is the faster one and the H100 stays
+// above its 92% goal.
+func softmaxRing(c Case, cc int) (rowPlan, bool) {
+	if c.DType != FP32 || c.Cols*4 != 256<<10 {
 		return rowPlan{}, false
 	}
-	return rowRingPlan2(c, cc)
+	return rowRingShape(c, cc, 8, 128, 0, 1)
 }
 
 // layerNormRing2 is LayerNorm's plan of two rows a pass where it wins (rowRing2Wins): twice rowRingPlan2's blocks
@@ -671,12 +715,12 @@ func layerNormRing2(c Case, cc int) (rowPlan, bool) {
 	return p, ok
 }
 
-// withRowRing2 is chooser choose, but where plan2 gives the family's plan of two rows a pass (it wins there) and
-// rowRingOn allows it, that plan (16-byte packs; only the families with ring2 kernels are wrapped).
-func withRowRing2(choose func(c Case, cc, sms int) rowPlan, plan2 func(Case, int) (rowPlan, bool)) func(c Case, cc, sms int) rowPlan {
+// withRowRingPlan is chooser choose, but where plan gives the family's own row_ring plan of the case (two rows a
+// pass, or other sizes than rowRingPlan's; it wins there) and rowRingOn allows it, that plan (16-byte packs only).
+func withRowRingPlan(choose func(c Case, cc, sms int) rowPlan, plan func(Case, int) (rowPlan, bool)) func(c Case, cc, sms int) rowPlan {
 	return func(c Case, cc, sms int) rowPlan {
 		if rowRingOn {
-			if p, ok := plan2(c, cc); ok {
+			if p, ok := plan(c, cc); ok && p.vec {
 				return p
 			}
 		}

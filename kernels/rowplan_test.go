@@ -95,7 +95,8 @@ func TestRowDSMEMChoice(t *testing.T) {
 		eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
 			w := wins[f]
 			vec, _, _ := rowAccess(c)
-			ring := rowRingOn && cc >= 90 && vec && (rowRingWinsOf[f](c) || rowRing2Of[f] != nil && rowRing2Wins(c)) // row_ring, where chosen, comes first
+			_, own := ringPlanOf(f, c, cc)
+			ring := rowRingOn && cc >= 90 && vec && (rowRingWinsOf[f](c) || own) // row_ring, where chosen, comes first
 			if want := on && cc >= 90 && w != nil && w(c) && !ring; (p.kind == rowDSMEM) != want {
 				t.Errorf("%s %s cc=%d dsmem on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
 				return
@@ -293,7 +294,7 @@ func TestRowRing2Plan(t *testing.T) {
 // testRowRingChoice checks where row_ring is chosen: never when switched off (as while rowRingPending), never
 // before sm_90 or without 16-byte packs, and on sm_90 for exactly the cases of the CUDA grid and the correctness
 // shapes where the family measured it fastest (its ring wins functions), with rowRingPlan's plan, or the family's
-// plan of two rows a pass (rowRing2Of) where it gives one.
+// own row_ring plan (ringPlanOf: two rows a pass, or other sizes) where it gives one.
 func testRowRingChoice(t *testing.T) {
 	if rowRingOn != (rowRingPending == "") && !harness.RunPending() {
 		t.Errorf("rowRingOn = %v with rowRingPending %q", rowRingOn, rowRingPending)
@@ -304,18 +305,17 @@ func testRowRingChoice(t *testing.T) {
 		rowRingOn = on
 		eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
 			vec, _, _ := rowAccess(c)
-			if want := on && cc >= 90 && vec && (rowRingWinsOf[f](c) || rowRing2Of[f] != nil && rowRing2Wins(c)); (p.kind == rowRing) != want {
+			own, ok := ringPlanOf(f, c, cc)
+			if want := on && cc >= 90 && vec && (rowRingWinsOf[f](c) || ok); (p.kind == rowRing) != want {
 				t.Errorf("%s %s cc=%d ring on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
 				return
 			}
 			if p.kind == rowRing {
 				chosen++
 				d, _ := rowRingPlan(c, cc)
-				if p2 := rowRing2Of[f]; p2 != nil {
-					if q, ok := p2(c, cc); ok {
-						d = q
-						chosen2++
-					}
+				if ok {
+					d = own
+					chosen2++
 				}
 				if p != d {
 					t.Errorf("%s %s: %v, want %v", f.Name, f.BenchName(c, Fused), p, d)
@@ -324,12 +324,20 @@ func testRowRingChoice(t *testing.T) {
 		})
 	}
 	if chosen == 0 || chosen2 == 0 {
-		t.Errorf("row_ring was chosen %d times, with two rows a pass %d", chosen, chosen2)
+		t.Errorf("row_ring was chosen %d times, the families' own ring plans %d", chosen, chosen2)
 	}
 }
 
-// rowRing2Of is, for the row families with two rows a pass, their plan of it where they choose it.
-var rowRing2Of = map[*Family]func(Case, int) (rowPlan, bool){RMSNormFamily: rmsNormRing2, LayerNormFamily: layerNormRing2}
+// ringPlanOf is family f's own row_ring plan of case c (two rows a pass, or other sizes than rowRingPlan's), where
+// it chooses one.
+func ringPlanOf(f *Family, c Case, cc int) (rowPlan, bool) {
+	own := map[*Family]func(Case, int) (rowPlan, bool){RMSNormFamily: rmsNormRing2, LayerNormFamily: layerNormRing2, SoftmaxFamily: softmaxRing}[f]
+	if own == nil {
+		return rowPlan{}, false
+	}
+	p, ok := own(c, cc)
+	return p, ok && p.vec
+}
 
 // rowRingWinsOf is each row family's ring wins function (where it chooses row_ring).
 var rowRingWinsOf = map[*Family]func(Case) bool{RMSNormFamily: rmsNormRingWins, LayerNormFamily: layerNormRingWins,
@@ -353,52 +361,61 @@ func eachRowChoice(visit func(f *Family, c Case, cc int, p rowPlan)) {
 	}
 }
 
-// TestRowWideKernels checks the wide one-block-a-row plans (rowWide) against the kernels built for them: RMSNorm's
-// teams and LayerNorm's and Softmax's blocks of 32 16-byte packs, both dtypes, are entries of the family's _sm90
-// module and of no other, declared for at most rowBlockMaxThreads threads and at least three blocks a
-// multiprocessor (.maxntid, .minnctapersm), and no other plan is wide.
+// TestRowWideKernels checks the wide one-block-a-row plan (rowWide) against the kernels built for it: Softmax's fp32
+// block of 32 16-byte packs is an entry of softmax_sm90 and of no other module, declared for at most
+// rowBlockMaxThreads threads and at least three blocks a multiprocessor (.maxntid, .minnctapersm); the wide kernels
+// that lost (RMSNorm's teams of one, LayerNorm's blocks, Softmax bf16) are in no module; and no other plan is wide.
 func TestRowWideKernels(t *testing.T) {
+	read := func(module string) string {
+		b, err := os.ReadFile("cuda/ptx/" + module + ".ptx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	p := rowPlan{kind: rowBlock, vec: true, nv: 32, threads: 128}
+	if !rowWide(p) {
+		t.Fatalf("%v: not wide", p)
+	}
+	sm90, base := read("softmax_sm90"), read("softmax")
+	name := softmaxRows.kernel(p, FP32)
+	head := ".visible .entry " + name + "("
+	if i := strings.Index(sm90, head); i < 0 {
+		t.Errorf("%s is not in cuda/ptx/softmax_sm90.ptx", name)
+	} else {
+		decl := sm90[i:]
+		decl = decl[:strings.Index(decl, "{")]
+		want := fmt.Sprintf(".maxntid %d, 1, 1\n.minnctapersm 3\n", rowBlockMaxThreads(p))
+		if !strings.Contains(decl, want) {
+			t.Errorf("%s declares %q, want %q", name, decl[strings.Index(decl, ")")+1:], want)
+		}
+	}
+	if strings.Contains(base, head) {
+		t.Errorf("%s is in cuda/ptx/softmax.ptx too; the wide kernel is built for sm_90 only", name)
+	}
 	for _, rf := range []struct {
 		rows   *rowFamily
 		module string
-	}{{rmsNormRows, "rmsnorm"}, {layerNormRows, "layernorm"}, {softmaxRows, "softmax"}} {
-		sm90, err := os.ReadFile("cuda/ptx/" + rf.module + "_sm90.ptx")
-		if err != nil {
-			t.Fatal(err)
-		}
-		base, err := os.ReadFile("cuda/ptx/" + rf.module + ".ptx")
-		if err != nil {
-			t.Fatal(err)
-		}
-		kind := rowBlock
-		if rf.rows == rmsNormRows {
-			kind = rowTeam // RMSNorm's blocks are teams of one
-		}
-		for _, dt := range StorageDTypes {
-			p := rowPlan{kind: kind, vec: true, nv: 32, threads: 128}
-			if !rowWide(p) {
-				t.Fatalf("%v: not wide", p)
-			}
-			name := rf.rows.kernel(p, dt)
-			head := ".visible .entry " + name + "("
-			i := strings.Index(string(sm90), head)
-			if i < 0 {
-				t.Errorf("%s is not in cuda/ptx/%s_sm90.ptx", name, rf.module)
-				continue
-			}
-			if strings.Contains(string(base), head) {
-				t.Errorf("%s is in cuda/ptx/%s.ptx too; the wide kernels are built for sm_90 only", name, rf.module)
-			}
-			decl := string(sm90[i:])
-			decl = decl[:strings.Index(decl, "{")]
-			want := fmt.Sprintf(".maxntid %d, 1, 1\n.minnctapersm 3\n", rowBlockMaxThreads(p))
-			if !strings.Contains(decl, want) {
-				t.Errorf("%s declares %q, want %q", name, decl[strings.Index(decl, ")")+1:], want)
+		dts    []DType
+	}{{rmsNormRows, "rmsnorm", StorageDTypes}, {layerNormRows, "layernorm", StorageDTypes}, {softmaxRows, "softmax", []DType{BF16}}} {
+		for _, dt := range rf.dts {
+			seen := map[string]bool{}
+			for _, q := range []rowPlan{p, {kind: rowTeam, vec: true, nv: 32, threads: 128}} {
+				name := rf.rows.kernel(q, dt)
+				if seen[name] {
+					continue // RMSNorm's blocks are teams of one
+				}
+				seen[name] = true
+				for _, m := range []string{rf.module, rf.module + "_sm90"} {
+					if strings.Contains(read(m), ".visible .entry "+name+"(") {
+						t.Errorf("%s is in cuda/ptx/%s.ptx; only Softmax fp32 has a wide kernel", name, m)
+					}
+				}
 			}
 		}
 	}
 	for _, p := range []rowPlan{{kind: rowBlock, vec: true, nv: 8}, {kind: rowBlock, vec: false, nv: 32}, {kind: rowCluster, vec: true, nv: 32},
-		{kind: rowLanes, vec: true, nv: 32}} {
+		{kind: rowLanes, vec: true, nv: 32}, {kind: rowTeam, vec: true, nv: 32}} {
 		if rowWide(p) || rowBlockMaxThreads(p) != 1024 {
 			t.Errorf("%v: wide %v, at most %d threads; want a plan of the 1024-thread kernels", p, rowWide(p), rowBlockMaxThreads(p))
 		}

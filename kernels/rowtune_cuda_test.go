@@ -66,7 +66,7 @@ func TestCUDARowTune(t *testing.T) {
 	fams := []fam{
 		{RMSNormFamily, &rmsNormPlanFor, rmsNormRows, rmsNormPlans},
 		{LayerNormFamily, &layerNormPlanFor, layerNormRows, rowMapPlans},
-		{SoftmaxFamily, &softmaxPlanFor, softmaxRows, rowMapPlans},
+		{SoftmaxFamily, &softmaxPlanFor, softmaxRows, softmaxPlans},
 		{CrossEntropyFamily, &crossEntropyPlanFor, crossEntropyRows, rowPlans},
 		{FP8QuantFamily, &fp8QuantPlanFor, fp8QuantRows, rowPlans},
 	}

@@ -7,7 +7,7 @@
 //
 //   layernorm_warp_*:    one warp for R rows (rows of at most 32·NV·E elements)
 //   layernorm_team_*:    a team of L lanes per row (rows of at most L·NV·E elements)
-//   layernorm_block_*:   one block per row (layernorm_block_*_v32, sm_90 only: 32 packs a thread, ≤ 128 threads)
+//   layernorm_block_*:   one block per row
 //   layernorm_loop_*:    one block per row of any width, reading it twice
 //   layernorm_cluster_*: sm_90 only (module layernorm_sm90): a thread-block cluster per row
 //   layernorm_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
@@ -110,13 +110,6 @@ struct LayerNormOp {
         LN_OP(S)                                                                                               \
         row_block<LayerNormOp<S>, V, NV>(op, x, y, cols);                                                      \
     }
-// Wide blocks (sm_90 only, below): 32 packs a thread in blocks of at most TH threads, at least MB of them a
-// multiprocessor, so that 128 of a thread's 168 registers hold row data and a block merge waits on fewer warps.
-#define LN_BLOCKW(S, NAME, NV, TH, MB)                                                                         \
-    extern "C" __global__ void __launch_bounds__(TH, MB) layernorm_block_##NAME##_v##NV(LN_PARAMS(S)) {         \
-        LN_OP(S)                                                                                               \
-        row_block<LayerNormOp<S>, true, NV>(op, x, y, cols);                                                   \
-    }
 #define LN_LOOP(S, NAME, V, VN)                                                                                \
     extern "C" __global__ void __launch_bounds__(1024) layernorm_loop_##NAME##_##VN(LN_PARAMS(S)) {            \
         LN_OP(S)                                                                                               \
@@ -175,8 +168,6 @@ LN_DTYPE(BF16, bf16)
     LN_CSTREAM(S, NAME, 8)
 LN_SM90(F32, f32)
 LN_SM90(BF16, bf16)
-LN_BLOCKW(F32, f32, 32, 128, 3)
-LN_BLOCKW(BF16, bf16, 32, 128, 3)
 
 // row_dsmem (rowdsmem.cuh): a cluster of 2–16 blocks holding the row in distributed shared memory.
 #define LN_DSMEM_OP(S)                \

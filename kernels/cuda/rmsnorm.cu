@@ -17,7 +17,7 @@
 //   rmsnorm_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters of 1–16 blocks, each block's next
 //                      rows loading into a ring in shared memory while a row is reduced and stored. This file is compiled twice: -arch=compute_75 to ptx/rmsnorm.ptx (everything
 //                      but the sm_90 kernels) and -arch=compute_90 to ptx/rmsnorm_sm90.ptx (those alone: the
-//                      cluster, dsmem and ring kernels, and the wide teams of one, rmsnorm_team_*_v32).
+//                      cluster, dsmem and ring kernels).
 //
 // rmsnorm_cuda.go picks the kernel and block size per case; the naive chain (square, row mean, +eps, rsqrt,
 // ·rsqrt, ·w) uses the generic eager kernels of eager.cu.
@@ -279,17 +279,6 @@ ROW_DSMEM_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)
 ROW_RING_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
 ROW_RING2_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // two rows a pass
 
-// Wide teams of one (one block a row, team = 1): 32 packs a thread in blocks of at most TH threads, at least MB of
-// them a multiprocessor, so that 128 of a thread's 168 registers hold row data and a block sum waits on fewer warps
-// (the compute_75 module's teams hold 8 packs in 64 registers).
-#define RMSNORM_TEAMW(S, NAME, NV, TH, MB)                                                                       \
-    extern "C" __global__ void __launch_bounds__(TH, MB) rmsnorm_team_##NAME##_v##NV(                            \
-        const S::T* x, const S::T* w, S::T* y, long long rows, long long cols, double eps, long long team,       \
-        float* partials, unsigned* count, unsigned* gen) {                                                       \
-        rmsnorm_team<S, true, NV>(x, w, y, rows, cols, (float)eps, (int)team, partials, count, gen);            \
-    }
-RMSNORM_TEAMW(F32, f32, 32, 128, 3)
-RMSNORM_TEAMW(BF16, bf16, 32, 128, 3)
 
 #else  // the compute_75 module: every other kernel
 

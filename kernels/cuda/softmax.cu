@@ -9,7 +9,7 @@
 //
 //   softmax_warp_*:    one warp for R rows (rows of at most 32·NV·E elements)
 //   softmax_team_*:    a team of L lanes per row (rows of at most L·NV·E elements)
-//   softmax_block_*:   one block per row (softmax_block_*_v32, sm_90 only: 32 packs a thread, ≤ 128 threads)
+//   softmax_block_*:   one block per row (softmax_block_f32_v32, sm_90 only: 32 packs a thread, ≤ 128 threads)
 //   softmax_loop_*:    one block per row of any width, reading it twice
 //   softmax_cluster_*: sm_90 only (module softmax_sm90): a thread-block cluster per row
 //   softmax_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
@@ -130,8 +130,9 @@ struct SoftmaxOp {
     extern "C" __global__ void __launch_bounds__(1024, 1) softmax_block_##NAME##_##VN##NV(SM_PARAMS(S)) {      \
         row_block<SoftmaxOp<S>, V, NV>(SoftmaxOp<S>(), x, y, cols);                                            \
     }
-// Wide blocks (sm_90 only, below): 32 packs a thread in blocks of at most TH threads, at least MB of them a
-// multiprocessor, so that 128 of a thread's 168 registers hold row data and a block merge waits on fewer warps.
+// Wide blocks (sm_90 only, below; fp32 alone, where they beat the 1024-thread kernels' blocks on an H200): 32 packs a
+// thread in blocks of at most TH threads, at least MB of them a multiprocessor, so that 128 of a thread's 168
+// registers hold row data and a block merge waits on fewer warps.
 #define SM_BLOCKW(S, NAME, NV, TH, MB)                                                                         \
     extern "C" __global__ void __launch_bounds__(TH, MB) softmax_block_##NAME##_v##NV(SM_PARAMS(S)) {           \
         row_block<SoftmaxOp<S>, true, NV>(SoftmaxOp<S>(), x, y, cols);                                         \
@@ -191,7 +192,6 @@ SM_DTYPE(BF16, bf16)
 SM_SM90(F32, f32)
 SM_SM90(BF16, bf16)
 SM_BLOCKW(F32, f32, 32, 128, 3)
-SM_BLOCKW(BF16, bf16, 32, 128, 3)
 
 // row_dsmem (rowdsmem.cuh): a cluster of 2–16 blocks holding the row in distributed shared memory.
 #define SM_DSMEM_OP(S)              \
