@@ -36,6 +36,7 @@ type rowPlan struct {
 	ring    int  // ring: chunks of a block's ring (rowRingChunkBytes each)
 	pass    int  // ring: rows a pass, 0 (one: row_ring) or 2 (two: row_ring2, the <prefix>_ring2_ kernels)
 	early   bool // ring, two rows a pass: a pass's first column data loaded before the exchange (<prefix>_ring2e_)
+	expand  bool // ring, one row a pass: each exponential computed once and kept in the ring (<prefix>_ringx_)
 	vec     bool
 	nv      int
 	threads int
@@ -54,12 +55,15 @@ type rowFamily struct {
 	// ring2: the family's _sm90 module has the row_ring kernels of two rows a pass (<prefix>_ring2_<dtype>_v,
 	// 16-byte packs only): the families with column data, whose ring loads it once for both rows.
 	ring2 bool
+	// ringX: the family's _sm90 module has row_ringx (<prefix>_ringx_<dtype>_v, 16-byte packs, one row a pass),
+	// which keeps each element's exponential in the ring rather than computing it again for the output: Softmax.
+	ringX bool
 }
 
 var (
 	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", ring2: true}
 	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, ring2: true}
-	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true}
+	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true, ringX: true}
 	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true}
 	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true}
 )
@@ -87,6 +91,9 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 	case rowDSMEM:
 		return fmt.Sprintf("%s_dsmem_%s_%s", rf.prefix, d, v)
 	case rowRing:
+		if p.expand {
+			return fmt.Sprintf("%s_ringx_%s_%s", rf.prefix, d, v)
+		}
 		if p.pass == 2 && p.early {
 			return fmt.Sprintf("%s_ring2e_%s_%s", rf.prefix, d, v)
 		}
@@ -116,6 +123,9 @@ func (p rowPlan) String() string {
 	case rowDSMEM:
 		return fmt.Sprintf("dsmem %s %d×%d", v, p.cluster, p.threads)
 	case rowRing:
+		if p.expand {
+			return fmt.Sprintf("ringx %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
+		}
 		if p.pass == 2 && p.early {
 			return fmt.Sprintf("ring2e %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
 		}

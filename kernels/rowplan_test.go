@@ -421,3 +421,51 @@ func TestRowWideKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestRowRingXKernels checks the families' ringX flags against the kernels built: <prefix>_ringx_{f32,bf16}_v (row_ringx,
+// each exponential kept in the ring) is an entry of the _sm90 module of exactly the families with ringX, declared for
+// at most 256 threads and three blocks a multiprocessor as the other ring kernels, and of no compute_75 module; the
+// plan's names and its launch checks' field (expand) say ringx.
+func TestRowRingXKernels(t *testing.T) {
+	with := 0
+	for _, rf := range []struct {
+		rows   *rowFamily
+		module string
+	}{{rmsNormRows, "rmsnorm"}, {layerNormRows, "layernorm"}, {softmaxRows, "softmax"}, {crossEntropyRows, "crossentropy"},
+		{fp8QuantRows, "fp8quant"}} {
+		p := rowPlan{kind: rowRing, cluster: 8, vec: true, threads: 256, ring: 4, expand: true}
+		for _, dt := range StorageDTypes {
+			name := rf.rows.kernel(p, dt)
+			if want := rf.rows.prefix + "_ringx_" + map[DType]string{FP32: "f32", BF16: "bf16"}[dt] + "_v"; name != want {
+				t.Errorf("kernel name %s, want %s", name, want)
+			}
+			for _, m := range []string{rf.module, rf.module + "_sm90"} {
+				b, err := os.ReadFile("cuda/ptx/" + m + ".ptx")
+				if err != nil {
+					t.Fatal(err)
+				}
+				i := strings.Index(string(b), ".visible .entry "+name+"(")
+				if want := rf.rows.ringX && strings.HasSuffix(m, "_sm90"); (i >= 0) != want {
+					t.Errorf("%s in cuda/ptx/%s.ptx: %v, want %v (ringX %v)", name, m, i >= 0, want, rf.rows.ringX)
+					continue
+				}
+				if i < 0 {
+					continue
+				}
+				with++
+				decl := string(b[i:])
+				decl = decl[:strings.Index(decl, "{")]
+				if want := ".maxntid 256, 1, 1\n.minnctapersm 3\n"; !strings.Contains(decl, want) {
+					t.Errorf("%s declares %q, want %q", name, decl[strings.Index(decl, ")")+1:], want)
+				}
+			}
+		}
+	}
+	if with != 2 {
+		t.Errorf("%d ringx kernels built, want Softmax's 2", with)
+	}
+	p := rowPlan{kind: rowRing, cluster: 8, vec: true, threads: 256, ring: 4, expand: true}
+	if s := p.String(); s != "ringx v 8×256 r4" {
+		t.Errorf("String: %q", s)
+	}
+}

@@ -35,6 +35,13 @@
 // Each element is read once from memory and written once. The cross-entropy's ignored rows are read too (their
 // labels are not looked at when their loads are issued, rows ahead); their outputs are row_dsmem's.
 //
+// Each exponential once (row_ringx, Softmax, one row a pass, 16-byte packs): the reduce phase takes each thread's
+// maximum of its packs of the row as the chunks land (Op::peak), and once the row's chunks are all in, replaces
+// each element of its packs in the ring by e^(x − m_t), m_t that maximum, summing them (Op::expand: the ring holds
+// the storage dtype, so bf16 rows keep e rounded to bf16); the store phase then scales them by e^(m_t − m) / Σ
+// (Op::scale_at, Op::put_scaled), a multiply where row_ring computes the exponential a second time. Softmax's two
+// exponentials an element bind its bf16 rows on an H200, where each byte must be handled in 70% of an H100's time.
+//
 // Two rows a pass (row_ring2, RMSNorm and LayerNorm, 16-byte packs): a cluster takes row pairs instead, each block
 // holding its slice of both rows in the ring (chunk k of the first row, then chunk k of the second), their two
 // statistics meeting in one block merge and one cluster barrier, and each chunk's column data (w, and b) loaded
@@ -68,6 +75,39 @@ __device__ __forceinline__ void ring_wait(long long n) {
 // ring_step is slot sl + d of a ring of nc slots (0 ≤ sl < nc, 0 ≤ d ≤ nc).
 __device__ __forceinline__ int ring_step(int sl, int d, int nc) { return sl + d >= nc ? sl + d - nc : sl + d; }
 
+// RingX<XP> calls the Op's row_ringx members (peak, expand, scale_at, put_scaled) where XP is set and nothing
+// where it is not, so that the Ops without them (every family but Softmax) still compile row_ring_pass.
+template <bool XP>
+struct RingX {
+    template <class Op, class P, int K>
+    static __device__ __forceinline__ float peak(const Op&, const P (&)[K], int) { return 0.0f; }
+    template <class Op, class P, int K>
+    static __device__ __forceinline__ RowStat expand(const Op& op, P (&)[K], int, float) { return op.zero(); }
+    template <class Op>
+    static __device__ __forceinline__ float scale_at(const Op&, const typename Op::Fin&, float) { return 0.0f; }
+    template <class Op, class P>
+    static __device__ __forceinline__ void put_scaled(const Op&, const P&, long long, long long, float) {}
+};
+template <>
+struct RingX<true> {
+    template <class Op, class P, int K>
+    static __device__ __forceinline__ float peak(const Op& op, const P (&v)[K], int kv) {
+        return op.template peak<P, K>(v, kv);
+    }
+    template <class Op, class P, int K>
+    static __device__ __forceinline__ RowStat expand(const Op& op, P (&v)[K], int kv, float m) {
+        return op.template expand<P, K>(v, kv, m);
+    }
+    template <class Op>
+    static __device__ __forceinline__ float scale_at(const Op& op, const typename Op::Fin& f, float m) {
+        return op.scale_at(f, m);
+    }
+    template <class Op, class P>
+    static __device__ __forceinline__ void put_scaled(const Op& op, const P& v, long long row, long long c, float sc) {
+        op.put_scaled(v, row, c, sc);
+    }
+};
+
 // block_merge_pass is block_merge of the pass's first row's statistic s (returned), and with R = 2 of the second
 // row's s1 too, in the same pair of block barriers; red holds 32·R statistics.
 template <class Op, int R>
@@ -91,7 +131,7 @@ __device__ __forceinline__ RowStat block_merge_pass(const Op& op, RowStat s, Row
 // half the L2 column traffic and half the barriers a row. The second row's statements are the first's, under
 // R > 1 (with R = 1 the code is row_ring's as it was before R, instruction for instruction). The caller declares
 // red (32·R statistics) and part (2 × 16·R), so that the R = 1 kernels' shared variables keep their names.
-template <class Op, bool V, int K, int R, bool EARLY>
+template <class Op, bool V, int K, int R, bool EARLY, bool XP = false>
 __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T* __restrict__ x, long long rows,
                                               long long cols, RowStat* red, RowStat (*part)[16 * R]) {
     typedef Pack<typename Op::S, V> P;
@@ -146,6 +186,7 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
         const bool rd = op.reads(ctx);  // the same in every block of the cluster
         const bool rd1 = two && op.reads(ctx1);
         RowStat s = op.zero(), s1 = op.zero();
+        float mt = -__int_as_float(0x7f800000);  // XP: this thread's maximum of the row
         for (int k = 0, sl = rs; k < cpr; k++, sl = R == 1 ? (sl + 1 == nc ? 0 : sl + 1) : ring_step(sl, R, nc)) {
             ring_wait(nc - 1 - k * R);  // chunk k of the row has landed (this thread's packs of it)
             const int i0 = k * C + tid;
@@ -155,7 +196,10 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
 #pragma unroll
                 for (int q = 0; q < K; q++)
                     if (q < kv) v[q] = ring[sl * C + tid + q * T];
-                s = op.merge(s, op.template scan<P, K>(v, kv, ctx));
+                if (XP)
+                    mt = fmaxf(mt, RingX<XP>::peak(op, v, kv));
+                else
+                    s = op.merge(s, op.template scan<P, K>(v, kv, ctx));
             }
             if (R > 1) {
                 ring_wait(nc - 2 - k * R);  // chunk k of the second row
@@ -169,6 +213,21 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
                 }
             }
         }
+        if (XP && rd)  // the row's chunks are all in: each element's exponential, once, in place
+            for (int k = 0, sl = rs; k < cpr; k++, sl = sl + 1 == nc ? 0 : sl + 1) {
+                const int i0 = k * C + tid;
+                const int kv = i0 < n ? min(K, (n - i0 + T - 1) / T) : 0;
+                if (kv > 0) {
+                    P v[K];
+#pragma unroll
+                    for (int q = 0; q < K; q++)
+                        if (q < kv) v[q] = ring[sl * C + tid + q * T];
+                    s = op.merge(s, RingX<XP>::expand(op, v, kv, mt));
+#pragma unroll
+                    for (int q = 0; q < K; q++)
+                        if (q < kv) ring[sl * C + tid + q * T] = v[q];
+                }
+            }
         typename Op::template Col<P> col[K];  // the column data of a chunk's packs (see below)
         if (EARLY) {  // the first chunk's, which need no statistic: their L2 latency overlaps the exchange
             const int i0 = tid;
@@ -197,6 +256,7 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
             }
         }
         const typename Op::Fin f = op.finish(t, cols, ctx);
+        const float sc = RingX<XP>::scale_at(op, f, mt);  // XP: e^(m_t − m) / Σ
         const typename Op::Fin f1 = R > 1 ? op.finish(t1, cols, ctx1) : f;
         const typename Op::Ctx now = ctx, now1 = ctx1;
         if (j + 1 < nrows) {  // the next pass's, loaded while this one is stored
@@ -215,7 +275,12 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
                     if (q < kv) col[q] = op.template column<P>((lo + i0 + q * T) * P::E);
 #pragma unroll
             for (int q = 0; q < K; q++)
-                if (q < kv) op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, col[q], f, now);
+                if (q < kv) {
+                    if (XP)
+                        RingX<XP>::put_scaled(op, ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, sc);
+                    else
+                        op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, col[q], f, now);
+                }
             issue();  // this thread's packs of slot sl are stored: it takes the chunk nc after this one
             if (R > 1) {
                 const int sl1 = ring_step(sl, 1, nc);
@@ -246,6 +311,16 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
     __shared__ RowStat red[32];
     __shared__ RowStat part[2][16];
     row_ring_pass<Op, V, K, 1, false>(op, x, rows, cols, red, part);
+}
+
+// row_ringx: row_ring with each exponential computed once (row_ring_pass with XP: the Op's peak, expand, scale_at
+// and put_scaled), 16-byte packs.
+template <class Op, int K>
+__device__ __forceinline__ void row_ringx(const Op& op, const typename Op::T* __restrict__ x, long long rows,
+                                          long long cols) {
+    __shared__ RowStat red[32];
+    __shared__ RowStat part[2][16];
+    row_ring_pass<Op, true, K, 1, false, true>(op, x, rows, cols, red, part);
 }
 
 // row_ring2: two rows a pass (row_ring_pass with R = 2), 16-byte packs; the ring holds nc ≥ 2·cpr chunks.
@@ -282,6 +357,17 @@ __device__ __forceinline__ void row_ring2(const Op& op, const typename Op::T* __
         OP(S)                                                                                                  \
         row_ring2<decltype(op), K, E>(op, x, rows, cols);                                                      \
     }
+// ROW_RINGX_ENTRIES declares <prefix>_ringx_{f32,bf16}_v (row_ringx), over the same PARAMS(S) and OP(S), K = 4,
+// the same bounds.
+#define ROW_RINGX_ENTRY(PREFIX, S, NAME, K, PARAMS, OP)                                                       \
+    extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_ringx_##NAME##_v(PARAMS(S)) {                \
+        OP(S)                                                                                                  \
+        row_ringx<decltype(op), K>(op, x, rows, cols);                                                         \
+    }
+#define ROW_RINGX_ENTRIES(PREFIX, PARAMS, OP)           \
+    ROW_RINGX_ENTRY(PREFIX, F32, f32, 4, PARAMS, OP)    \
+    ROW_RINGX_ENTRY(PREFIX, BF16, bf16, 4, PARAMS, OP)
+
 #define ROW_RING2_ENTRIES(PREFIX, PARAMS, OP)                     \
     ROW_RING2_ENTRY(PREFIX, F32, f32, 4, false, , PARAMS, OP)     \
     ROW_RING2_ENTRY(PREFIX, BF16, bf16, 4, false, , PARAMS, OP)   \

@@ -15,6 +15,7 @@
 //   softmax_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
 //   softmax_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster holding the row in shared memory
 //   softmax_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters reading rows ahead into a ring
+//   softmax_ringx_*:   sm_90 only: row_ringx, the same with each exponential computed once and kept in the ring
 //
 // softmax_cuda.go picks the kernel per case (rowmap_cuda.go); the naive chain (row max, x − max, exp, row sum,
 // divide) uses the eager kernels of eager.cu.
@@ -81,6 +82,31 @@ struct SoftmaxOp {
         }
         c.m = m;
         return RowStat{m, s};
+    }
+    // row_ringx (rowring.cuh): peak is the packs' maximum, expand replaces each element by e^(x − m) (rounded to
+    // the storage dtype) and returns {m, their sum}, scale_at is e^(m_t − m) / Σ of a thread whose maximum is m_t.
+    template <class P, int NV>
+    __device__ __forceinline__ float peak(const P (&v)[NV], int kv) const {
+        return vmax<P, NV>(v, kv);
+    }
+    template <class P, int NV>
+    __device__ __forceinline__ RowStat expand(P (&v)[NV], int kv, float m) const {
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            if (k < kv) {
+#pragma unroll
+                for (int j = 0; j < P::E; j++) {
+                    const float e = rm_ex2((v[k].get(j) - m) * KW_LOG2E);
+                    v[k].set(j, e);
+                    s += e;
+                }
+            }
+        }
+        return RowStat{m, s};
+    }
+    __device__ __forceinline__ float scale_at(const Fin& f, float m) const {
+        return rm_ex2((m - f.m) * KW_LOG2E) * f.inv;
     }
     // merge: the sum of each side rescaled to the larger maximum (a side at that maximum exactly is not
     // rescaled, so merging with zero() changes nothing). Written without contractions: commutative bit for bit.
@@ -201,4 +227,5 @@ SM_BLOCKW(F32, f32, 32, 128, 3)
     op.cols = cols;
 ROW_DSMEM_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)
 ROW_RING_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+ROW_RINGX_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)  // row_ringx: each exponential once
 #endif
