@@ -51,11 +51,11 @@ func TestCUDARowRing(t *testing.T) {
 		d2, _ := rowRingPlan2(c, 90)
 		d2e := d2
 		d2e.early = true
-		d1x := d1
-		d1x.expand = true
+		d1x, d1w := d1, d1
+		d1x.expand, d1w.colPacks = true, rf.ringW
 		ln2, _ := layerNormRing2(c, 90)
 		for _, p := range ps {
-			if p == d1 || p == d2 || p == d2e || rf.ringX && p == d1x || rf == layerNormRows && p == ln2 && p.pass == 2 {
+			if p == d1 || p == d2 || p == d2e || rf.ringX && p == d1x || rf.ringW > 0 && p == d1w || rf == layerNormRows && p == ln2 && p.pass == 2 {
 				first = append(first, p)
 			}
 		}
@@ -72,14 +72,23 @@ func TestCUDARowRing(t *testing.T) {
 // (rowRingPlan2's where none is), blocks of 128 and 256 threads, rings of the pair's slices and one chunk more,
 // and the early column loads (ring2e) with the pair's slices. The test runs ring2e on rowRingPlan2's plan, with
 // and without a chunk more. Where the family keeps its exponentials in the ring (rf.ringX), each plan of one row a
-// pass with 16-byte packs is listed that way too (ringx), after the others.
+// pass with 16-byte packs is listed that way too (ringx), after the others, and likewise with the column data kept
+// in shared memory where the family has such kernels (rf.ringW: ringw) and it fits.
 func rowRingPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
 	ps := rowRingPlainPlans(rf, c, tune)
-	if rf.ringX {
-		for _, p := range ps {
-			if p.pass == 0 && p.vec {
-				p.expand = true
-				ps = append(ps, p)
+	for _, p := range ps {
+		if p.pass != 0 || !p.vec {
+			continue
+		}
+		if rf.ringX {
+			x := p
+			x.expand = true
+			ps = append(ps, x)
+		}
+		if w := p; rf.ringW > 0 {
+			w.colPacks = rf.ringW
+			if rowRingSmem(w, c) <= rowRingMaxBytes {
+				ps = append(ps, w)
 			}
 		}
 	}

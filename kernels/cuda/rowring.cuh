@@ -42,6 +42,12 @@
 // (Op::scale_at, Op::put_scaled), a multiply where row_ring computes the exponential a second time. Softmax's two
 // exponentials an element bind its bf16 rows on an H200, where each byte must be handled in 70% of an H100's time.
 //
+// Column data kept (row_ringw, RMSNorm and LayerNorm, one row a pass, 16-byte packs): a block owns the same slice
+// of every row, so it loads the slice's column data (w, and b) once, into shared memory after its ring (the
+// dynamic shared memory is the ring and cpr chunks of column packs), and each thread reads back its own packs' in
+// the store phase, where row_ring loads them from L2 again for every row: LayerNorm's w and b are twice the row's
+// bytes in L2 reads (an H200's LayerNorm bf16 1024 × 262144: 1.8 GB read from L2 against 0.54 GB from DRAM).
+//
 // Two rows a pass (row_ring2, RMSNorm and LayerNorm, 16-byte packs): a cluster takes row pairs instead, each block
 // holding its slice of both rows in the ring (chunk k of the first row, then chunk k of the second), their two
 // statistics meeting in one block merge and one cluster barrier, and each chunk's column data (w, and b) loaded
@@ -131,7 +137,7 @@ __device__ __forceinline__ RowStat block_merge_pass(const Op& op, RowStat s, Row
 // half the L2 column traffic and half the barriers a row. The second row's statements are the first's, under
 // R > 1 (with R = 1 the code is row_ring's as it was before R, instruction for instruction). The caller declares
 // red (32·R statistics) and part (2 × 16·R), so that the R = 1 kernels' shared variables keep their names.
-template <class Op, bool V, int K, int R, bool EARLY, bool XP = false>
+template <class Op, bool V, int K, int R, bool EARLY, bool XP = false, bool CW = false>
 __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T* __restrict__ x, long long rows,
                                               long long cols, RowStat* red, RowStat (*part)[16 * R]) {
     typedef Pack<typename Op::S, V> P;
@@ -150,8 +156,11 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
     const int C = T * K;                                    // packs a chunk
     const int n = (int)max(min(per, packs - lo), 0ll);      // this block's packs of a row
     const int cpr = (int)((per + C - 1) / C);               // chunks a row
-    const int nc = (int)(dyn / ((unsigned)C * sizeof(P)));  // chunks in the ring
-    if (nc < R * cpr) __trap();                             // the ring must hold a pass's slices
+    typedef typename Op::template Col<P> ColT;
+    // Chunks in the ring; CW: the column packs of a row's slice (cpr chunks of them) follow it.
+    const long long chunkb = (long long)C * (long long)sizeof(P), colb = (long long)cpr * C * (long long)sizeof(ColT);
+    const int nc = CW ? (int)max(((long long)dyn - colb) / chunkb, 0ll) : (int)(dyn / ((unsigned)C * sizeof(P)));
+    if (nc < R * cpr) __trap();  // the ring must hold a pass's slices
     // The next chunk to issue: pass ij of the cluster's, chunk ik of its row ir, ring slot is. issue starts this
     // thread's copies of it and commits them as one group (empty past the last row, so that every chunk is
     // followed by exactly nc − 1 groups by the time it is waited for).
@@ -175,6 +184,9 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
         if (++is == nc) is = 0;
     };
     for (int g = 0; g < nc; g++) issue();
+    ColT* cbuf = reinterpret_cast<ColT*>(ring + nc * C);  // CW: this thread's column packs, at its packs' places
+    if (CW)  // while the first chunks load: the slice's column data, once
+        for (int i = tid; i < n; i += T) cbuf[i] = op.template column<P>((lo + i) * P::E);
     if (cs > 1) asm volatile("barrier.cluster.arrive;" ::: "memory");  // this block has started
     int rs = 0;  // the ring slot of the pass's first chunk
     // The contexts of the pass's rows (a second row past the last takes the last's).
@@ -269,7 +281,7 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
             // Columns loaded before any of the chunk's stores (see row_dsmem), once for the pass's rows; none for
             // Ops without column data. (Loading them a chunk ahead, two packs a thread a chunk, was slower on an
             // H100: LayerNorm fp32 1024×262144 75.6% of the copy against 87.0%.)
-            if (!EARLY || k > 0)
+            if (!CW && (!EARLY || k > 0))
 #pragma unroll
                 for (int q = 0; q < K; q++)
                     if (q < kv) col[q] = op.template column<P>((lo + i0 + q * T) * P::E);
@@ -278,6 +290,8 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
                 if (q < kv) {
                     if (XP)
                         RingX<XP>::put_scaled(op, ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, sc);
+                    else if (CW)  // the column packs from shared memory, as each is needed
+                        op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, cbuf[i0 + q * T], f, now);
                     else
                         op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, col[q], f, now);
                 }
@@ -321,6 +335,16 @@ __device__ __forceinline__ void row_ringx(const Op& op, const typename Op::T* __
     __shared__ RowStat red[32];
     __shared__ RowStat part[2][16];
     row_ring_pass<Op, true, K, 1, false, true>(op, x, rows, cols, red, part);
+}
+
+// row_ringw: row_ring with the slice's column data kept in shared memory after the ring (row_ring_pass with CW),
+// 16-byte packs; the dynamic shared memory is the ring and cpr chunks of Col packs.
+template <class Op, int K>
+__device__ __forceinline__ void row_ringw(const Op& op, const typename Op::T* __restrict__ x, long long rows,
+                                          long long cols) {
+    __shared__ RowStat red[32];
+    __shared__ RowStat part[2][16];
+    row_ring_pass<Op, true, K, 1, false, false, true>(op, x, rows, cols, red, part);
 }
 
 // row_ring2: two rows a pass (row_ring_pass with R = 2), 16-byte packs; the ring holds nc ≥ 2·cpr chunks.
@@ -367,6 +391,17 @@ __device__ __forceinline__ void row_ring2(const Op& op, const typename Op::T* __
 #define ROW_RINGX_ENTRIES(PREFIX, PARAMS, OP)           \
     ROW_RINGX_ENTRY(PREFIX, F32, f32, 4, PARAMS, OP)    \
     ROW_RINGX_ENTRY(PREFIX, BF16, bf16, 4, PARAMS, OP)
+
+// ROW_RINGW_ENTRIES declares <prefix>_ringw_{f32,bf16}_v (row_ringw), over the same PARAMS(S) and OP(S), K = 4,
+// the same bounds.
+#define ROW_RINGW_ENTRY(PREFIX, S, NAME, K, PARAMS, OP)                                                       \
+    extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_ringw_##NAME##_v(PARAMS(S)) {                \
+        OP(S)                                                                                                  \
+        row_ringw<decltype(op), K>(op, x, rows, cols);                                                         \
+    }
+#define ROW_RINGW_ENTRIES(PREFIX, PARAMS, OP)           \
+    ROW_RINGW_ENTRY(PREFIX, F32, f32, 4, PARAMS, OP)    \
+    ROW_RINGW_ENTRY(PREFIX, BF16, bf16, 4, PARAMS, OP)
 
 #define ROW_RING2_ENTRIES(PREFIX, PARAMS, OP)                     \
     ROW_RING2_ENTRY(PREFIX, F32, f32, 4, false, , PARAMS, OP)     \
