@@ -63,7 +63,8 @@ type rowFamily struct {
 	// and b), 0 where it has none.
 	ringW int
 	// ringX: the family's _sm90 module has row_ringx (<prefix>_ringx_<dtype>_v, 16-byte packs, one row a pass),
-	// which keeps each element's exponential in the ring rather than computing it again for the output: Softmax.
+	// which keeps each element's exponential in the ring rather than computing it again for the output: Softmax
+	// and CrossEntropy.
 	ringX bool
 }
 
@@ -71,7 +72,7 @@ var (
 	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", ring2: true, ringW: 1}
 	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, ring2: true, ringW: 2}
 	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true, ringX: true}
-	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true}
+	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true, ringX: true}
 	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true}
 )
 

@@ -471,8 +471,8 @@ func TestRowRingVariantKernels(t *testing.T) {
 			}
 		}
 	}
-	if built["ringx"] != 2 || built["ringw"] != 4 {
-		t.Errorf("built %v, want Softmax's 2 ringx kernels and RMSNorm's and LayerNorm's 4 ringw", built)
+	if built["ringx"] != 4 || built["ringw"] != 4 {
+		t.Errorf("built %v, want Softmax's and CrossEntropy's 4 ringx kernels and RMSNorm's and LayerNorm's 4 ringw", built)
 	}
 	x := rowPlan{kind: rowRing, cluster: 8, vec: true, threads: 256, ring: 4, expand: true}
 	w := rowPlan{kind: rowRing, cluster: 16, vec: true, threads: 256, ring: 4, colPacks: 2}

@@ -440,6 +440,49 @@ struct XentDSMEM {
     __device__ __forceinline__ void row_out(long long row, const Fin& f, const Ctx& k) const {
         loss[row] = k.live ? xent_loss<S>(x + row * cols, k.label, f.m, f.sum) : 0.0f;
     }
+    // row_ringx (rowring.cuh): peak, expand and scale_at as Softmax's (e^(x − m) rounded to the storage dtype in
+    // place); put_scaled writes dlogits from the expanded pack, e·scale, less one at the label (zeros for ignored
+    // rows, as put). The loss is row_out's, from x.
+    template <class P, int NV>
+    __device__ __forceinline__ float peak(const P (&v)[NV], int kv) const {
+        float m = XENT_NEG_INF;
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k < kv)
+#pragma unroll
+                for (int j = 0; j < P::E; j++) m = fmaxf(m, v[k].get(j));
+        return m;
+    }
+    template <class P, int NV>
+    __device__ __forceinline__ RowStat expand(P (&v)[NV], int kv, float m) const {
+        float s = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            if (k < kv) {
+#pragma unroll
+                for (int j = 0; j < P::E; j++) {
+                    const float e = ex2((v[k].get(j) - m) * XENT_L2E);
+                    v[k].set(j, e);
+                    s += e;
+                }
+            }
+        }
+        return RowStat{m, s};
+    }
+    __device__ __forceinline__ float scale_at(const Fin& f, float m) const { return ex2((m - f.m) * XENT_L2E) * f.inv; }
+    template <class P>
+    __device__ __forceinline__ void put_scaled(const P& v, long long row, long long c, float sc, const Ctx& k) const {
+        T* dr = dl + row * cols;
+        P o = P();
+        if (k.live) {
+            float g[P::E];
+#pragma unroll
+            for (int j = 0; j < P::E; j++) g[j] = v.get(j) * sc;
+            put_pack(o, g);
+        }
+        o.store(dr + c);
+        if (k.live && k.label >= c && k.label < c + P::E) dr[k.label] = S::put(v.get((int)(k.label - c)) * sc - 1.0f);
+    }
 };
 
 #define XENT_PARAMS(S) const S::T *x, const int *labels, float *loss, S::T *dl, long long rows, long long cols
@@ -451,7 +494,8 @@ struct XentDSMEM {
     op.dl = dl;          \
     op.cols = cols;
 ROW_DSMEM_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)
-ROW_RING_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+ROW_RING_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)   // row_ring (rowring.cuh), the same Op
+ROW_RINGX_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)  // row_ringx: each exponential once
 #endif  // clusters
 
 // Every other kernel, in both modules.

@@ -169,7 +169,7 @@ struct RowMapDSMEM {
     }
     __device__ __forceinline__ float scale_at(const Fin& f, float m) const { return op.scale_at(f, m); }
     template <class P>
-    __device__ __forceinline__ void put_scaled(const P& v, long long row, long long c, float sc) const {
+    __device__ __forceinline__ void put_scaled(const P& v, long long row, long long c, float sc, const Ctx&) const {
         float o[P::E];
 #pragma unroll
         for (int j = 0; j < P::E; j++) o[j] = v.get(j) * sc;

@@ -35,12 +35,13 @@
 // Each element is read once from memory and written once. The cross-entropy's ignored rows are read too (their
 // labels are not looked at when their loads are issued, rows ahead); their outputs are row_dsmem's.
 //
-// Each exponential once (row_ringx, Softmax, one row a pass, 16-byte packs): the reduce phase takes each thread's
+// Each exponential once (row_ringx, Softmax and CrossEntropy, one row a pass, 16-byte packs): the reduce phase takes each thread's
 // maximum of its packs of the row as the chunks land (Op::peak), and once the row's chunks are all in, replaces
 // each element of its packs in the ring by e^(x − m_t), m_t that maximum, summing them (Op::expand: the ring holds
 // the storage dtype, so bf16 rows keep e rounded to bf16); the store phase then scales them by e^(m_t − m) / Σ
 // (Op::scale_at, Op::put_scaled), a multiply where row_ring computes the exponential a second time. Softmax's two
-// exponentials an element bind its bf16 rows on an H200, where each byte must be handled in 70% of an H100's time.
+// exponentials an element bind its bf16 rows on an H200, where each byte must be handled in 70% of an H100's time;
+// the cross-entropy's dlogits are the same softmax, less one at the label.
 //
 // Column data kept (row_ringw, RMSNorm and LayerNorm, one row a pass, 16-byte packs): a block owns the same slice
 // of every row, so it loads the slice's column data (w, and b) once, into shared memory after its ring (the
@@ -92,7 +93,8 @@ struct RingX {
     template <class Op>
     static __device__ __forceinline__ float scale_at(const Op&, const typename Op::Fin&, float) { return 0.0f; }
     template <class Op, class P>
-    static __device__ __forceinline__ void put_scaled(const Op&, const P&, long long, long long, float) {}
+    static __device__ __forceinline__ void put_scaled(const Op&, const P&, long long, long long, float,
+                                                      const typename Op::Ctx&) {}
 };
 template <>
 struct RingX<true> {
@@ -109,8 +111,9 @@ struct RingX<true> {
         return op.scale_at(f, m);
     }
     template <class Op, class P>
-    static __device__ __forceinline__ void put_scaled(const Op& op, const P& v, long long row, long long c, float sc) {
-        op.put_scaled(v, row, c, sc);
+    static __device__ __forceinline__ void put_scaled(const Op& op, const P& v, long long row, long long c, float sc,
+                                                      const typename Op::Ctx& k) {
+        op.put_scaled(v, row, c, sc, k);
     }
 };
 
@@ -289,7 +292,7 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
             for (int q = 0; q < K; q++)
                 if (q < kv) {
                     if (XP)
-                        RingX<XP>::put_scaled(op, ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, sc);
+                        RingX<XP>::put_scaled(op, ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, sc, now);
                     else if (CW)  // the column packs from shared memory, as each is needed
                         op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, cbuf[i0 + q * T], f, now);
                     else
