@@ -445,29 +445,11 @@ struct XentDSMEM {
     // rows, as put). The loss is row_out's, from x.
     template <class P, int NV>
     __device__ __forceinline__ float peak(const P (&v)[NV], int kv) const {
-        float m = XENT_NEG_INF;
-#pragma unroll
-        for (int k = 0; k < NV; k++)
-            if (k < kv)
-#pragma unroll
-                for (int j = 0; j < P::E; j++) m = fmaxf(m, v[k].get(j));
-        return m;
+        return rm_pack_max<P, NV>(v, kv);
     }
     template <class P, int NV>
     __device__ __forceinline__ RowStat expand(P (&v)[NV], int kv, float m) const {
-        float s = 0.0f;
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            if (k < kv) {
-#pragma unroll
-                for (int j = 0; j < P::E; j++) {
-                    const float e = ex2((v[k].get(j) - m) * XENT_L2E);
-                    v[k].set(j, e);
-                    s += e;
-                }
-            }
-        }
-        return RowStat{m, s};
+        return rm_pack_expand<P, NV>(v, kv, m);
     }
     __device__ __forceinline__ float scale_at(const Fin& f, float m) const { return ex2((m - f.m) * XENT_L2E) * f.inv; }
     template <class P>

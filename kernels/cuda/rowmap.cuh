@@ -52,6 +52,37 @@ __device__ __forceinline__ float rm_rcp(float x) {
 
 #define KW_LOG2E 1.4426950408889634f
 
+// rm_pack_max is the largest element of the first kv of packs v (−inf for none).
+template <class P, int NV>
+__device__ __forceinline__ float rm_pack_max(const P (&v)[NV], int kv) {
+    float m = -__int_as_float(0x7f800000);
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+        if (k < kv)
+#pragma unroll
+            for (int j = 0; j < P::E; j++) m = fmaxf(m, v[k].get(j));
+    return m;
+}
+
+// rm_pack_expand replaces each element x of the first kv of packs v by e^(x − m) (rounded to the packs' storage)
+// and returns {m, the sum of the unrounded exponentials}: a softmax's statistic of those packs, kept in place.
+template <class P, int NV>
+__device__ __forceinline__ RowStat rm_pack_expand(P (&v)[NV], int kv, float m) {
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        if (k < kv) {
+#pragma unroll
+            for (int j = 0; j < P::E; j++) {
+                const float e = rm_ex2((v[k].get(j) - m) * KW_LOG2E);
+                v[k].set(j, e);
+                s += e;
+            }
+        }
+    }
+    return RowStat{m, s};
+}
+
 // rm_bf16x2 rounds two floats to bf16 (lo in the low half), as f32_to_bf16 does. On sm_80 and later one
 // cvt.rn.bf16x2.f32 does both; it differs from f32_to_bf16 only on NaN (canonical there, sign and payload kept
 // here), so the callers use it only when no output of the pack is NaN (rm_store).

@@ -384,27 +384,20 @@ __device__ __forceinline__ void row_ring2(const Op& op, const typename Op::T* __
         OP(S)                                                                                                  \
         row_ring2<decltype(op), K, E>(op, x, rows, cols);                                                      \
     }
-// ROW_RINGX_ENTRIES declares <prefix>_ringx_{f32,bf16}_v (row_ringx), over the same PARAMS(S) and OP(S), K = 4,
-// the same bounds.
-#define ROW_RINGX_ENTRY(PREFIX, S, NAME, K, PARAMS, OP)                                                       \
-    extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_ringx_##NAME##_v(PARAMS(S)) {                \
+// ROW_RINGX_ENTRIES declares <prefix>_ringx_{f32,bf16}_v (row_ringx) and ROW_RINGW_ENTRIES
+// <prefix>_ringw_{f32,bf16}_v (row_ringw), over the same PARAMS(S) and OP(S), K = 4, the same bounds: both through
+// ROW_RING_FORM_ENTRY (the form's word and device function).
+#define ROW_RING_FORM_ENTRY(PREFIX, WORD, FN, S, NAME, K, PARAMS, OP)                                         \
+    extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_##WORD##_##NAME##_v(PARAMS(S)) {             \
         OP(S)                                                                                                  \
-        row_ringx<decltype(op), K>(op, x, rows, cols);                                                         \
+        FN<decltype(op), K>(op, x, rows, cols);                                                                \
     }
-#define ROW_RINGX_ENTRIES(PREFIX, PARAMS, OP)           \
-    ROW_RINGX_ENTRY(PREFIX, F32, f32, 4, PARAMS, OP)    \
-    ROW_RINGX_ENTRY(PREFIX, BF16, bf16, 4, PARAMS, OP)
-
-// ROW_RINGW_ENTRIES declares <prefix>_ringw_{f32,bf16}_v (row_ringw), over the same PARAMS(S) and OP(S), K = 4,
-// the same bounds.
-#define ROW_RINGW_ENTRY(PREFIX, S, NAME, K, PARAMS, OP)                                                       \
-    extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_ringw_##NAME##_v(PARAMS(S)) {                \
-        OP(S)                                                                                                  \
-        row_ringw<decltype(op), K>(op, x, rows, cols);                                                         \
-    }
-#define ROW_RINGW_ENTRIES(PREFIX, PARAMS, OP)           \
-    ROW_RINGW_ENTRY(PREFIX, F32, f32, 4, PARAMS, OP)    \
-    ROW_RINGW_ENTRY(PREFIX, BF16, bf16, 4, PARAMS, OP)
+#define ROW_RINGX_ENTRIES(PREFIX, PARAMS, OP)                                \
+    ROW_RING_FORM_ENTRY(PREFIX, ringx, row_ringx, F32, f32, 4, PARAMS, OP)   \
+    ROW_RING_FORM_ENTRY(PREFIX, ringx, row_ringx, BF16, bf16, 4, PARAMS, OP)
+#define ROW_RINGW_ENTRIES(PREFIX, PARAMS, OP)                                \
+    ROW_RING_FORM_ENTRY(PREFIX, ringw, row_ringw, F32, f32, 4, PARAMS, OP)   \
+    ROW_RING_FORM_ENTRY(PREFIX, ringw, row_ringw, BF16, bf16, 4, PARAMS, OP)
 
 #define ROW_RING2_ENTRIES(PREFIX, PARAMS, OP)                     \
     ROW_RING2_ENTRY(PREFIX, F32, f32, 4, false, , PARAMS, OP)     \

@@ -44,18 +44,8 @@ struct SoftmaxOp {
     }
     __device__ __forceinline__ RowStat zero() const { return RowStat{-__int_as_float(0x7f800000), 0.0f}; }
     template <class P, int NV>
-    static __device__ __forceinline__ float vmax(const P (&v)[NV], int kv) {
-        float m = -__int_as_float(0x7f800000);
-#pragma unroll
-        for (int k = 0; k < NV; k++)
-            if (k < kv)
-#pragma unroll
-                for (int j = 0; j < P::E; j++) m = fmaxf(m, v[k].get(j));
-        return m;
-    }
-    template <class P, int NV>
     __device__ __forceinline__ RowStat scan(const P (&v)[NV], int kv, const Ctx&) const {
-        const float m = vmax<P, NV>(v, kv);
+        const float m = rm_pack_max<P, NV>(v, kv);
         float s = 0.0f;
 #pragma unroll
         for (int k = 0; k < NV; k++)
@@ -67,43 +57,18 @@ struct SoftmaxOp {
     template <class P, int NV>
     __device__ __forceinline__ RowStat local(P (&v)[NV], int kv, Ctx& c) const {
         if (!INPLACE) return scan<P, NV>(v, kv, c);  // (no branch once compiled: INPLACE is a constant)
-        const float m = vmax<P, NV>(v, kv);
-        float s = 0.0f;
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            if (k < kv) {
-#pragma unroll
-                for (int j = 0; j < P::E; j++) {
-                    const float e = rm_ex2((v[k].get(j) - m) * KW_LOG2E);
-                    v[k].set(j, e);
-                    s += e;
-                }
-            }
-        }
-        c.m = m;
-        return RowStat{m, s};
+        c.m = rm_pack_max<P, NV>(v, kv);
+        return rm_pack_expand<P, NV>(v, kv, c.m);
     }
     // row_ringx (rowring.cuh): peak is the packs' maximum, expand replaces each element by e^(x − m) (rounded to
     // the storage dtype) and returns {m, their sum}, scale_at is e^(m_t − m) / Σ of a thread whose maximum is m_t.
     template <class P, int NV>
     __device__ __forceinline__ float peak(const P (&v)[NV], int kv) const {
-        return vmax<P, NV>(v, kv);
+        return rm_pack_max<P, NV>(v, kv);
     }
     template <class P, int NV>
     __device__ __forceinline__ RowStat expand(P (&v)[NV], int kv, float m) const {
-        float s = 0.0f;
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            if (k < kv) {
-#pragma unroll
-                for (int j = 0; j < P::E; j++) {
-                    const float e = rm_ex2((v[k].get(j) - m) * KW_LOG2E);
-                    v[k].set(j, e);
-                    s += e;
-                }
-            }
-        }
-        return RowStat{m, s};
+        return rm_pack_expand<P, NV>(v, kv, m);
     }
     __device__ __forceinline__ float scale_at(const Fin& f, float m) const {
         return rm_ex2((m - f.m) * KW_LOG2E) * f.inv;
