@@ -547,6 +547,29 @@ func rowRingK(p rowPlan) int {
 	return rowRingPacks
 }
 
+// rowRingForm says why ring plan p is none of family rf's ring kernels ("" where it is one): one or two rows a
+// pass are built, two only with the family's ring2 kernels and 16-byte packs, early column loads for two; the
+// exponentials kept in the ring (ringx) and the column data kept in shared memory (ringw, the family's column packs
+// a pack) each with the family's kernels of that form, 16-byte packs and one row a pass, and not both at once.
+func rowRingForm(rf *rowFamily, p rowPlan) string {
+	switch {
+	case p.pass != 0 && p.pass != 2:
+		return "only one or two rows a pass are built"
+	case p.pass == 2 && (!rf.ring2 || !p.vec):
+		return "two rows a pass need the family's ring2 kernels and 16-byte packs"
+	case p.early && p.pass != 2:
+		return "early column loads are built for two rows a pass"
+	case p.expand && p.colPacks != 0:
+		return "no ring kernel keeps both the exponentials and the column data"
+	case p.expand && (!rf.ringX || !p.vec || p.pass != 0):
+		return "exponentials kept in the ring need the family's ringx kernels, 16-byte packs and one row a pass"
+	case p.colPacks != 0 && (p.colPacks != rf.ringW || !p.vec || p.pass != 0):
+		return fmt.Sprintf("column data kept in shared memory needs the family's ringw kernels (%d column packs a pack), "+
+			"16-byte packs and one row a pass", rf.ringW)
+	}
+	return ""
+}
+
 // rowRingChunkBytes is the bytes of one chunk of plan p (row_ring) for case c.
 func rowRingChunkBytes(p rowPlan, c Case) int {
 	e := 1

@@ -102,13 +102,8 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 		l.KernelCluster(mod, name, l.Rows*p.cluster, p.threads, p.cluster, rowDSMEMBytes(p, l.Case), args...)
 	case rowRing:
 		smem, pass := rowRingSmem(p, l.Case), p.rowsAPass()
-		if p.pass == 2 && (!rf.ring2 || !p.vec) || p.pass != 0 && p.pass != 2 || p.early && p.pass != 2 ||
-			p.expand && (!rf.ringX || !p.vec || p.pass != 0) || p.colPacks != 0 && (p.colPacks != rf.ringW || !p.vec || p.pass != 0 || p.expand) {
-			l.Fail(fmt.Errorf("%s: plan %v: two rows a pass need the family's ring2 kernels and 16-byte accesses, "+
-				"other row counts a pass are not built, early column loads are built for two rows a pass, and "+
-				"exponentials kept in the ring (ringx) and column data kept in shared memory (ringw, the family's "+
-				"column packs a pack) for the families with such kernels, 16-byte accesses and one row a pass",
-				name, p))
+		if why := rowRingForm(rf, p); why != "" {
+			l.Fail(fmt.Errorf("%s: plan %v: %s", name, p, why))
 			return
 		}
 		if p.cluster < 1 || p.cluster > rowRingMaxBlocks || p.threads < 32 || p.threads > rowRingMaxThreads ||

@@ -488,3 +488,39 @@ func TestRowRingVariantKernels(t *testing.T) {
 		t.Errorf("ringw shared memory %d B, want %d", rowRingSmem(p, c), 96<<10)
 	}
 }
+
+// TestRowRingForm checks which ring plans are built kernels of which family: each form alone on the families that
+// have it, with 16-byte packs and the rows a pass it is built for, and nothing else.
+func TestRowRingForm(t *testing.T) {
+	one := rowPlan{kind: rowRing, cluster: 8, vec: true, threads: 256, ring: 4}
+	with := func(f func(*rowPlan)) rowPlan { p := one; f(&p); return p }
+	for _, tc := range []struct {
+		rf   *rowFamily
+		p    rowPlan
+		want bool
+	}{
+		{softmaxRows, one, true},
+		{softmaxRows, with(func(p *rowPlan) { p.vec = false }), true},
+		{softmaxRows, with(func(p *rowPlan) { p.pass = 3 }), false},
+		{softmaxRows, with(func(p *rowPlan) { p.pass = 2 }), false}, // no ring2 kernels
+		{rmsNormRows, with(func(p *rowPlan) { p.pass = 2 }), true},
+		{rmsNormRows, with(func(p *rowPlan) { p.pass, p.vec = 2, false }), false},
+		{layerNormRows, with(func(p *rowPlan) { p.pass, p.early = 2, true }), true},
+		{layerNormRows, with(func(p *rowPlan) { p.early = true }), false},
+		{softmaxRows, with(func(p *rowPlan) { p.expand = true }), true},
+		{crossEntropyRows, with(func(p *rowPlan) { p.expand = true }), true},
+		{layerNormRows, with(func(p *rowPlan) { p.expand = true }), false},
+		{softmaxRows, with(func(p *rowPlan) { p.expand, p.vec = true, false }), false},
+		{layerNormRows, with(func(p *rowPlan) { p.colPacks = 2 }), true},
+		{rmsNormRows, with(func(p *rowPlan) { p.colPacks = 1 }), true},
+		{rmsNormRows, with(func(p *rowPlan) { p.colPacks = 2 }), false}, // RMSNorm keeps w alone
+		{fp8QuantRows, with(func(p *rowPlan) { p.colPacks = 1 }), false},
+		{layerNormRows, with(func(p *rowPlan) { p.colPacks, p.pass = 2, 2 }), false},
+		{layerNormRows, with(func(p *rowPlan) { p.colPacks, p.vec = 2, false }), false},
+		{crossEntropyRows, with(func(p *rowPlan) { p.expand, p.colPacks = true, 1 }), false},
+	} {
+		if why := rowRingForm(tc.rf, tc.p); (why == "") != tc.want {
+			t.Errorf("%s %+v: %q, want built %v", tc.rf.prefix, tc.p, why, tc.want)
+		}
+	}
+}

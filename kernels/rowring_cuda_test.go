@@ -55,7 +55,8 @@ func TestCUDARowRing(t *testing.T) {
 		d1x.expand, d1w.colPacks = true, rf.ringW
 		ln2, _ := layerNormRing2(c, 90)
 		for _, p := range ps {
-			if p == d1 || p == d2 || p == d2e || rf.ringX && p == d1x || rf.ringW > 0 && p == d1w || rf == layerNormRows && p == ln2 && p.pass == 2 {
+			if p == d1 || p == d2 || p == d2e || rf.ringX && p == d1x || rf.ringW > 0 && p == d1w ||
+				rf == layerNormRows && p == ln2 && p.pass == 2 {
 				first = append(first, p)
 			}
 		}
@@ -77,25 +78,19 @@ func TestCUDARowRing(t *testing.T) {
 func rowRingPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
 	ps := rowRingPlainPlans(rf, c, tune)
 	for _, p := range ps {
-		if p.pass != 0 || !p.vec {
-			continue
-		}
-		if rf.ringX {
-			x := p
-			x.expand = true
+		x, w := p, p
+		x.expand, w.colPacks = true, rf.ringW
+		if rowRingForm(rf, x) == "" {
 			ps = append(ps, x)
 		}
-		if w := p; rf.ringW > 0 {
-			w.colPacks = rf.ringW
-			if rowRingSmem(w, c) <= rowRingMaxBytes {
-				ps = append(ps, w)
-			}
+		if rf.ringW > 0 && rowRingForm(rf, w) == "" && rowRingSmem(w, c) <= rowRingMaxBytes {
+			ps = append(ps, w)
 		}
 	}
 	return ps
 }
 
-// rowRingPlainPlans is rowRingPlans without the ringx plans.
+// rowRingPlainPlans is rowRingPlans without the ringx and ringw forms.
 func rowRingPlainPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
 	var ps []rowPlan
 	seen := map[rowPlan]bool{}
