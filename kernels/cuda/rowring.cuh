@@ -35,11 +35,12 @@
 // Each element is read once from memory and written once. The cross-entropy's ignored rows are read too (their
 // labels are not looked at when their loads are issued, rows ahead); their outputs are row_dsmem's.
 //
-// Each exponential once (row_ringx, Softmax and CrossEntropy, one row a pass, 16-byte packs): the reduce phase takes each thread's
-// maximum of its packs of the row as the chunks land (Op::peak), and once the row's chunks are all in, replaces
-// each element of its packs in the ring by e^(x − m_t), m_t that maximum, summing them (Op::expand: the ring holds
-// the storage dtype, so bf16 rows keep e rounded to bf16); the store phase then scales them by e^(m_t − m) / Σ
-// (Op::scale_at, Op::put_scaled), a multiply where row_ring computes the exponential a second time. Softmax's two
+// Each exponential once (row_ringx, Softmax and CrossEntropy, one row a pass, 16-byte packs): the reduce phase
+// takes each thread's maximum of its packs of the row as the chunks land (Op::peak), and once the row's chunks are
+// all in, replaces each element of its packs in the ring by e^(x − m_t), m_t that maximum, summing them
+// (Op::expand: the ring holds the storage dtype, so bf16 rows keep e rounded to bf16); the store phase then scales
+// them by e^(m_t − m) / Σ (Op::scale_at, Op::put_scaled), a multiply where row_ring computes the exponential a
+// second time. Softmax's two
 // exponentials an element bind its bf16 rows on an H200, where each byte must be handled in 70% of an H100's time;
 // the cross-entropy's dlogits are the same softmax, less one at the label.
 //
@@ -83,7 +84,7 @@ __device__ __forceinline__ void ring_wait(long long n) {
 __device__ __forceinline__ int ring_step(int sl, int d, int nc) { return sl + d >= nc ? sl + d - nc : sl + d; }
 
 // RingX<XP> calls the Op's row_ringx members (peak, expand, scale_at, put_scaled) where XP is set and nothing
-// where it is not, so that the Ops without them (every family but Softmax) still compile row_ring_pass.
+// where it is not, so that the Ops without them (RMSNorm, LayerNorm, FP8Quant) still compile row_ring_pass.
 template <bool XP>
 struct RingX {
     template <class Op, class P, int K>
