@@ -192,7 +192,9 @@ func mdEscape(s string) string {
 		}
 		return false
 	}
-	alnumNext := func(i int) bool { return i+1 < len(rs) && (unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1])) }
+	// alnumNext reports whether a letter or any number (decimal or not: GitHub's
+	// own rules aside, "@➀" is escaped too) follows i.
+	alnumNext := func(i int) bool { return i+1 < len(rs) && (unicode.IsLetter(rs[i+1]) || unicode.IsNumber(rs[i+1])) }
 	// mentionOrEmail reports whether the @ at i could start a mention (it
 	// follows no word character) or belong to an e-mail address (a dotted
 	// domain follows); "main@1f2e3d4" is neither and stays as it is.
