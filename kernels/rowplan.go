@@ -175,7 +175,7 @@ func rowAccess(c Case) (vec bool, e, nv int) {
 //     as many warps as possible issue the row's loads (32×4096: 90–94%, against 59–60% with eight);
 //   - rows of up to 1024 threads' worth: one block per row (4096–16384: 92–101%; bf16 65536: 80%).
 //
-// Wider rows are the family's (wide is false, the plan unset): rowWideRMSNorm, rowWideMap, rowWideStream.
+// Wider rows are the family's (wide is true, the plan unset): rmsNormChoosePlan, rowMapChoosePlan, rowStreamChoosePlan.
 func rowChoosePlan(rf *rowFamily, c Case, sms int) (p rowPlan, wide bool) {
 	vec, e, nv := rowAccess(c)
 	switch {
