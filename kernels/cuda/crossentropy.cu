@@ -440,18 +440,8 @@ struct XentDSMEM {
     __device__ __forceinline__ void row_out(long long row, const Fin& f, const Ctx& k) const {
         loss[row] = k.live ? xent_loss<S>(x + row * cols, k.label, f.m, f.sum) : 0.0f;
     }
-    // row_ringx (rowring.cuh): peak, expand and scale_at as Softmax's (e^(x − m) rounded to the storage dtype in
-    // place); put_scaled writes dlogits from the expanded pack, e·scale, less one at the label (zeros for ignored
-    // rows, as put). The loss is row_out's, from x.
-    template <class P, int NV>
-    __device__ __forceinline__ float peak(const P (&v)[NV], int kv) const {
-        return rm_pack_max<P, NV>(v, kv);
-    }
-    template <class P, int NV>
-    __device__ __forceinline__ RowStat expand(P (&v)[NV], int kv, float m) const {
-        return rm_pack_expand<P, NV>(v, kv, m);
-    }
-    __device__ __forceinline__ float scale_at(const Fin& f, float m) const { return ex2((m - f.m) * XENT_L2E) * f.inv; }
+    // row_ringx (rowring.cuh): put_scaled writes dlogits from the expanded pack, e·scale, less one at the label
+    // (zeros for ignored rows, as put). The loss is row_out's, from x.
     template <class P>
     __device__ __forceinline__ void put_scaled(const P& v, long long row, long long c, float sc, const Ctx& k) const {
         T* dr = dl + row * cols;

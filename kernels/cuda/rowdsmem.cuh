@@ -156,18 +156,7 @@ struct RowMapDSMEM {
         op.apply_raw(v, k, f, o);
         rm_store<S, (P::E > 1)>(o, y + row * cols + c);
     }
-    // For row_ringx (Ops with peak, expand and scale_at: Softmax): the maximum of packs v, their elements
-    // replaced in place by e^(x − m) with their sum, the scale of a thread whose maximum is m, and the output of an
-    // expanded pack.
-    template <class P, int NV>
-    __device__ __forceinline__ float peak(const P (&v)[NV], int kv) const {
-        return op.template peak<P, NV>(v, kv);
-    }
-    template <class P, int NV>
-    __device__ __forceinline__ RowStat expand(P (&v)[NV], int kv, float m) const {
-        return op.template expand<P, NV>(v, kv, m);
-    }
-    __device__ __forceinline__ float scale_at(const Fin& f, float m) const { return op.scale_at(f, m); }
+    // For row_ringx (Softmax): the outputs of an expanded pack v, each element e^(x − m_t) times scale sc.
     template <class P>
     __device__ __forceinline__ void put_scaled(const P& v, long long row, long long c, float sc, const Ctx&) const {
         float o[P::E];

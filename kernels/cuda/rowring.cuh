@@ -36,11 +36,11 @@
 // labels are not looked at when their loads are issued, rows ahead); their outputs are row_dsmem's.
 //
 // Each exponential once (row_ringx, Softmax and CrossEntropy, one row a pass, 16-byte packs): the reduce phase
-// takes each thread's maximum of its packs of the row as the chunks land (Op::peak), and once the row's chunks are
-// all in, replaces each element of its packs in the ring by e^(x − m_t), m_t that maximum, summing them
-// (Op::expand: the ring holds the storage dtype, so bf16 rows keep e rounded to bf16); the store phase then scales
-// them by e^(m_t − m) / Σ (Op::scale_at, Op::put_scaled), a multiply where row_ring computes the exponential a
-// second time. Softmax's two
+// takes each thread's maximum of its packs of the row as the chunks land (rm_pack_max), and once the row's chunks
+// are all in, replaces each element of its packs in the ring by e^(x − m_t), m_t that maximum, summing them
+// (rm_pack_expand: the ring holds the storage dtype, so bf16 rows keep e rounded to bf16); the store phase then
+// scales them by e^(m_t − m) / Σ (RingX::scale_at, Op::put_scaled), a multiply where row_ring computes the
+// exponential a second time. Softmax's two
 // exponentials an element bind its bf16 rows on an H200, where each byte must be handled in 70% of an H100's time;
 // the cross-entropy's dlogits are the same softmax, less one at the label.
 //
@@ -83,33 +83,24 @@ __device__ __forceinline__ void ring_wait(long long n) {
 // ring_step is slot sl + d of a ring of nc slots (0 ≤ sl < nc, 0 ≤ d ≤ nc).
 __device__ __forceinline__ int ring_step(int sl, int d, int nc) { return sl + d >= nc ? sl + d - nc : sl + d; }
 
-// RingX<XP> calls the Op's row_ringx members (peak, expand, scale_at, put_scaled) where XP is set and nothing
-// where it is not, so that the Ops without them (RMSNorm, LayerNorm, FP8Quant) still compile row_ring_pass.
+// RingX<XP> holds what row_ringx needs of an Op beyond row_ring's where XP is set, and nothing where it is not,
+// so that the Ops without it (RMSNorm, LayerNorm, FP8Quant) still compile row_ring_pass: scale_at, the scale
+// e^(m_t − m) / Σ of a thread whose maximum is m_t (from the Op's Fin: the row's maximum m and inv = 1 / Σ), and
+// the Op's put_scaled, the outputs of an expanded pack. The packs' maximum and their expansion are the same for
+// every such Op (rm_pack_max, rm_pack_expand).
 template <bool XP>
 struct RingX {
-    template <class Op, class P, int K>
-    static __device__ __forceinline__ float peak(const Op&, const P (&)[K], int) { return 0.0f; }
-    template <class Op, class P, int K>
-    static __device__ __forceinline__ RowStat expand(const Op& op, P (&)[K], int, float) { return op.zero(); }
     template <class Op>
-    static __device__ __forceinline__ float scale_at(const Op&, const typename Op::Fin&, float) { return 0.0f; }
+    static __device__ __forceinline__ float scale_at(const typename Op::Fin&, float) { return 0.0f; }
     template <class Op, class P>
     static __device__ __forceinline__ void put_scaled(const Op&, const P&, long long, long long, float,
                                                       const typename Op::Ctx&) {}
 };
 template <>
 struct RingX<true> {
-    template <class Op, class P, int K>
-    static __device__ __forceinline__ float peak(const Op& op, const P (&v)[K], int kv) {
-        return op.template peak<P, K>(v, kv);
-    }
-    template <class Op, class P, int K>
-    static __device__ __forceinline__ RowStat expand(const Op& op, P (&v)[K], int kv, float m) {
-        return op.template expand<P, K>(v, kv, m);
-    }
     template <class Op>
-    static __device__ __forceinline__ float scale_at(const Op& op, const typename Op::Fin& f, float m) {
-        return op.scale_at(f, m);
+    static __device__ __forceinline__ float scale_at(const typename Op::Fin& f, float m) {
+        return rm_ex2((m - f.m) * KW_LOG2E) * f.inv;
     }
     template <class Op, class P>
     static __device__ __forceinline__ void put_scaled(const Op& op, const P& v, long long row, long long c, float sc,
@@ -213,7 +204,7 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
                 for (int q = 0; q < K; q++)
                     if (q < kv) v[q] = ring[sl * C + tid + q * T];
                 if (XP)
-                    mt = fmaxf(mt, RingX<XP>::peak(op, v, kv));
+                    mt = fmaxf(mt, rm_pack_max<P, K>(v, kv));
                 else
                     s = op.merge(s, op.template scan<P, K>(v, kv, ctx));
             }
@@ -238,7 +229,7 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
 #pragma unroll
                     for (int q = 0; q < K; q++)
                         if (q < kv) v[q] = ring[sl * C + tid + q * T];
-                    s = op.merge(s, RingX<XP>::expand(op, v, kv, mt));
+                    s = op.merge(s, rm_pack_expand<P, K>(v, kv, mt));
 #pragma unroll
                     for (int q = 0; q < K; q++)
                         if (q < kv) ring[sl * C + tid + q * T] = v[q];
@@ -272,7 +263,7 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
             }
         }
         const typename Op::Fin f = op.finish(t, cols, ctx);
-        const float sc = RingX<XP>::scale_at(op, f, mt);  // XP: e^(m_t − m) / Σ
+        const float sc = RingX<XP>::template scale_at<Op>(f, mt);  // XP: e^(m_t − m) / Σ
         const typename Op::Fin f1 = R > 1 ? op.finish(t1, cols, ctx1) : f;
         const typename Op::Ctx now = ctx, now1 = ctx1;
         if (j + 1 < nrows) {  // the next pass's, loaded while this one is stored
@@ -331,8 +322,8 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
     row_ring_pass<Op, V, K, 1, false>(op, x, rows, cols, red, part);
 }
 
-// row_ringx: row_ring with each exponential computed once (row_ring_pass with XP: the Op's peak, expand, scale_at
-// and put_scaled), 16-byte packs.
+// row_ringx: row_ring with each exponential computed once (row_ring_pass with XP: the Op's put_scaled, and a Fin
+// with the row's maximum m and inv = 1 / Σ), 16-byte packs.
 template <class Op, int K>
 __device__ __forceinline__ void row_ringx(const Op& op, const typename Op::T* __restrict__ x, long long rows,
                                           long long cols) {

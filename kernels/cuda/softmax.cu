@@ -60,19 +60,6 @@ struct SoftmaxOp {
         c.m = rm_pack_max<P, NV>(v, kv);
         return rm_pack_expand<P, NV>(v, kv, c.m);
     }
-    // row_ringx (rowring.cuh): peak is the packs' maximum, expand replaces each element by e^(x − m) (rounded to
-    // the storage dtype) and returns {m, their sum}, scale_at is e^(m_t − m) / Σ of a thread whose maximum is m_t.
-    template <class P, int NV>
-    __device__ __forceinline__ float peak(const P (&v)[NV], int kv) const {
-        return rm_pack_max<P, NV>(v, kv);
-    }
-    template <class P, int NV>
-    __device__ __forceinline__ RowStat expand(P (&v)[NV], int kv, float m) const {
-        return rm_pack_expand<P, NV>(v, kv, m);
-    }
-    __device__ __forceinline__ float scale_at(const Fin& f, float m) const {
-        return rm_ex2((m - f.m) * KW_LOG2E) * f.inv;
-    }
     // merge: the sum of each side rescaled to the larger maximum (a side at that maximum exactly is not
     // rescaled, so merging with zero() changes nothing). Written without contractions: commutative bit for bit.
     __device__ __forceinline__ RowStat merge(RowStat p, RowStat q) const {
