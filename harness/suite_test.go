@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -172,7 +173,9 @@ func (s sleeper) Release()            {}
 
 // TestCPUTimers: the process-cpu timer does not count the time a launch waits without running (what a
 // neighbour holding the cores looks like to the wall clock), the wall timer does; the cpu-timer config line
-// says which one a run used, and a timer that does not exist is refused.
+// says which one a run used, and a timer that does not exist is refused. The process's CPU time counts all of
+// its threads, the garbage collector's too (a CI run once read 3 ms of CPU in two of three 3 ms naps), so the
+// heap is collected first and the quietest of 5 samples is judged.
 func TestCPUTimers(t *testing.T) {
 	be := NewCPU(2)
 	defer be.Close()
@@ -193,19 +196,20 @@ func TestCPUTimers(t *testing.T) {
 		if err := be.SetTimer(tc.timer); err != nil {
 			t.Fatal(err)
 		}
-		ns, err := be.Time(sleeper{nap}, 3, Timing{})
+		runtime.GC()
+		ns, err := be.Time(sleeper{nap}, 5, Timing{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !tc.ok(Median(ns)) {
+		if !tc.ok(slices.Min(ns)) {
 			t.Errorf("timer %s: a launch sleeping %v measured %v ns", tc.timer, nap, ns)
 		}
 		if lines := be.Device().ConfigLines(); !slices.Contains(lines, "cpu-timer: "+tc.timer) {
 			t.Errorf("timer %s: config lines %q", tc.timer, lines)
 		}
 	}
-	if be.LaunchWall() < 6*nap {
-		t.Errorf("launch wall time %v for 6 launches of %v", be.LaunchWall(), nap)
+	if be.LaunchWall() < 10*nap {
+		t.Errorf("launch wall time %v for 10 launches of %v", be.LaunchWall(), nap)
 	}
 	if err := be.SetTimer("cycles"); err == nil || !strings.Contains(err.Error(), `"cycles"`) {
 		t.Errorf("SetTimer(cycles): %v", err)
