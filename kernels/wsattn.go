@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"strings"
 )
 
 // The Attention family's Hopper plan: the wgmma + TMA kernels of cuda/wsattn_sm90a.cu (sm_90a, compute
@@ -41,16 +42,24 @@ type wsAttnPlan struct {
 // (A share of the exponentials on a polynomial on the FMA pipe instead of the special-function units timed slower
 // at every share on an H100 — 2 of 16: −3% to −6%; 8: −14% to −19% — since each costs 9 instructions where the
 // tile's issue already binds; docs/kernels.md has the figures.) The zero value is neither.
+// tail (plain form only) runs a last key tile of at most 64 keys (or 128) on products of that width rather than
+// the tile's: t = 4096 in tiles of 176 keys ends in a tile of 48, and the products and exponentials of the other
+// 128 columns are 3% of the block's. (The 192-query, 128-key kernel with the tail spilled 80 bytes at its
+// 168-register cap, so only the 176-key one has it.)
 type wsAttnOpts struct {
-	desc bool
+	desc, tail bool
 }
 
-// String is the kernel name's part (the .cu's VNAME): "dc", or "" for the zero value.
+// String is the kernel name's part (the .cu's VNAME): "dc", "tl", "dc_tl", or "" for the zero value.
 func (o wsAttnOpts) String() string {
+	var parts []string
 	if o.desc {
-		return "dc"
+		parts = append(parts, "dc")
 	}
-	return ""
+	if o.tail {
+		parts = append(parts, "tl")
+	}
+	return strings.Join(parts, "_")
 }
 
 // wsAttnSmemLimit is the dynamic shared memory a block may take on compute capability 9.0: 227 KiB less the
@@ -69,6 +78,7 @@ var wsAttnPlans = []wsAttnPlan{
 	{64, 192, 128, 2, "plain", wsAttnOpts{}}, {64, 256, 128, 2, "plain", wsAttnOpts{}},
 	// The variants (WA_KERNEL_V lines).
 	{64, 256, 128, 2, "plain", wsAttnOpts{desc: true}},
+	{128, 128, 176, 2, "plain", wsAttnOpts{tail: true}},
 }
 
 // kernel is the plan's kernel name for mask ("none" or "causal").
