@@ -45,7 +45,12 @@ type wsAttnPlan struct {
 // tail (plain form only) runs a last key tile of at most 64 keys (or 128) on products of that width rather than
 // the tile's: t = 4096 in tiles of 176 keys ends in a tile of 48, and the products and exponentials of the other
 // 128 columns are 3% of the block's. (The 192-query, 128-key kernel with the tail spilled 80 bytes at its
-// 168-register cap, so only the 176-key one has it.)
+// 168-register cap, so only the 176-key one has it.) On an H100 it timed within the noise of the plain kernel
+// (TestCUDAAttentionTune, 300 ms soak, medians of 5 and 6 interleaved repeats: t = 4096 531.3 and 526.9 against
+// 527.5 and 525.0 TFLOP/s; t = 16384 543.9 and 543.7 against 546.3 and 536.9), so wsAttnChoose keeps the plain one.
+// A persistent form of the same kernel (a block per multiprocessor looping over the work items, the next item's
+// Q, K and V loaded while it finished one) timed slower in the same runs, 497.3 at t = 4096 and 525.6 at 16384,
+// 453.4 causal at 16384 (the static round robin loses the longest-first order's balance), and is not kept.
 type wsAttnOpts struct {
 	desc, tail bool
 }
