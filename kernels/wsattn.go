@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"strings"
 )
 
 // The Attention family's Hopper plan: the wgmma + TMA kernels of cuda/wsattn_sm90a.cu (sm_90a, compute
@@ -42,32 +41,16 @@ type wsAttnPlan struct {
 // (A share of the exponentials on a polynomial on the FMA pipe instead of the special-function units timed slower
 // at every share on an H100 — 2 of 16: −3% to −6%; 8: −14% to −19% — since each costs 9 instructions where the
 // tile's issue already binds; docs/kernels.md has the figures.) The zero value is neither.
-// tail (plain form only) runs a last key tile of at most 64 keys (or 128) on products of that width rather than
-// the tile's: t = 4096 in tiles of 176 keys ends in a tile of 48, and the products and exponentials of the other
-// 128 columns are 3% of the block's. (The 192-query, 128-key kernel with the tail spilled 80 bytes at its
-// 168-register cap, so only the 176-key one has it.) On an H100 (TestCUDAAttentionTune, 300 ms soak, three runs of
-// 4–6 interleaved repeats, medians) it timed faster than the plain kernel in five comparisons of six, by 0.9% on
-// average: t = 4096 526.9, 531.3 and 525.5 TFLOP/s against 525.0, 527.5 and 520.0; t = 16384 543.7, 543.9 and 543.6
-// against 536.9, 546.3 and 534.7. wsAttnChoose takes it without a mask.
-// Two persistent forms of the same kernel (a block per multiprocessor looping over the work items, the next
-// item's Q, K and V loaded while it finished one; items in a static round robin, or drawn from a counter in
-// global memory) timed no faster in the same runs: at t = 4096 497.3 and 519.0 (static), 516.0 (drawn, samples
-// 485–534); at t = 16384 525.6 and 527.3 (static), 530.1 (drawn); causal at 16384 the static order lost 10%
-// (448.8). A block's start and end are not what the kernel loses to; they are not kept.
 type wsAttnOpts struct {
-	desc, tail bool
+	desc bool
 }
 
-// String is the kernel name's part (the .cu's VNAME): "dc", "tl", "dc_tl", or "" for the zero value.
+// String is the kernel name's part (the .cu's VNAME): "dc", or "" for the zero value.
 func (o wsAttnOpts) String() string {
-	var parts []string
 	if o.desc {
-		parts = append(parts, "dc")
+		return "dc"
 	}
-	if o.tail {
-		parts = append(parts, "tl")
-	}
-	return strings.Join(parts, "_")
+	return ""
 }
 
 // wsAttnSmemLimit is the dynamic shared memory a block may take on compute capability 9.0: 227 KiB less the
@@ -86,7 +69,6 @@ var wsAttnPlans = []wsAttnPlan{
 	{64, 192, 128, 2, "plain", wsAttnOpts{}}, {64, 256, 128, 2, "plain", wsAttnOpts{}},
 	// The variants (WA_KERNEL_V lines).
 	{64, 256, 128, 2, "plain", wsAttnOpts{desc: true}},
-	{128, 128, 176, 2, "plain", wsAttnOpts{tail: true}},
 }
 
 // kernel is the plan's kernel name for mask ("none" or "causal").
@@ -117,9 +99,8 @@ var wsAttnPlanFor = wsAttnChoose
 // warpgroups a block, one's softmax already runs while another's products do, and the forms that overlap them
 // within a warpgroup ("ov") or make the warpgroups take turns ("pp") timed no faster (176-key tiles at d = 128: pp
 // 553 and 575, plain 555 and 579) or slower (d = 64, 128-query blocks: pp 316, plain 399). Without a mask, d = 128:
-// 176-key tiles (555 and 579; 128-key 535 and 553), with the short last tile (wsAttnOpts.tail); causal: 192-query
-// blocks (488 and 535, against 471 and 474 for the 128-query pp kernel), whose longer blocks cost less at the
-// diagonal than they lose to the last wave. d = 64:
+// 176-key tiles (555 and 579; 128-key 535 and 553); causal: 192-query blocks (488 and 535, against 471 and 474 for
+// the 128-query pp kernel), whose longer blocks cost less at the diagonal than they lose to the last wave. d = 64:
 // 256-query blocks, four warpgroups (440 and 332 causal, against 399 and 280 with 128), with the stepped
 // descriptors (wsAttnD64Opts).
 func wsAttnChoose(d int, mask string) wsAttnPlan {
@@ -127,7 +108,7 @@ func wsAttnChoose(d int, mask string) wsAttnPlan {
 	case d == 128 && mask == "causal":
 		return wsAttnPlan{128, 192, 128, 2, "plain", wsAttnOpts{}}
 	case d == 128:
-		return wsAttnPlan{128, 128, 176, 2, "plain", wsAttnOpts{tail: true}}
+		return wsAttnPlan{128, 128, 176, 2, "plain", wsAttnOpts{}}
 	case wsAttnD64On:
 		return wsAttnPlan{64, 256, 128, 2, "plain", wsAttnD64Opts}
 	default:

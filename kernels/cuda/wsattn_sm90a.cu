@@ -29,8 +29,7 @@
 // (named barriers 1 …  BM/64, round robin), so that one's softmax runs while another's products do.
 // Variants (wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<VNAME>_<mask>, WA_KERNEL_V): the products' descriptors stepped from
 // ones made once (WA_OPT_DESC, "dc"), about 30 fewer instructions a tile in the stream the softmax issues from — at
-// D = 64 the default, 2.5% faster; and, in the plain form, a short last key tile on narrower products (WA_OPT_TAIL,
-// "tl": at most 64 keys left → m64n64, at most 128 → m64n128; t = 4096 in tiles of 176 keys ends in 48). (Moving a share of the exponentials from the special-function units to a
+// D = 64 the default, 2.5% faster. (Moving a share of the exponentials from the special-function units to a
 // polynomial on the FMA pipe, after FlashAttention-4, timed slower at every share on an H100: the softmax's
 // instruction issue binds, not MUFU; docs/kernels.md has the figures.)
 // Causal: a block takes the key tiles up to its last query only, and masks only the tiles that cross the
@@ -215,8 +214,6 @@ __device__ __forceinline__ float wa_exp2(float x) {
 // wsattn's OPT bits: WA_OPT_DESC, the products' descriptors stepped from ones made once (wa_desc_step) rather
 // than made from each address.
 #define WA_OPT_DESC 1
-// WA_OPT_TAIL (plain form): the last key tile on products of 64 or 128 keys when that many cover it.
-#define WA_OPT_TAIL 2
 
 // WA_KIND is wsattn's KIND: the form (WA_FORM_*) and OPT, WA_OPT_* bits. One template argument rather than two, so
 // that the kernels of OPT 0 keep the names of the symbols they declare (the barriers'), and with them their PTX.
@@ -306,34 +303,31 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 
         const unsigned long long dq = wa_desc_k(qa), dk = wa_desc_k(sk), dv = wa_desc_mn(sv, KV_CHUNK);
         // S = Q · K(n)ᵀ, issued and committed (one wgmma group).
-        // The steps take S and P as arguments (sa, pa: N/2 and N/4 a thread for a tile of N keys), so that the
-        // tail variant runs its short last tile on narrower products: the first N keys of the stage, N < BN.
-        auto gemm_s = [&](auto& sa, int n) {
+        auto gemm_s = [&](int n) {
             const unsigned kb = sk + (n % ST) * KV_BYTES;
             wa_mbar_wait(kfull + 8 * (n % ST), (n / ST) & 1);
-            hp_fence(sa);
+            hp_fence(s);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++)
                 if (OPT & WA_OPT_DESC)
-                    wa_mma_ss(sa, wa_desc_step(dq, (kk / 4) * BM * 128 + 32 * (kk % 4)),
+                    wa_mma_ss(s, wa_desc_step(dq, (kk / 4) * BM * 128 + 32 * (kk % 4)),
                               wa_desc_step(dk, (n % ST) * KV_BYTES + (kk / 4) * KV_CHUNK + 32 * (kk % 4)), kk > 0);
                 else
-                    wa_mma_ss(sa, wa_desc_k(qa + (kk / 4) * BM * 128 + 32 * (kk % 4)),
+                    wa_mma_ss(s, wa_desc_k(qa + (kk / 4) * BM * 128 + 32 * (kk % 4)),
                               wa_desc_k(kb + (kk / 4) * KV_CHUNK + 32 * (kk % 4)), kk > 0);
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         };
         // O += P · V(n), issued and committed.
-        auto gemm_pv = [&](auto& pa, int n) {
-            constexpr int N = 4 * (int)(sizeof(pa) / sizeof(pa[0]));
+        auto gemm_pv = [&](int n) {
             const unsigned vb = sv + (n % ST) * KV_BYTES;
             wa_mbar_wait(vfull + 8 * (n % ST), (n / ST) & 1);
             hp_fence(oacc);
-            hp_fence(pa);
+            hp_fence(p);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-            for (int kk = 0; kk < N / 16; kk++) {
-                const unsigned a[4] = {pa[4 * kk], pa[4 * kk + 1], pa[4 * kk + 2], pa[4 * kk + 3]};
+            for (int kk = 0; kk < BN / 16; kk++) {
+                const unsigned a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
                 if (OPT & WA_OPT_DESC)
                     wa_mma_rs(oacc, a, wa_desc_step(dv, (n % ST) * KV_BYTES + 2048 * kk));
                 else
@@ -350,23 +344,22 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         // The online softmax of S(n): masked, new running max, alpha (the old accumulators' factor), S
         // overwritten by 2^(s·scale − max), the running sums (this thread's columns only; the quad's are added
         // at the end).
-        auto softmax = [&](auto& sa, int n) {
-            constexpr int R = (int)(sizeof(sa) / sizeof(sa[0])), N = 2 * R;
+        auto softmax = [&](int n) {
             const long long k0 = (long long)n * BN;
-            if (k0 + N > t || (CAUSAL && k0 + N - 1 > q0 + half * 64)) {
+            if (k0 + BN > t || (CAUSAL && k0 + BN - 1 > q0 + half * 64)) {
 #pragma unroll
-                for (int i = 0; i < R / 4; i++)
+                for (int i = 0; i < RS / 4; i++)
 #pragma unroll
                     for (int j = 0; j < 4; j++) {
                         const long long c = k0 + 8 * i + 2 * (lane % 4) + (j & 1), r = ra + 8 * (j >> 1);
-                        if (c >= t || (CAUSAL && c > r)) sa[4 * i + j] = -INFINITY;
+                        if (c >= t || (CAUSAL && c > r)) s[4 * i + j] = -INFINITY;
                     }
             }
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 float mx = -INFINITY;
 #pragma unroll
-                for (int i = 0; i < R / 4; i++) mx = fmaxf(mx, fmaxf(sa[4 * i + 2 * h], sa[4 * i + 2 * h + 1]));
+                for (int i = 0; i < RS / 4; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
                 const float mnew = fmaxf(mrow[h], mx * scale);
@@ -375,85 +368,65 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
                 mrow[h] = mnew;
                 float sum = 0.0f;
 #pragma unroll
-                for (int i = 0; i < R / 4; i++)
+                for (int i = 0; i < RS / 4; i++)
 #pragma unroll
                     for (int j = 0; j < 2; j++) {
-                        const float e = wa_exp2(fmaf(sa[4 * i + 2 * h + j], scale, -msub));
-                        sa[4 * i + 2 * h + j] = e;
+                        const float e = wa_exp2(fmaf(s[4 * i + 2 * h + j], scale, -msub));
+                        s[4 * i + 2 * h + j] = e;
                         sum += e;
                     }
                 lrow[h] = lrow[h] * alpha[h] + sum;
             }
         };
-        auto rescale_pack = [&](const auto& sa, auto& pa) {
-            constexpr int R = (int)(sizeof(sa) / sizeof(sa[0]));
+        auto rescale_pack = [&]() {
 #pragma unroll
             for (int e = 0; e < RO; e++) oacc[e] *= alpha[(e >> 1) & 1];
 #pragma unroll
-            for (int j = 0; j < R / 2; j++) pa[j] = hp_pack(sa[2 * j], sa[2 * j + 1]);
+            for (int j = 0; j < RS / 2; j++) p[j] = hp_pack(s[2 * j], s[2 * j + 1]);
         };
 
         wa_mbar_wait(qfull, 0);
         if (!OV) {
-            // One tile of N keys (sa, pa sized for N) in turn: S, softmax, P · V.
-            auto step = [&](auto& sa, auto& pa, int n) {
-                gemm_s(sa, n);
+            for (int n = 0; n < ntiles; n++) {
+                gemm_s(n);
                 asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-                hp_fence(sa);
+                hp_fence(s);
                 release(tmk, sk, kfull, kempty, n);
-                softmax(sa, n);
-                rescale_pack(sa, pa);
-                gemm_pv(pa, n);
+                softmax(n);
+                rescale_pack();
+                gemm_pv(n);
                 asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
                 hp_fence(oacc);
-                hp_fence(pa);
+                hp_fence(p);
                 release(tmv, sv, vfull, vempty, n);
-            };
-            // The tail variant: a last tile of at most 64 (or 128) keys on products of 64 (128) keys rather than
-            // BN, so that t = 4096 in tiles of 176 keys computes 4112 columns a query rather than 4224.
-            const int last = (OPT & WA_OPT_TAIL) ? ntiles - 1 : ntiles;
-            for (int n = 0; n < last; n++) step(s, p, n);
-            if (OPT & WA_OPT_TAIL) {
-                const long long rest = kend - (long long)last * BN;  // keys in the last tile, 1 … BN
-                if (BN > 64 && rest <= 64) {
-                    float st[32];
-                    unsigned pt[16];
-                    step(st, pt, last);
-                } else if (BN > 128 && rest <= 128) {
-                    float st[64];
-                    unsigned pt[32];
-                    step(st, pt, last);
-                } else {
-                    step(s, p, last);
-                }
             }
         } else {
             // Warpgroup h issues when barrier 1 + h completes and then lets the next one go; the last lets the
             // first go at the start, and each waits ntiles times, so the last skips its last arrive.
             if (PP && half == WGS - 1) wa_bar_arrive(1, 256);
-            gemm_s(s, 0);
+            gemm_s(0);
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             hp_fence(s);
             release(tmk, sk, kfull, kempty, 0);
-            softmax(s, 0);
-            rescale_pack(s, p);
+            softmax(0);
+            rescale_pack();
             for (int n = 1; n < ntiles; n++) {
                 if (PP) wa_bar_sync(1 + half, 256);
-                gemm_s(s, n);
-                gemm_pv(p, n - 1);
+                gemm_s(n);
+                gemm_pv(n - 1);
                 if (PP) wa_bar_arrive(1 + (half + 1) % WGS, 256);
                 asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
                 hp_fence(s);
                 release(tmk, sk, kfull, kempty, n);
-                softmax(s, n);
+                softmax(n);
                 asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
                 hp_fence(oacc);
                 hp_fence(p);
                 release(tmv, sv, vfull, vempty, n - 1);
-                rescale_pack(s, p);
+                rescale_pack();
             }
             if (PP) wa_bar_sync(1 + half, 256);
-            gemm_pv(p, ntiles - 1);
+            gemm_pv(ntiles - 1);
             if (PP && half < WGS - 1) wa_bar_arrive(2 + half, 256);
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             hp_fence(oacc);
@@ -491,8 +464,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 #define WA_KERNEL(D, BM, BN, ST, FNAME, FORM)                   \
     WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, none, false)     \
     WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, causal, true)
-// The variants: wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<VNAME>_<mask>, OPT as wsattn's (VNAME: dc for WA_OPT_DESC,
-// tl for WA_OPT_TAIL; wsattn.go's wsAttnOpts spells the same).
+// The variants: wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<VNAME>_<mask>, OPT as wsattn's (VNAME: dc for WA_OPT_DESC;
+// wsattn.go's wsAttnOpts spells the same).
 #define WA_KERNEL_V_MASK(D, BM, BN, ST, FNAME, FORM, VNAME, OPT, MNAME, CAUSAL)                          \
     extern "C" __global__ void __launch_bounds__(2 * BM, 1)                                                    \
         wsattn_d##D##_m##BM##_n##BN##_s##ST##_##FNAME##_##VNAME##_##MNAME(                                     \
@@ -523,5 +496,4 @@ WA_KERNEL(128, 192, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(64, 192, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(64, 256, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL_V(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc, WA_OPT_DESC)
-WA_KERNEL_V(128, 128, 176, 2, plain, WA_FORM_PLAIN, tl, WA_OPT_TAIL)
 #endif
