@@ -245,10 +245,11 @@ var lstmX3Shapes = map[int][]lstmPlan{
 // lstmX3PAPlan is the plan lstmChoosePlan takes for fp32 at hidden 256 on sm_90 where lstmX3PAOn allows it and
 // the recurrence's clusters (32 batch rows each) take at most half the multiprocessors, leaving the rest to the
 // projection made alongside (a GPU runs fewer clusters of 8 at once than multiprocessors/8: a cluster's blocks
-// share one GPC). The projection stays in 3xTF32 (fp32's range): the form with its products in fp16 too (ph, 5%
-// faster on an H100) holds only inputs below 65504 and W_ih below 64 in magnitude (rnn_x3_proj_tile's PH3, a
-// fixed scale of 2¹⁰), beyond which G overflows to inf; a fused fp32 LSTM that fails on weights of 64 is not one to
-// choose by default, so ph stays timeable only.
+// share one GPC). The projection stays in 3xTF32: the form with its products in fp16 too (ph) was 5% faster on an
+// H100 while it held only inputs below 65504 and W_ih below 64 in magnitude (a fixed scale of 2¹⁰; beyond, G
+// overflowed to inf). Its warps now check the values of each k-step and take the 3xTF32 products where fp16 would
+// not hold them (TestCUDALSTMX3Range), and with that check it timed slower than this plan (TestCUDALSTMTune, H100,
+// 2026-11-27, batch 256, 128 steps, two runs: 845.0 and 845.2 µs against 818.0 and 818.3), so ph stays timeable only.
 var lstmX3PAPlan = lstmPlan{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true}
 
 // rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden

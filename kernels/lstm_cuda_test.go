@@ -4,6 +4,7 @@ package kernels
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/kernelwatch/kernelwatch/harness"
@@ -45,6 +46,55 @@ func TestCUDALSTMPlans(t *testing.T) {
 					t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
 				}
 			})
+		}
+	}
+}
+
+// TestCUDALSTMX3Range: the fp32 plans that make the input projection alongside the recurrence (pa; its products in
+// fp16 with ph), on inputs past fp16's range (every third row of x about 2¹⁷, W_ih about 2⁻¹⁹ so that the gates
+// stay unsaturated) and on weights whose W_ih·2¹⁰ is past it (every fifth gate row of W_ih about 2⁷, x about 2⁻¹⁰),
+// against the float64 reference: ph's warps that read such values take the 3xTF32 products for that k-step, so
+// the result is fp32's (before, G overflowed to inf and the outputs came out NaN).
+func TestCUDALSTMX3Range(t *testing.T) {
+	be := cudaBackend(t)
+	if be.CC() < 90 {
+		t.Skipf("the 3xTF32 plans need compute capability 9.0, this GPU is %d.%d", be.CC()/10, be.CC()%10)
+	}
+	use := swapLSTMPlan(t)
+	// scaled is N(0, 1) × s on the rows (of the operand's last dim, the hidden size) whose index is a multiple of
+	// every, N(0, 1) × rest elsewhere.
+	scaled := func(s, rest float64, every int) harness.Generator {
+		return func(r *rand.Rand, c Case, dst []float32) {
+			for i := range dst {
+				v := r.NormFloat64() * rest
+				if (i/c.Dims[2])%every == 0 {
+					v = r.NormFloat64() * s
+				}
+				dst[i] = float32(v)
+			}
+		}
+	}
+	data := []struct {
+		name string
+		gens map[string]harness.Generator
+	}{
+		{"x-past-fp16", map[string]harness.Generator{"x": scaled(0x1p17, 1, 3), "w_ih": scaled(0x1p-19, 0x1p-19, 1)}},
+		{"w-past-fp16", map[string]harness.Generator{"x": scaled(0x1p-10, 0x1p-10, 1), "w_ih": scaled(0x1p7, 0.1, 5)}},
+	}
+	for _, d := range [][]int{{48, 3, 256}, {37, 4, 256}} {
+		c := Case{DType: FP32, Dims: d}
+		for _, p := range lstmPlans(c) {
+			if !p.pa {
+				continue
+			}
+			for _, dd := range data {
+				t.Run(fmt.Sprintf("%s/%v/%s", LSTMFamily.BenchName(c, Fused), p, dd.name), func(t *testing.T) {
+					use(p)
+					if _, err := harness.CheckCase(be, LSTMFamily, c, Fused, harness.CaseSeed(t), dd.gens); err != nil {
+						t.Fatalf("%v (reproduce with -kernels.seed=%d -run '%s')", err, harness.TestSeed(), t.Name())
+					}
+				})
+			}
 		}
 	}
 }
