@@ -36,13 +36,9 @@ type rowPlan struct {
 	ring    int  // ring: chunks of a block's ring (rowRingChunkBytes each)
 	pass    int  // ring: rows a pass, 0 (one: row_ring) or 2 (two: row_ring2, the <prefix>_ring2_ kernels)
 	early   bool // ring, two rows a pass: a pass's first column data loaded before the exchange (<prefix>_ring2e_)
-	expand  bool // ring, one row a pass: each exponential computed once and kept in the ring (<prefix>_ringx_)
-	// ring, one row a pass: the column packs a pack (rowFamily.ringW) of the block's slice kept in shared memory
-	// after the ring (<prefix>_ringw_); 0: loaded from L2 for every row.
-	colPacks int
-	vec      bool
-	nv       int
-	threads  int
+	vec     bool
+	nv      int
+	threads int
 }
 
 // rowFamily is what the shared row code needs of a family: how its kernels are named and where they are.
@@ -58,21 +54,13 @@ type rowFamily struct {
 	// ring2: the family's _sm90 module has the row_ring kernels of two rows a pass (<prefix>_ring2_<dtype>_v,
 	// 16-byte packs only): the families with column data, whose ring loads it once for both rows.
 	ring2 bool
-	// ringW: the family's _sm90 module has row_ringw (<prefix>_ringw_<dtype>_v, 16-byte packs, one row a pass),
-	// which keeps its slice's column data in shared memory: the column packs a pack (RMSNorm 1: w; LayerNorm 2: w
-	// and b), 0 where it has none.
-	ringW int
-	// ringX: the family's _sm90 module has row_ringx (<prefix>_ringx_<dtype>_v, 16-byte packs, one row a pass),
-	// which keeps each element's exponential in the ring rather than computing it again for the output: Softmax
-	// and CrossEntropy.
-	ringX bool
 }
 
 var (
-	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", ring2: true, ringW: 1}
-	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, ring2: true, ringW: 2}
-	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true, ringX: true}
-	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true, ringX: true}
+	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", ring2: true}
+	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, ring2: true}
+	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true}
+	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true}
 	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true}
 )
 
@@ -99,12 +87,6 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 	case rowDSMEM:
 		return fmt.Sprintf("%s_dsmem_%s_%s", rf.prefix, d, v)
 	case rowRing:
-		if p.expand {
-			return fmt.Sprintf("%s_ringx_%s_%s", rf.prefix, d, v)
-		}
-		if p.colPacks > 0 {
-			return fmt.Sprintf("%s_ringw_%s_%s", rf.prefix, d, v)
-		}
 		if p.pass == 2 && p.early {
 			return fmt.Sprintf("%s_ring2e_%s_%s", rf.prefix, d, v)
 		}
@@ -134,12 +116,6 @@ func (p rowPlan) String() string {
 	case rowDSMEM:
 		return fmt.Sprintf("dsmem %s %d×%d", v, p.cluster, p.threads)
 	case rowRing:
-		if p.expand {
-			return fmt.Sprintf("ringx %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
-		}
-		if p.colPacks > 0 {
-			return fmt.Sprintf("ringw %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
-		}
 		if p.pass == 2 && p.early {
 			return fmt.Sprintf("ring2e %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
 		}
@@ -548,9 +524,7 @@ func rowRingK(p rowPlan) int {
 }
 
 // rowRingForm says why ring plan p is none of family rf's ring kernels ("" where it is one): one or two rows a
-// pass are built, two only with the family's ring2 kernels and 16-byte packs, early column loads for two; the
-// exponentials kept in the ring (ringx) and the column data kept in shared memory (ringw, the family's column packs
-// a pack) each with the family's kernels of that form, 16-byte packs and one row a pass, and not both at once.
+// pass are built, two only with the family's ring2 kernels and 16-byte packs, early column loads for two.
 func rowRingForm(rf *rowFamily, p rowPlan) string {
 	switch {
 	case p.pass != 0 && p.pass != 2:
@@ -559,13 +533,6 @@ func rowRingForm(rf *rowFamily, p rowPlan) string {
 		return "two rows a pass need the family's ring2 kernels and 16-byte packs"
 	case p.early && p.pass != 2:
 		return "early column loads are built for two rows a pass"
-	case p.expand && p.colPacks != 0:
-		return "no ring kernel keeps both the exponentials and the column data"
-	case p.expand && (!rf.ringX || !p.vec || p.pass != 0):
-		return "exponentials kept in the ring need the family's ringx kernels, 16-byte packs and one row a pass"
-	case p.colPacks != 0 && (p.colPacks != rf.ringW || !p.vec || p.pass != 0):
-		return fmt.Sprintf("column data kept in shared memory needs the family's ringw kernels (%d column packs a pack), "+
-			"16-byte packs and one row a pass", rf.ringW)
 	}
 	return ""
 }
@@ -598,11 +565,8 @@ func rowRingRowChunks(p rowPlan, c Case) int {
 	return ceilDiv(per, p.threads*rowRingK(p))
 }
 
-// rowRingSmem is the dynamic shared memory a block of plan p (row_ring) takes for case c: its ring, and with
-// row_ringw (colPacks) a row's slice of column packs after it, chunk for chunk.
-func rowRingSmem(p rowPlan, c Case) int {
-	return (p.ring + p.colPacks*rowRingRowChunks(p, c)) * rowRingChunkBytes(p, c)
-}
+// rowRingSmem is the dynamic shared memory a block of plan p (row_ring) takes for case c: its ring.
+func rowRingSmem(p rowPlan, c Case) int { return p.ring * rowRingChunkBytes(p, c) }
 
 // rowsAPass is how many rows a row_ring plan's clusters take at a time (1 or 2).
 func (p rowPlan) rowsAPass() int { return max(p.pass, 1) }

@@ -422,75 +422,8 @@ func TestRowWideKernels(t *testing.T) {
 	}
 }
 
-// TestRowRingVariantKernels checks the families' ringX and ringW flags against the kernels built:
-// <prefix>_ringx_{f32,bf16}_v (row_ringx, each exponential kept in the ring) and <prefix>_ringw_{f32,bf16}_v
-// (row_ringw, the column data kept in shared memory) are entries of the _sm90 module of exactly the families with
-// the flag, declared for at most 256 threads and three blocks a multiprocessor as the other ring kernels, and of no
-// compute_75 module; the plans' names say which, and ringw's shared memory holds a row's slice of column packs.
-func TestRowRingVariantKernels(t *testing.T) {
-	dn := map[DType]string{FP32: "f32", BF16: "bf16"}
-	built := map[string]int{}
-	for _, rf := range []struct {
-		rows   *rowFamily
-		module string
-	}{{rmsNormRows, "rmsnorm"}, {layerNormRows, "layernorm"}, {softmaxRows, "softmax"}, {crossEntropyRows, "crossentropy"},
-		{fp8QuantRows, "fp8quant"}} {
-		for _, v := range []struct {
-			word string
-			has  bool
-			p    rowPlan
-		}{
-			{"ringx", rf.rows.ringX, rowPlan{kind: rowRing, cluster: 8, vec: true, threads: 256, ring: 4, expand: true}},
-			{"ringw", rf.rows.ringW > 0, rowPlan{kind: rowRing, cluster: 8, vec: true, threads: 256, ring: 4, colPacks: max(rf.rows.ringW, 1)}},
-		} {
-			for _, dt := range StorageDTypes {
-				name := rf.rows.kernel(v.p, dt)
-				if want := rf.rows.prefix + "_" + v.word + "_" + dn[dt] + "_v"; name != want {
-					t.Errorf("kernel name %s, want %s", name, want)
-				}
-				for _, m := range []string{rf.module, rf.module + "_sm90"} {
-					b, err := os.ReadFile("cuda/ptx/" + m + ".ptx")
-					if err != nil {
-						t.Fatal(err)
-					}
-					i := strings.Index(string(b), ".visible .entry "+name+"(")
-					if want := v.has && strings.HasSuffix(m, "_sm90"); (i >= 0) != want {
-						t.Errorf("%s in cuda/ptx/%s.ptx: %v, want %v", name, m, i >= 0, want)
-						continue
-					}
-					if i < 0 {
-						continue
-					}
-					built[v.word]++
-					decl := string(b[i:])
-					decl = decl[:strings.Index(decl, "{")]
-					if want := ".maxntid 256, 1, 1\n.minnctapersm 3\n"; !strings.Contains(decl, want) {
-						t.Errorf("%s declares %q, want %q", name, decl[strings.Index(decl, ")")+1:], want)
-					}
-				}
-			}
-		}
-	}
-	if built["ringx"] != 4 || built["ringw"] != 4 {
-		t.Errorf("built %v, want Softmax's and CrossEntropy's 4 ringx kernels and RMSNorm's and LayerNorm's 4 ringw", built)
-	}
-	x := rowPlan{kind: rowRing, cluster: 8, vec: true, threads: 256, ring: 4, expand: true}
-	w := rowPlan{kind: rowRing, cluster: 16, vec: true, threads: 256, ring: 4, colPacks: 2}
-	if x.String() != "ringx v 8×256 r4" || w.String() != "ringw v 16×256 r4" {
-		t.Errorf("String: %q, %q", x, w)
-	}
-	// LayerNorm bf16 1024 × 262144 in 16 × 256: 32 KiB slices in 2 chunks of 16 KiB, a ring of one slice and the
-	// slice's w and b after it: 96 KiB.
-	c := Case{DType: BF16, Shape: Shape{Rows: 1024, Cols: 262144}}
-	if p, ok := rowRingShape(c, 90, 16, 256, 0, 1); !ok || p.ring != 2 {
-		t.Fatalf("LayerNorm bf16 262144 in 16 × 256: %v (ok %v), want a ring of 2 chunks", p, ok)
-	} else if p.colPacks = 2; rowRingSmem(p, c) != 96<<10 {
-		t.Errorf("ringw shared memory %d B, want %d", rowRingSmem(p, c), 96<<10)
-	}
-}
-
-// TestRowRingForm checks which ring plans are built kernels of which family: each form alone on the families that
-// have it, with 16-byte packs and the rows a pass it is built for, and nothing else.
+// TestRowRingForm checks which ring plans are built kernels of which family: one row a pass with either pack, two
+// only on the families with ring2 kernels and with 16-byte packs, early column loads only with two.
 func TestRowRingForm(t *testing.T) {
 	one := rowPlan{kind: rowRing, cluster: 8, vec: true, threads: 256, ring: 4}
 	with := func(f func(*rowPlan)) rowPlan { p := one; f(&p); return p }
@@ -507,17 +440,6 @@ func TestRowRingForm(t *testing.T) {
 		{rmsNormRows, with(func(p *rowPlan) { p.pass, p.vec = 2, false }), false},
 		{layerNormRows, with(func(p *rowPlan) { p.pass, p.early = 2, true }), true},
 		{layerNormRows, with(func(p *rowPlan) { p.early = true }), false},
-		{softmaxRows, with(func(p *rowPlan) { p.expand = true }), true},
-		{crossEntropyRows, with(func(p *rowPlan) { p.expand = true }), true},
-		{layerNormRows, with(func(p *rowPlan) { p.expand = true }), false},
-		{softmaxRows, with(func(p *rowPlan) { p.expand, p.vec = true, false }), false},
-		{layerNormRows, with(func(p *rowPlan) { p.colPacks = 2 }), true},
-		{rmsNormRows, with(func(p *rowPlan) { p.colPacks = 1 }), true},
-		{rmsNormRows, with(func(p *rowPlan) { p.colPacks = 2 }), false}, // RMSNorm keeps w alone
-		{fp8QuantRows, with(func(p *rowPlan) { p.colPacks = 1 }), false},
-		{layerNormRows, with(func(p *rowPlan) { p.colPacks, p.pass = 2, 2 }), false},
-		{layerNormRows, with(func(p *rowPlan) { p.colPacks, p.vec = 2, false }), false},
-		{crossEntropyRows, with(func(p *rowPlan) { p.expand, p.colPacks = true, 1 }), false},
 	} {
 		if why := rowRingForm(tc.rf, tc.p); (why == "") != tc.want {
 			t.Errorf("%s %+v: %q, want built %v", tc.rf.prefix, tc.p, why, tc.want)

@@ -51,12 +51,9 @@ func TestCUDARowRing(t *testing.T) {
 		d2, _ := rowRingPlan2(c, 90)
 		d2e := d2
 		d2e.early = true
-		d1x, d1w := d1, d1
-		d1x.expand, d1w.colPacks = true, rf.ringW
 		ln2, _ := layerNormRing2(c, 90)
 		for _, p := range ps {
-			if p == d1 || p == d2 || p == d2e || rf.ringX && p == d1x || rf.ringW > 0 && p == d1w ||
-				rf == layerNormRows && p == ln2 && p.pass == 2 {
+			if p == d1 || p == d2 || p == d2e || rf == layerNormRows && p == ln2 && p.pass == 2 {
 				first = append(first, p)
 			}
 		}
@@ -72,26 +69,8 @@ func TestCUDARowRing(t *testing.T) {
 // rings of a row's slice and one or two chunks more; two rows a pass: the clusters whose slices are 16–32 KiB
 // (rowRingPlan2's where none is), blocks of 128 and 256 threads, rings of the pair's slices and one chunk more,
 // and the early column loads (ring2e) with the pair's slices. The test runs ring2e on rowRingPlan2's plan, with
-// and without a chunk more. Where the family keeps its exponentials in the ring (rf.ringX), each plan of one row a
-// pass with 16-byte packs is listed that way too (ringx), after the others, and likewise with the column data kept
-// in shared memory where the family has such kernels (rf.ringW: ringw) and it fits.
+// and without a chunk more.
 func rowRingPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
-	ps := rowRingPlainPlans(rf, c, tune)
-	for _, p := range ps {
-		x, w := p, p
-		x.expand, w.colPacks = true, rf.ringW
-		if rowRingForm(rf, x) == "" {
-			ps = append(ps, x)
-		}
-		if rf.ringW > 0 && rowRingForm(rf, w) == "" && rowRingSmem(w, c) <= rowRingMaxBytes {
-			ps = append(ps, w)
-		}
-	}
-	return ps
-}
-
-// rowRingPlainPlans is rowRingPlans without the ringx and ringw forms.
-func rowRingPlainPlans(rf *rowFamily, c Case, tune bool) []rowPlan {
 	var ps []rowPlan
 	seen := map[rowPlan]bool{}
 	add := func(p rowPlan, ok bool) {

@@ -19,12 +19,10 @@ var rowTuneCols = os.Getenv("KW_ROW_COLS")
 
 // rowTuneRingOnly, from KW_ROW_PLANS=ring, narrows TestCUDARowTune's plans to the family's choices (with and
 // without row_dsmem and row_ring) and the row_ring plans; KW_ROW_PLANS=ring2 further to rowRingPlan's and the
-// plans of two rows a pass; KW_ROW_PLANS=variants to the plans of one row a pass, each with and without its
-// family's ringx and ringw forms.
+// plans of two rows a pass.
 var (
-	rowTuneRingOnly     = os.Getenv("KW_ROW_PLANS") == "ring" || rowTuneRing2Only || rowTuneVariantsOnly
-	rowTuneRing2Only    = os.Getenv("KW_ROW_PLANS") == "ring2"
-	rowTuneVariantsOnly = os.Getenv("KW_ROW_PLANS") == "variants"
+	rowTuneRingOnly  = os.Getenv("KW_ROW_PLANS") == "ring" || rowTuneRing2Only
+	rowTuneRing2Only = os.Getenv("KW_ROW_PLANS") == "ring2"
 )
 
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
@@ -34,7 +32,7 @@ var (
 // suite's cold-L2 policy, median of 15 launches) on the benchmarks' inputs, and prints each as µs, pct of the
 // suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape.
 // KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144 the shapes, KW_ROW_PLANS=ring (or
-// ring2, variants) the plans.
+// ring2) the plans.
 func TestCUDARowTune(t *testing.T) {
 	if !*tuneFlag {
 		t.Skip("needs -kernels.tune")
@@ -129,7 +127,7 @@ func TestCUDARowTune(t *testing.T) {
 				}
 				if sh.Cols >= 4096 {
 					for i, p := range rowRingPlans(fm.rows, c, true) {
-						if (!rowTuneRing2Only || i == 0 || p.pass == 2) && (!rowTuneVariantsOnly || p.pass == 0) {
+						if !rowTuneRing2Only || i == 0 || p.pass == 2 {
 							try = append(try, p)
 						}
 					}

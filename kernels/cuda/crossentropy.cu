@@ -440,21 +440,6 @@ struct XentDSMEM {
     __device__ __forceinline__ void row_out(long long row, const Fin& f, const Ctx& k) const {
         loss[row] = k.live ? xent_loss<S>(x + row * cols, k.label, f.m, f.sum) : 0.0f;
     }
-    // row_ringx (rowring.cuh): put_scaled writes dlogits from the expanded pack, e·scale, less one at the label
-    // (zeros for ignored rows, as put). The loss is row_out's, from x.
-    template <class P>
-    __device__ __forceinline__ void put_scaled(const P& v, long long row, long long c, float sc, const Ctx& k) const {
-        T* dr = dl + row * cols;
-        P o = P();
-        if (k.live) {
-            float g[P::E];
-#pragma unroll
-            for (int j = 0; j < P::E; j++) g[j] = v.get(j) * sc;
-            put_pack(o, g);
-        }
-        o.store(dr + c);
-        if (k.live && k.label >= c && k.label < c + P::E) dr[k.label] = S::put(v.get((int)(k.label - c)) * sc - 1.0f);
-    }
 };
 
 #define XENT_PARAMS(S) const S::T *x, const int *labels, float *loss, S::T *dl, long long rows, long long cols
@@ -466,8 +451,7 @@ struct XentDSMEM {
     op.dl = dl;          \
     op.cols = cols;
 ROW_DSMEM_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)
-ROW_RING_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)   // row_ring (rowring.cuh), the same Op
-ROW_RINGX_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)  // row_ringx: each exponential once
+ROW_RING_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
 #endif  // clusters
 
 // Every other kernel, in both modules.

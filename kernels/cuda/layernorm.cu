@@ -13,7 +13,6 @@
 //   layernorm_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
 //   layernorm_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster holding the row in shared memory
 //   layernorm_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters reading rows ahead into a ring
-//   layernorm_ringw_*:   sm_90 only: row_ringw, the same with the slice's w and b kept in shared memory
 //
 // layernorm_cuda.go picks the kernel per case (rowmap_cuda.go); the naive chain (row mean, x − μ, square, row mean,
 // + ε, rsqrt, ·rstd, ·w, + b) uses the eager kernels of eager.cu.
@@ -182,5 +181,4 @@ LN_SM90(BF16, bf16)
 ROW_DSMEM_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)
 ROW_RING_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
 ROW_RING2_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // two rows a pass
-ROW_RINGW_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // the column data kept in shared memory
 #endif

@@ -156,14 +156,6 @@ struct RowMapDSMEM {
         op.apply_raw(v, k, f, o);
         rm_store<S, (P::E > 1)>(o, y + row * cols + c);
     }
-    // For row_ringx (Softmax): the outputs of an expanded pack v, each element e^(x − m_t) times scale sc.
-    template <class P>
-    __device__ __forceinline__ void put_scaled(const P& v, long long row, long long c, float sc, const Ctx&) const {
-        float o[P::E];
-#pragma unroll
-        for (int j = 0; j < P::E; j++) o[j] = v.get(j) * sc;
-        rm_store<S, (P::E > 1)>(o, y + row * cols + c);
-    }
     __device__ __forceinline__ void row_out(long long, const Fin&, const Ctx&) const {}
 };
 

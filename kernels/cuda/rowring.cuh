@@ -35,21 +35,6 @@
 // Each element is read once from memory and written once. The cross-entropy's ignored rows are read too (their
 // labels are not looked at when their loads are issued, rows ahead); their outputs are row_dsmem's.
 //
-// Each exponential once (row_ringx, Softmax and CrossEntropy, one row a pass, 16-byte packs): the reduce phase
-// takes each thread's maximum of its packs of the row as the chunks land (rm_pack_max), and once the row's chunks
-// are all in, replaces each element of its packs in the ring by e^(x − m_t), m_t that maximum, summing them
-// (rm_pack_expand: the ring holds the storage dtype, so bf16 rows keep e rounded to bf16); the store phase then
-// scales them by e^(m_t − m) / Σ (RingX::scale_at, Op::put_scaled), a multiply where row_ring computes the
-// exponential a second time. Softmax's two
-// exponentials an element bind its bf16 rows on an H200, where each byte must be handled in 70% of an H100's time;
-// the cross-entropy's dlogits are the same softmax, less one at the label.
-//
-// Column data kept (row_ringw, RMSNorm and LayerNorm, one row a pass, 16-byte packs): a block owns the same slice
-// of every row, so it loads the slice's column data (w, and b) once, into shared memory after its ring (the
-// dynamic shared memory is the ring and cpr chunks of column packs), and each thread reads back its own packs' in
-// the store phase, where row_ring loads them from L2 again for every row: LayerNorm's w and b are twice the row's
-// bytes in L2 reads (an H200's LayerNorm bf16 1024 × 262144: 1.8 GB read from L2 against 0.54 GB from DRAM).
-//
 // Two rows a pass (row_ring2, RMSNorm and LayerNorm, 16-byte packs): a cluster takes row pairs instead, each block
 // holding its slice of both rows in the ring (chunk k of the first row, then chunk k of the second), their two
 // statistics meeting in one block merge and one cluster barrier, and each chunk's column data (w, and b) loaded
@@ -83,32 +68,6 @@ __device__ __forceinline__ void ring_wait(long long n) {
 // ring_step is slot sl + d of a ring of nc slots (0 ≤ sl < nc, 0 ≤ d ≤ nc).
 __device__ __forceinline__ int ring_step(int sl, int d, int nc) { return sl + d >= nc ? sl + d - nc : sl + d; }
 
-// RingX<XP> holds what row_ringx needs of an Op beyond row_ring's where XP is set, and nothing where it is not,
-// so that the Ops without it (RMSNorm, LayerNorm, FP8Quant) still compile row_ring_pass: scale_at, the scale
-// e^(m_t − m) / Σ of a thread whose maximum is m_t (from the Op's Fin: the row's maximum m and inv = 1 / Σ), and
-// the Op's put_scaled, the outputs of an expanded pack. The packs' maximum and their expansion are the same for
-// every such Op (rm_pack_max, rm_pack_expand).
-template <bool XP>
-struct RingX {
-    template <class Op>
-    static __device__ __forceinline__ float scale_at(const typename Op::Fin&, float) { return 0.0f; }
-    template <class Op, class P>
-    static __device__ __forceinline__ void put_scaled(const Op&, const P&, long long, long long, float,
-                                                      const typename Op::Ctx&) {}
-};
-template <>
-struct RingX<true> {
-    template <class Op>
-    static __device__ __forceinline__ float scale_at(const typename Op::Fin& f, float m) {
-        return rm_ex2((m - f.m) * KW_LOG2E) * f.inv;
-    }
-    template <class Op, class P>
-    static __device__ __forceinline__ void put_scaled(const Op& op, const P& v, long long row, long long c, float sc,
-                                                      const typename Op::Ctx& k) {
-        op.put_scaled(v, row, c, sc, k);
-    }
-};
-
 // block_merge_pass is block_merge of the pass's first row's statistic s (returned), and with R = 2 of the second
 // row's s1 too, in the same pair of block barriers; red holds 32·R statistics.
 template <class Op, int R>
@@ -132,7 +91,7 @@ __device__ __forceinline__ RowStat block_merge_pass(const Op& op, RowStat s, Row
 // half the L2 column traffic and half the barriers a row. The second row's statements are the first's, under
 // R > 1 (with R = 1 the code is row_ring's as it was before R, instruction for instruction). The caller declares
 // red (32·R statistics) and part (2 × 16·R), so that the R = 1 kernels' shared variables keep their names.
-template <class Op, bool V, int K, int R, bool EARLY, bool XP = false, bool CW = false>
+template <class Op, bool V, int K, int R, bool EARLY>
 __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T* __restrict__ x, long long rows,
                                               long long cols, RowStat* red, RowStat (*part)[16 * R]) {
     typedef Pack<typename Op::S, V> P;
@@ -151,11 +110,8 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
     const int C = T * K;                                    // packs a chunk
     const int n = (int)max(min(per, packs - lo), 0ll);      // this block's packs of a row
     const int cpr = (int)((per + C - 1) / C);               // chunks a row
-    typedef typename Op::template Col<P> ColT;
-    // Chunks in the ring; CW: the column packs of a row's slice (cpr chunks of them) follow it.
-    const long long chunkb = (long long)C * (long long)sizeof(P), colb = (long long)cpr * C * (long long)sizeof(ColT);
-    const int nc = CW ? (int)max(((long long)dyn - colb) / chunkb, 0ll) : (int)(dyn / ((unsigned)C * sizeof(P)));
-    if (nc < R * cpr) __trap();  // the ring must hold a pass's slices
+    const int nc = (int)(dyn / ((unsigned)C * sizeof(P)));  // chunks in the ring
+    if (nc < R * cpr) __trap();                             // the ring must hold a pass's slices
     // The next chunk to issue: pass ij of the cluster's, chunk ik of its row ir, ring slot is. issue starts this
     // thread's copies of it and commits them as one group (empty past the last row, so that every chunk is
     // followed by exactly nc − 1 groups by the time it is waited for).
@@ -179,9 +135,6 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
         if (++is == nc) is = 0;
     };
     for (int g = 0; g < nc; g++) issue();
-    ColT* cbuf = reinterpret_cast<ColT*>(ring + nc * C);  // CW: this thread's column packs, at its packs' places
-    if (CW)  // while the first chunks load: the slice's column data, once
-        for (int i = tid; i < n; i += T) cbuf[i] = op.template column<P>((lo + i) * P::E);
     if (cs > 1) asm volatile("barrier.cluster.arrive;" ::: "memory");  // this block has started
     int rs = 0;  // the ring slot of the pass's first chunk
     // The contexts of the pass's rows (a second row past the last takes the last's).
@@ -193,7 +146,6 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
         const bool rd = op.reads(ctx);  // the same in every block of the cluster
         const bool rd1 = two && op.reads(ctx1);
         RowStat s = op.zero(), s1 = op.zero();
-        float mt = -__int_as_float(0x7f800000);  // XP: this thread's maximum of the row
         for (int k = 0, sl = rs; k < cpr; k++, sl = R == 1 ? (sl + 1 == nc ? 0 : sl + 1) : ring_step(sl, R, nc)) {
             ring_wait(nc - 1 - k * R);  // chunk k of the row has landed (this thread's packs of it)
             const int i0 = k * C + tid;
@@ -203,10 +155,7 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
 #pragma unroll
                 for (int q = 0; q < K; q++)
                     if (q < kv) v[q] = ring[sl * C + tid + q * T];
-                if (XP)
-                    mt = fmaxf(mt, rm_pack_max<P, K>(v, kv));
-                else
-                    s = op.merge(s, op.template scan<P, K>(v, kv, ctx));
+                s = op.merge(s, op.template scan<P, K>(v, kv, ctx));
             }
             if (R > 1) {
                 ring_wait(nc - 2 - k * R);  // chunk k of the second row
@@ -220,21 +169,6 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
                 }
             }
         }
-        if (XP && rd)  // the row's chunks are all in: each element's exponential, once, in place
-            for (int k = 0, sl = rs; k < cpr; k++, sl = sl + 1 == nc ? 0 : sl + 1) {
-                const int i0 = k * C + tid;
-                const int kv = i0 < n ? min(K, (n - i0 + T - 1) / T) : 0;
-                if (kv > 0) {
-                    P v[K];
-#pragma unroll
-                    for (int q = 0; q < K; q++)
-                        if (q < kv) v[q] = ring[sl * C + tid + q * T];
-                    s = op.merge(s, rm_pack_expand<P, K>(v, kv, mt));
-#pragma unroll
-                    for (int q = 0; q < K; q++)
-                        if (q < kv) ring[sl * C + tid + q * T] = v[q];
-                }
-            }
         typename Op::template Col<P> col[K];  // the column data of a chunk's packs (see below)
         if (EARLY) {  // the first chunk's, which need no statistic: their L2 latency overlaps the exchange
             const int i0 = tid;
@@ -263,7 +197,6 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
             }
         }
         const typename Op::Fin f = op.finish(t, cols, ctx);
-        const float sc = RingX<XP>::template scale_at<Op>(f, mt);  // XP: e^(m_t − m) / Σ
         const typename Op::Fin f1 = R > 1 ? op.finish(t1, cols, ctx1) : f;
         const typename Op::Ctx now = ctx, now1 = ctx1;
         if (j + 1 < nrows) {  // the next pass's, loaded while this one is stored
@@ -276,20 +209,13 @@ __device__ __forceinline__ void row_ring_pass(const Op& op, const typename Op::T
             // Columns loaded before any of the chunk's stores (see row_dsmem), once for the pass's rows; none for
             // Ops without column data. (Loading them a chunk ahead, two packs a thread a chunk, was slower on an
             // H100: LayerNorm fp32 1024×262144 75.6% of the copy against 87.0%.)
-            if (!CW && (!EARLY || k > 0))
+            if (!EARLY || k > 0)
 #pragma unroll
                 for (int q = 0; q < K; q++)
                     if (q < kv) col[q] = op.template column<P>((lo + i0 + q * T) * P::E);
 #pragma unroll
             for (int q = 0; q < K; q++)
-                if (q < kv) {
-                    if (XP)
-                        RingX<XP>::put_scaled(op, ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, sc, now);
-                    else if (CW)  // the column packs from shared memory, as each is needed
-                        op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, cbuf[i0 + q * T], f, now);
-                    else
-                        op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, col[q], f, now);
-                }
+                if (q < kv) op.put(ring[sl * C + tid + q * T], row, (lo + i0 + q * T) * P::E, col[q], f, now);
             issue();  // this thread's packs of slot sl are stored: it takes the chunk nc after this one
             if (R > 1) {
                 const int sl1 = ring_step(sl, 1, nc);
@@ -320,26 +246,6 @@ __device__ __forceinline__ void row_ring(const Op& op, const typename Op::T* __r
     __shared__ RowStat red[32];
     __shared__ RowStat part[2][16];
     row_ring_pass<Op, V, K, 1, false>(op, x, rows, cols, red, part);
-}
-
-// row_ringx: row_ring with each exponential computed once (row_ring_pass with XP: the Op's put_scaled, and a Fin
-// with the row's maximum m and inv = 1 / Σ), 16-byte packs.
-template <class Op, int K>
-__device__ __forceinline__ void row_ringx(const Op& op, const typename Op::T* __restrict__ x, long long rows,
-                                          long long cols) {
-    __shared__ RowStat red[32];
-    __shared__ RowStat part[2][16];
-    row_ring_pass<Op, true, K, 1, false, true>(op, x, rows, cols, red, part);
-}
-
-// row_ringw: row_ring with the slice's column data kept in shared memory after the ring (row_ring_pass with CW),
-// 16-byte packs; the dynamic shared memory is the ring and cpr chunks of Col packs.
-template <class Op, int K>
-__device__ __forceinline__ void row_ringw(const Op& op, const typename Op::T* __restrict__ x, long long rows,
-                                          long long cols) {
-    __shared__ RowStat red[32];
-    __shared__ RowStat part[2][16];
-    row_ring_pass<Op, true, K, 1, false, false, true>(op, x, rows, cols, red, part);
 }
 
 // row_ring2: two rows a pass (row_ring_pass with R = 2), 16-byte packs; the ring holds nc ≥ 2·cpr chunks.
@@ -376,21 +282,6 @@ __device__ __forceinline__ void row_ring2(const Op& op, const typename Op::T* __
         OP(S)                                                                                                  \
         row_ring2<decltype(op), K, E>(op, x, rows, cols);                                                      \
     }
-// ROW_RINGX_ENTRIES declares <prefix>_ringx_{f32,bf16}_v (row_ringx) and ROW_RINGW_ENTRIES
-// <prefix>_ringw_{f32,bf16}_v (row_ringw), over the same PARAMS(S) and OP(S), K = 4, the same bounds: both through
-// ROW_RING_FORM_ENTRY (the form's word and device function).
-#define ROW_RING_FORM_ENTRY(PREFIX, WORD, FN, S, NAME, K, PARAMS, OP)                                         \
-    extern "C" __global__ void __launch_bounds__(256, 3) PREFIX##_##WORD##_##NAME##_v(PARAMS(S)) {             \
-        OP(S)                                                                                                  \
-        FN<decltype(op), K>(op, x, rows, cols);                                                                \
-    }
-#define ROW_RINGX_ENTRIES(PREFIX, PARAMS, OP)                                \
-    ROW_RING_FORM_ENTRY(PREFIX, ringx, row_ringx, F32, f32, 4, PARAMS, OP)   \
-    ROW_RING_FORM_ENTRY(PREFIX, ringx, row_ringx, BF16, bf16, 4, PARAMS, OP)
-#define ROW_RINGW_ENTRIES(PREFIX, PARAMS, OP)                                \
-    ROW_RING_FORM_ENTRY(PREFIX, ringw, row_ringw, F32, f32, 4, PARAMS, OP)   \
-    ROW_RING_FORM_ENTRY(PREFIX, ringw, row_ringw, BF16, bf16, 4, PARAMS, OP)
-
 #define ROW_RING2_ENTRIES(PREFIX, PARAMS, OP)                     \
     ROW_RING2_ENTRY(PREFIX, F32, f32, 4, false, , PARAMS, OP)     \
     ROW_RING2_ENTRY(PREFIX, BF16, bf16, 4, false, , PARAMS, OP)   \

@@ -15,7 +15,6 @@
 //   softmax_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
 //   softmax_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster holding the row in shared memory
 //   softmax_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters reading rows ahead into a ring
-//   softmax_ringx_*:   sm_90 only: row_ringx, the same with each exponential computed once and kept in the ring
 //
 // softmax_cuda.go picks the kernel per case (rowmap_cuda.go); the naive chain (row max, x − max, exp, row sum,
 // divide) uses the eager kernels of eager.cu.
@@ -179,5 +178,4 @@ SM_BLOCKW(F32, f32, 32, 128, 3)
     op.cols = cols;
 ROW_DSMEM_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)
 ROW_RING_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
-ROW_RINGX_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)  // row_ringx: each exponential once
 #endif
