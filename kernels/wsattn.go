@@ -41,14 +41,30 @@ type wsAttnPlan struct {
 // (A share of the exponentials on a polynomial on the FMA pipe instead of the special-function units timed slower
 // at every share on an H100 — 2 of 16: −3% to −6%; 8: −14% to −19% — since each costs 9 instructions where the
 // tile's issue already binds; docs/kernels.md has the figures.) The zero value is neither.
+//
+// lastrel refills a stage of the K or V ring from the warpgroup that releases it last, at once, rather than from
+// the one copy issuer, which waited on the stage's barrier for the other warpgroups to release it and, while it
+// waited, held its own warpgroup at its next product: the warpgroups ran in lockstep (Nsight Compute, H100, the
+// d = 128 kernel without a mask: 28% of the warps' cycles stalled at a barrier, the tensor pipe 63% busy). On an
+// H100 (TestCUDAAttentionTune, 300 ms soak, four interleaved repeats, medians, TFLOP/s) it took the causal d = 128
+// kernel from 431.9 to 459.8 at t = 4096 and from 536.8 to 570.6 at t = 16384, d = 64 from 421.8 to 435.9 (causal
+// 281.2 to 298.1), and the 176-key kernel without a mask from 529.8 to 533.5 at t = 4096 (545.4 and 544.5 at 16384).
+//
+// noneOnly says that the module holds the plan's kernel without a mask only: the causal d = 64 kernel with desc and
+// lastrel spilled 8 bytes a thread at its 128-register cap under the driver's JIT (580.159.04).
 type wsAttnOpts struct {
-	desc bool
+	desc, lastrel, noneOnly bool
 }
 
-// String is the kernel name's part (the .cu's VNAME): "dc", or "" for the zero value.
+// String is the kernel name's part (the .cu's VNAME): "dc", "lr" or "dc_lr", or "" for the zero value.
 func (o wsAttnOpts) String() string {
-	if o.desc {
+	switch {
+	case o.desc && o.lastrel:
+		return "dc_lr"
+	case o.desc:
 		return "dc"
+	case o.lastrel:
+		return "lr"
 	}
 	return ""
 }
@@ -69,6 +85,8 @@ var wsAttnPlans = []wsAttnPlan{
 	{64, 192, 128, 2, "plain", wsAttnOpts{}}, {64, 256, 128, 2, "plain", wsAttnOpts{}},
 	// The variants (WA_KERNEL_V lines).
 	{64, 256, 128, 2, "plain", wsAttnOpts{desc: true}},
+	{128, 128, 176, 2, "plain", wsAttnOpts{lastrel: true}}, {128, 192, 128, 2, "plain", wsAttnOpts{lastrel: true}},
+	{64, 256, 128, 2, "plain", wsAttnD64NoneOpts},
 }
 
 // kernel is the plan's kernel name for mask ("none" or "causal").
@@ -87,6 +105,14 @@ func (p wsAttnPlan) String() string {
 // threads is the plan's block size: bm/64 warpgroups.
 func (p wsAttnPlan) threads() int { return 2 * p.bm }
 
+// masks are the masks the module holds the plan's kernel for.
+func (p wsAttnPlan) masks() []string {
+	if p.opts.noneOnly {
+		return []string{"none"}
+	}
+	return AttentionFamily.Variants
+}
+
 // smem is the dynamic shared memory a block takes: the Q tile, the stages of K and V, and the 1024 bytes of
 // slack that align them to the swizzle's period (the .cu's layout).
 func (p wsAttnPlan) smem() int { return p.bm*p.d*2 + 2*p.stages*p.bn*p.d*2 + 1024 }
@@ -102,15 +128,18 @@ var wsAttnPlanFor = wsAttnChoose
 // 176-key tiles (555 and 579; 128-key 535 and 553); causal: 192-query blocks (488 and 535, against 471 and 474 for
 // the 128-query pp kernel), whose longer blocks cost less at the diagonal than they lose to the last wave. d = 64:
 // 256-query blocks, four warpgroups (440 and 332 causal, against 399 and 280 with 128), with the stepped
-// descriptors (wsAttnD64Opts).
+// descriptors (wsAttnD64Opts). Every head dim and mask with the stages refilled by their last releaser
+// (wsAttnOpts.lastrel), but causal d = 64 (its kernel spilled).
 func wsAttnChoose(d int, mask string) wsAttnPlan {
 	switch {
 	case d == 128 && mask == "causal":
-		return wsAttnPlan{128, 192, 128, 2, "plain", wsAttnOpts{}}
+		return wsAttnPlan{128, 192, 128, 2, "plain", wsAttnOpts{lastrel: true}}
 	case d == 128:
-		return wsAttnPlan{128, 128, 176, 2, "plain", wsAttnOpts{}}
-	case wsAttnD64On:
+		return wsAttnPlan{128, 128, 176, 2, "plain", wsAttnOpts{lastrel: true}}
+	case wsAttnD64On && mask == "causal":
 		return wsAttnPlan{64, 256, 128, 2, "plain", wsAttnD64Opts}
+	case wsAttnD64On:
+		return wsAttnPlan{64, 256, 128, 2, "plain", wsAttnD64NoneOpts}
 	default:
 		return wsAttnPlan{64, 256, 128, 2, "plain", wsAttnOpts{}}
 	}
@@ -126,5 +155,9 @@ const wsAttnD64Pending = ""
 
 var wsAttnD64On = wsAttnD64Pending == ""
 
-// wsAttnD64Opts is the d = 64 default plan's variant once wsAttnD64On.
-var wsAttnD64Opts = wsAttnOpts{desc: true}
+// wsAttnD64Opts is the d = 64 default plan's variant once wsAttnD64On, and wsAttnD64NoneOpts its variant without a
+// mask (the stages refilled by their last releaser too; its causal kernel spilled).
+var (
+	wsAttnD64Opts     = wsAttnOpts{desc: true}
+	wsAttnD64NoneOpts = wsAttnOpts{desc: true, lastrel: true, noneOnly: true}
+)

@@ -7,6 +7,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/kernelwatch/kernelwatch/harness"
 )
@@ -26,6 +27,10 @@ func (l cudaLaunch) wsAttention(p wsAttnPlan, q, k, v, o *harness.DeviceBuffer) 
 	}
 	nbh, nt, d := int64(l.Dims[0])*int64(l.Dims[1]), int64(l.Dims[2]), l.Dims[3]
 	name := p.kernel(l.Variant)
+	if !slices.Contains(p.masks(), l.Variant) {
+		l.Fail(fmt.Errorf("%s: the module has no such kernel (plan %v holds masks %v): %w", name, p, p.masks(), ErrNotImplemented))
+		return
+	}
 	if !attentionUsesWGMMA(l.CC(), d, true) || p.d != d {
 		l.Fail(fmt.Errorf("%s: needs compute capability 9.0 (sm_90a) and head dim %d; this GPU is %d.%d, the head dim %d: %w",
 			name, p.d, l.CC()/10, l.CC()%10, d, ErrNotImplemented))

@@ -5,6 +5,7 @@ package kernels
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,7 +73,7 @@ func TestCUDAWGMMAAttention(t *testing.T) {
 		for _, c := range cases {
 			d := c.Dims[3]
 			want := p.pick(d, c.Variant)
-			if want.d != d {
+			if want.d != d || !slices.Contains(want.masks(), c.Variant) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/%s", p.name, AttentionFamily.BenchName(c, Fused)), func(t *testing.T) {
@@ -173,7 +174,7 @@ func TestCUDAAttentionTune(t *testing.T) {
 		row("mma.sync (attention_fused, verified)", false, wsAttnPlan{})
 		if attentionUsesWGMMA(be.CC(), d, true) {
 			for _, p := range wsAttnTestPlans(t) {
-				if p.d == d {
+				if p.d == d && slices.Contains(p.masks(), c.Variant) {
 					row(p.String(), true, p)
 				}
 			}

@@ -52,7 +52,7 @@ func TestWSAttnPlans(t *testing.T) {
 		for _, c := range AttentionFamily.CasesOn(grid, nil) {
 			d := c.Dims[3]
 			p := wsAttnChoose(d, c.Variant)
-			if p.d != d || !slices.Contains(wsAttnPlans, p) {
+			if p.d != d || !slices.Contains(wsAttnPlans, p) || !slices.Contains(p.masks(), c.Variant) {
 				t.Errorf("wsAttnChoose(%d, %s) = %v: not a kernel of the module for d = %d", d, c.Variant, p, d)
 			}
 		}
@@ -64,6 +64,8 @@ func TestWSAttnPlans(t *testing.T) {
 		{wsAttnPlan{128, 128, 176, 2, "pp", wsAttnOpts{}}, "wsattn_d128_m128_n176_s2_pp_causal"},
 		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnOpts{desc: true}}, "wsattn_d64_m256_n128_s2_plain_dc_none"},
 		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnOpts{desc: true}}, "wsattn_d64_m256_n128_s2_plain_dc_causal"},
+		{wsAttnPlan{128, 128, 176, 2, "plain", wsAttnOpts{lastrel: true}}, "wsattn_d128_m128_n176_s2_plain_lr_none"},
+		{wsAttnPlan{64, 256, 128, 2, "plain", wsAttnOpts{desc: true, lastrel: true}}, "wsattn_d64_m256_n128_s2_plain_dc_lr_none"},
 	} {
 		if got := tc.p.kernel(tc.want[strings.LastIndex(tc.want, "_")+1:]); got != tc.want {
 			t.Errorf("kernel name %q, want %q", got, tc.want)
@@ -85,7 +87,7 @@ func TestWSAttnVariants(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, p := range wsAttnPlans {
-		for _, mask := range AttentionFamily.Variants {
+		for _, mask := range p.masks() {
 			name := p.kernel(mask)
 			if !entries[name] {
 				t.Errorf("%v: no entry %s in cuda/ptx/wsattn_sm90a.ptx", p, name)
@@ -101,11 +103,13 @@ func TestWSAttnVariants(t *testing.T) {
 			t.Errorf("cuda/ptx/wsattn_sm90a.ptx: entry %s has no plan in wsAttnPlans", name)
 		}
 	}
-	want := wsAttnOpts{}
-	if wsAttnD64On {
-		want = wsAttnD64Opts
-	}
 	for _, mask := range AttentionFamily.Variants {
+		want := wsAttnOpts{}
+		if wsAttnD64On && mask == "causal" {
+			want = wsAttnD64Opts
+		} else if wsAttnD64On {
+			want = wsAttnD64NoneOpts
+		}
 		if got := wsAttnChoose(64, mask); got.opts != want || !slices.Contains(wsAttnPlans, got) {
 			t.Errorf("wsAttnChoose(64, %s) = %v with wsAttnD64On %v (pending %q), want variant %q", mask, got,
 				wsAttnD64On, wsAttnD64Pending, want)

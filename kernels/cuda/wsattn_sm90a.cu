@@ -88,6 +88,15 @@ __device__ __forceinline__ void wa_tma_load(unsigned dst, const CUtensorMap* tm,
         : "memory");
 }
 
+// wa_release_count adds 1 to the release counter at shared address ctr and returns its count before, with
+// acquire-release order: the releases before it (the other warpgroups' reads of the stage, done at their
+// wgmma.wait_group) happen before the copy that the last one then issues into the stage.
+__device__ __forceinline__ unsigned wa_release_count(unsigned ctr) {
+    unsigned prev;
+    asm volatile("atom.acq_rel.cta.shared::cta.add.u32 %0, [%1], 1;\n" : "=r"(prev) : "r"(ctr) : "memory");
+    return prev;
+}
+
 // Named barriers 1 … BM/64 (0 is __syncthreads'): the "pp" form's turns. Each completes with 256 threads: the
 // warpgroup that waits on it and the one before it, which arrives.
 __device__ __forceinline__ void wa_bar_sync(int id, int n) {
@@ -214,6 +223,10 @@ __device__ __forceinline__ float wa_exp2(float x) {
 // wsattn's OPT bits: WA_OPT_DESC, the products' descriptors stepped from ones made once (wa_desc_step) rather
 // than made from each address.
 #define WA_OPT_DESC 1
+// WA_OPT_LASTREL: the warpgroup that releases a stage last refills it, at once, rather than the one copy issuer
+// waiting on the stage's "empty" barrier (whose slot then holds a release counter): the issuer's wait held its
+// whole warpgroup at its next product until the other warpgroups had caught up, so the warpgroups ran in lockstep.
+#define WA_OPT_LASTREL 2
 
 // WA_KIND is wsattn's KIND: the form (WA_FORM_*) and OPT, WA_OPT_* bits. One template argument rather than two, so
 // that the kernels of OPT 0 keep the names of the symbols they declare (the barriers'), and with them their PTX.
@@ -232,7 +245,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
     constexpr int RS = BN / 2;          // S accumulators a thread
     constexpr int RO = D / 2;           // O accumulators a thread
     constexpr int FORM = KIND & 255, OPT = KIND >> 16;
-    constexpr bool OV = FORM != WA_FORM_PLAIN, PP = FORM == WA_FORM_PP;
+    constexpr bool OV = FORM != WA_FORM_PLAIN, PP = FORM == WA_FORM_PP, LR = (OPT & WA_OPT_LASTREL) != 0;
     static_assert(D == 64 || D == 128, "head dims 64 and 128");
     static_assert(BN % 16 == 0 && KV_CHUNK % 1024 == 0, "key tiles of whole k-steps and swizzle periods");
 
@@ -262,8 +275,13 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         for (int s = 0; s < ST; s++) {
             hp_mbar_init(kfull + 8 * s, 1);  // the issuer's arrive.expect_tx; the bytes complete it
             hp_mbar_init(vfull + 8 * s, 1);
-            hp_mbar_init(kempty + 8 * s, WGS);  // one arrive per warpgroup
-            hp_mbar_init(vempty + 8 * s, WGS);
+            if (LR) {  // release counters
+                *(volatile unsigned*)(wa_bars + 1 + ST + s) = 0u;
+                *(volatile unsigned*)(wa_bars + 1 + 3 * ST + s) = 0u;
+            } else {
+                hp_mbar_init(kempty + 8 * s, WGS);  // one arrive per warpgroup
+                hp_mbar_init(vempty + 8 * s, WGS);
+            }
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -277,7 +295,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         // tile n of K (or V) → stage n % ST, once every warpgroup has released the tile ST before.
         auto load = [&](const CUtensorMap* tm, unsigned base, unsigned full, unsigned empty, int n) {
             const int st = n % ST;
-            wa_mbar_wait(empty + 8 * st, ((n / ST) & 1) ^ 1);
+            if (!LR) wa_mbar_wait(empty + 8 * st, ((n / ST) & 1) ^ 1);  // LR: called only once the stage is free
             hp_mbar_expect_tx(full + 8 * st, KV_BYTES);
 #pragma unroll
             for (int c = 0; c < D / 64; c++)
@@ -337,7 +355,14 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
         };
         // release: this warpgroup is done with tile n of K (or V); the issuer then refills the stage with
         // tile n + ST.
+        // LR: the warpgroup whose release is the stage's last (its counter's count reaches a multiple of WGS)
+        // refills it.
         auto release = [&](const CUtensorMap* tm, unsigned base, unsigned full, unsigned empty, int n) {
+            if (LR) {
+                if (tid == 0 && wa_release_count(empty + 8 * (n % ST)) % WGS == WGS - 1 && n + ST < ntiles)
+                    load(tm, base, full, empty, n + ST);
+                return;
+            }
             if (tid == 0) hp_mbar_arrive(empty + 8 * (n % ST));
             if (issuer && n + ST < ntiles) load(tm, base, full, empty, n + ST);
         };
@@ -464,7 +489,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 #define WA_KERNEL(D, BM, BN, ST, FNAME, FORM)                   \
     WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, none, false)     \
     WA_KERNEL_MASK(D, BM, BN, ST, FNAME, FORM, causal, true)
-// The variants: wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<VNAME>_<mask>, OPT as wsattn's (VNAME: dc for WA_OPT_DESC;
+// The variants: wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<VNAME>_<mask>, OPT as wsattn's (VNAME: dc for WA_OPT_DESC, lr
+// for WA_OPT_LASTREL;
 // wsattn.go's wsAttnOpts spells the same).
 #define WA_KERNEL_V_MASK(D, BM, BN, ST, FNAME, FORM, VNAME, OPT, MNAME, CAUSAL)                          \
     extern "C" __global__ void __launch_bounds__(2 * BM, 1)                                                    \
@@ -496,4 +522,8 @@ WA_KERNEL(128, 192, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(64, 192, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL(64, 256, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL_V(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc, WA_OPT_DESC)
+WA_KERNEL_V(128, 128, 176, 2, plain, WA_FORM_PLAIN, lr, WA_OPT_LASTREL)
+WA_KERNEL_V(128, 192, 128, 2, plain, WA_FORM_PLAIN, lr, WA_OPT_LASTREL)
+// Without a mask only: the causal kernel spilled 8 bytes a thread at its 128-register cap under the driver's JIT.
+WA_KERNEL_V_MASK(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc_lr, WA_OPT_DESC | WA_OPT_LASTREL, none, false)
 #endif
