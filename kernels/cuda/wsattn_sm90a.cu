@@ -524,6 +524,8 @@ WA_KERNEL(64, 256, 128, 2, plain, WA_FORM_PLAIN)
 WA_KERNEL_V(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc, WA_OPT_DESC)
 WA_KERNEL_V(128, 128, 176, 2, plain, WA_FORM_PLAIN, lr, WA_OPT_LASTREL)
 WA_KERNEL_V(128, 192, 128, 2, plain, WA_FORM_PLAIN, lr, WA_OPT_LASTREL)
+WA_KERNEL_V(128, 128, 176, 2, pp, WA_FORM_PP, lr, WA_OPT_LASTREL)
+WA_KERNEL_V(128, 128, 176, 2, ov, WA_FORM_OV, lr, WA_OPT_LASTREL)
 // Without a mask only: the causal kernel spilled 8 bytes a thread at its 128-register cap under the driver's JIT.
 WA_KERNEL_V_MASK(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc_lr, WA_OPT_DESC | WA_OPT_LASTREL, none, false)
 #endif
