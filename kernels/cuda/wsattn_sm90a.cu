@@ -29,9 +29,12 @@
 // (named barriers 1 …  BM/64, round robin), so that one's softmax runs while another's products do.
 // Variants (wsattn_d<D>_m<BM>_n<BN>_s<ST>_<form>_<VNAME>_<mask>, WA_KERNEL_V): the products' descriptors stepped from
 // ones made once (WA_OPT_DESC, "dc"), about 30 fewer instructions a tile in the stream the softmax issues from — at
-// D = 64 the default, 2.5% faster. (Moving a share of the exponentials from the special-function units to a
-// polynomial on the FMA pipe, after FlashAttention-4, timed slower at every share on an H100: the softmax's
-// instruction issue binds, not MUFU; docs/kernels.md has the figures.)
+// D = 64 the default, 2.5% faster; and the stages refilled by the warpgroup whose release of them is the last
+// (WA_OPT_LASTREL, "lr": each counts its release with an atomic in the slot of the stage's "empty" barrier, and
+// nobody waits for a stage), since the issuer's waits held its own warpgroup and kept the warpgroups in lockstep.
+// (Moving a share of the exponentials from the special-function units to a polynomial on the FMA pipe, after
+// FlashAttention-4, timed slower at every share on an H100: the softmax's instruction issue binds, not MUFU;
+// docs/kernels.md has the figures.)
 // Causal: a block takes the key tiles up to its last query only, and masks only the tiles that cross the
 // diagonal of a warpgroup's rows; the blocks are ordered longest first.
 // Why no producer warp (FlashAttention-3 has one, with setmaxnreg): the "ov" and "pp" forms hold S, P and O at once
