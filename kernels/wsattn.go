@@ -135,13 +135,16 @@ var wsAttnPlanFor = wsAttnChoose
 // the 128-query pp kernel), whose longer blocks cost less at the diagonal than they lose to the last wave. d = 64:
 // 256-query blocks, four warpgroups (440 and 332 causal, against 399 and 280 with 128), with the stepped
 // descriptors (wsAttnD64Opts). Every head dim and mask with the stages refilled by their last releaser
-// (wsAttnOpts.lastrel), but causal d = 64 (its kernel spilled).
+// (wsAttnOpts.lastrel), but causal d = 64 (its kernel spilled). With that refill the warpgroups no longer wait on
+// each other's release, and at d = 128 without a mask the turn-taking form wins after all (after 300 ms of load:
+// pp 566 and 587, ov 557 and 595, plain 535 and 556); causal keeps the plain 192-query blocks (565 against pp's
+// 553 at t = 16384).
 func wsAttnChoose(d int, mask string) wsAttnPlan {
 	switch {
 	case d == 128 && mask == "causal":
 		return wsAttnPlan{128, 192, 128, 2, "plain", wsAttnOpts{lastrel: true}}
 	case d == 128:
-		return wsAttnPlan{128, 128, 176, 2, "plain", wsAttnOpts{lastrel: true}}
+		return wsAttnPlan{128, 128, 176, 2, "pp", wsAttnOpts{lastrel: true}}
 	case wsAttnD64On && mask == "causal":
 		return wsAttnPlan{64, 256, 128, 2, "plain", wsAttnD64Opts}
 	case wsAttnD64On:
