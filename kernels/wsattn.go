@@ -126,19 +126,18 @@ func (p wsAttnPlan) smem() int { return p.bm*p.d*2 + 2*p.stages*p.bn*p.d*2 + 102
 // wsAttnPlanFor picks the plan for head dim d and mask; the tests swap it.
 var wsAttnPlanFor = wsAttnChoose
 
-// wsAttnChoose is the plan that timed fastest on an H100 (TestCUDAAttentionTune; TFLOP/s as attentionFlops counts
-// them, at t = 4096 and 16384 for d = 128, (8, 16, 2048, 64) for d = 64). The plain form: with two or more
-// warpgroups a block, one's softmax already runs while another's products do, and the forms that overlap them
-// within a warpgroup ("ov") or make the warpgroups take turns ("pp") timed no faster (176-key tiles at d = 128: pp
-// 553 and 575, plain 555 and 579) or slower (d = 64, 128-query blocks: pp 316, plain 399). Without a mask, d = 128:
-// 176-key tiles (555 and 579; 128-key 535 and 553); causal: 192-query blocks (488 and 535, against 471 and 474 for
-// the 128-query pp kernel), whose longer blocks cost less at the diagonal than they lose to the last wave. d = 64:
-// 256-query blocks, four warpgroups (440 and 332 causal, against 399 and 280 with 128), with the stepped
+// wsAttnChoose is the plan that timed fastest on an H100 (TestCUDAAttentionTune; TFLOP/s as attentionFlops counts them,
+// at t = 4096 and 16384 for d = 128, (8, 16, 2048, 64) for d = 64). The plain form, but for d = 128 without a mask (the
+// last sentence): with two or more warpgroups a block, one's softmax already runs while another's products do, and the
+// forms that overlap them within a warpgroup ("ov") or make the warpgroups take turns ("pp") timed no faster (176-key
+// tiles at d = 128: pp 553 and 575, plain 555 and 579) or slower (d = 64, 128-query blocks: pp 316, plain 399). Without
+// a mask, d = 128: 176-key tiles (555 and 579; 128-key 535 and 553); causal: 192-query blocks (488 and 535, against 471
+// and 474 for the 128-query pp kernel), whose longer blocks cost less at the diagonal than they lose to the last wave.
+// d = 64: 256-query blocks, four warpgroups (440 and 332 causal, against 399 and 280 with 128), with the stepped
 // descriptors (wsAttnD64Opts). Every head dim and mask with the stages refilled by their last releaser
-// (wsAttnOpts.lastrel), but causal d = 64 (its kernel spilled). With that refill the warpgroups no longer wait on
-// each other's release, and at d = 128 without a mask the turn-taking form wins after all (after 300 ms of load:
-// pp 566 and 587, ov 557 and 595, plain 535 and 556); causal keeps the plain 192-query blocks (565 against pp's
-// 553 at t = 16384).
+// (wsAttnOpts.lastrel), but causal d = 64 (its kernel spilled). With that refill the warpgroups no longer wait on each
+// other's release, and at d = 128 without a mask the turn-taking form wins after all (after 300 ms of load: pp 566 and
+// 587, ov 557 and 595, plain 535 and 556); causal keeps the plain 192-query blocks (565 against pp's 553 at t = 16384).
 func wsAttnChoose(d int, mask string) wsAttnPlan {
 	switch {
 	case d == 128 && mask == "causal":
