@@ -245,12 +245,12 @@ var lstmX3Shapes = map[int][]lstmPlan{
 // lstmX3PAPlan is the plan lstmChoosePlan takes for fp32 at hidden 256 on sm_90 where lstmX3PAOn allows it and
 // the recurrence's clusters (32 batch rows each) take at most half the multiprocessors, leaving the rest to the
 // projection made alongside (a GPU runs fewer clusters of 8 at once than multiprocessors/8: a cluster's blocks
-// share one GPC). The projection stays in 3xTF32: the form with its products in fp16 too (ph) was 5% faster on an
-// H100 while it held only inputs below 65504 and W_ih below 64 in magnitude (a fixed scale of 2¹⁰; beyond, G
-// overflowed to inf). Its warps now check the values of each k-step and take the 3xTF32 products where fp16 would
-// not hold them (TestCUDALSTMX3Range), and with that check it timed slower than this plan (TestCUDALSTMTune, H100,
-// 2026-11-27, batch 256, 128 steps, two runs: 845.0 and 845.2 µs against 818.0 and 818.3), so ph stays timeable only.
-var lstmX3PAPlan = lstmPlan{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true}
+// share one GPC). The projection's products are in fp16 too (ph, W_ih scaled by 2¹⁰): a tile whose sums come out
+// inf or NaN (an input of 65520 or more in magnitude, a weight of 64 or more, a NaN) is made again in 3xTF32, so
+// the result is fp32's whatever the data (TestCUDALSTMX3Range). On an H200 (TestCUDALSTMTune, 2026-11-27, batch
+// 256, 128 steps, three runs) 751.0–753.3 µs against 809.5–811.3 with the projection in 3xTF32. A first guard that
+// checked the values of every k-step had made it slower than that (H100: 845.0 µs against 818.0).
+var lstmX3PAPlan = lstmPlan{x3: true, cluster: 8, kp: 2, mt: 2, a1: true, pa: true, h3: true, ph: true}
 
 // rnnX3Smem is the dynamic shared memory of rnn_x3.cuh's kernel (RnnX3::SMEM, which the kernel checks) at hidden
 // h in clusters of cl blocks with K split over kp warps and mt m16 tiles: two h buffers of 16·mt rows of h fp32
@@ -292,8 +292,8 @@ var lstmTCClusters = map[int][]int{16: {1}, 32: {1}, 64: {1, 2}, 128: {2}, 256: 
 // cores (rnn_units_xt; batch rows a block left to the launch): batch 256, 1024 steps 0.799 ms against 0.825 on an
 // H100; at hidden 256 above one cluster's 16 rows, where lstmX3PAOn allows it and the recurrence's clusters of
 // 32 rows take at most half the multiprocessors, lstmX3PAPlan (the projection in the same launch, the products in
-// fp16, the projection's too): batch 256, 128 steps 0.777 ms (0.815–0.822 with the projection's products in
-// 3xTF32) against 1.28 for the 3xTF32 kernel in its default shape (lstmX3Shapes),
+// fp16, the projection's too): batch 256, 128 steps 0.751–0.753 ms on an H200 (0.810–0.811 with the projection's
+// products in 3xTF32; H100 0.815–0.822) against 1.28 for the 3xTF32 kernel in its default shape (lstmX3Shapes),
 // which takes the larger batches, and 2.40 for the SIMT kernel, which keeps batch 1 (2048 steps: 6.6 ms against
 // 7.3, a step of one cluster costing more than the SIMT kernel's exchange through global memory); hidden 128,
 // which no benchmark times, keeps the SIMT kernel.

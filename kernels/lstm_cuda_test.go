@@ -53,8 +53,8 @@ func TestCUDALSTMPlans(t *testing.T) {
 // TestCUDALSTMX3Range: the fp32 plans that make the input projection alongside the recurrence (pa; its products in
 // fp16 with ph), on inputs past fp16's range (every third row of x about 2¹⁷, W_ih about 2⁻¹⁹ so that the gates
 // stay unsaturated) and on weights whose W_ih·2¹⁰ is past it (every fifth gate row of W_ih about 2⁷, x about 2⁻¹⁰),
-// against the float64 reference: ph's warps that read such values take the 3xTF32 products for that k-step, so
-// the result is fp32's (before, G overflowed to inf and the outputs came out NaN).
+// against the float64 reference: ph's tiles whose fp16 sums come out inf or NaN are made again in 3xTF32, so the
+// result is fp32's (before any guard, G overflowed to inf and the outputs came out NaN).
 func TestCUDALSTMX3Range(t *testing.T) {
 	be := cudaBackend(t)
 	if be.CC() < 90 {

@@ -77,10 +77,10 @@ var lstmStepOn = lstmStepPending == ""
 
 // lstmX3PAPending says why the LSTM's fp32 plan at hidden 256 with the input projection made alongside the
 // recurrence in one launch (lstmX3PAPlan, cuda/rnn_x3.cuh's rnn_x3_pa, the recurrence's products in fp16, the
-// projection's in 3xTF32) would not be chosen: "" since TestCUDALSTMPlans passed at fp32 hidden 256 (every plan,
+// projection's then in 3xTF32) would not be chosen: "" since TestCUDALSTMPlans passed at fp32 hidden 256 (every plan,
 // every reset pattern) on an H100 at 931f89a (da4f626 after the rebase onto main) and at be4002d (ab7dcd6), where
 // (TestCUDALSTMTune) batch 256, 128 steps took 0.815–0.822 ms (4.8–4.9× the eager chain; 0.777 ms, 5.1×, with the
-// projection in fp16 too, which is not chosen: see lstmX3PAPlan) against 1.283 ms for x3_cl8_kp2_wl.
+// projection in fp16 too, chosen since with a range guard: see lstmX3PAPlan) against 1.283 ms for x3_cl8_kp2_wl.
 const lstmX3PAPending = ""
 
 // lstmX3PAOn is whether the LSTM's chooser may pick lstmX3PAPlan.

@@ -499,8 +499,8 @@ struct RnnX3Proj {
 // none, read as zeros and not written), in the dynamic shared memory from its start. PH3: the products as rnn_x3's
 // H3 makes them, three fp16 mma a k16 step rather than five, W scaled by 2¹⁰ (not by its largest value: that
 // would take a pass over W first), where x is within fp16's range (|x| < 65504) and W below 64 in magnitude, as
-// inputs and weights of an LSTM are; a warp's k-step that reads anything beyond (or a NaN) takes the 3xTF32
-// products instead, on W·2¹⁰ (exact), so the result is fp32's whatever the data.
+// inputs and weights of an LSTM are; a tile whose sums come out inf or NaN (anything beyond, or a NaN) is made
+// again in 3xTF32, so the result is fp32's whatever the data, and the products' loop checks nothing.
 template <int BM, int BN, int WM, int WN, class RowOf, bool PH3 = false>
 __device__ __forceinline__ void rnn_x3_proj_tile(const float* __restrict__ x, const float* __restrict__ wi,
                                                  const float* __restrict__ bias, float* __restrict__ out, long long n0,
@@ -555,65 +555,24 @@ __device__ __forceinline__ void rnn_x3_proj_tile(const float* __restrict__ x, co
             for (int i = 0; i < MI; i++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) ldmatrix_x4(a[i][h], st + la + i * 16 * PITCH + (2 * kk + h) * 32);
-            // fp16's range: the warp's k-step takes the fp16 products only if every x it reads and every W·2¹⁰ is
-            // below 65504 in magnitude (a NaN is not), else the 3xTF32 ones on W·2¹⁰ (exact: a power of two), so
-            // that inputs and weights of any size come out as fp32 would make them.
-            bool in = true;
+            unsigned w1[NI][2], w2[NI][2];
 #pragma unroll
-            for (int j = 0; j < NI / 2; j++)
+            for (int j = 0; j < NI; j += 2)
 #pragma unroll
-                for (int e = 0; e < 8; e++) in &= fabsf(__uint_as_float(b[j][e / 4][e % 4])) * 1024.0f < 65504.0f;
+                for (int e = 0; e < 2; e++)
+                    x3_split_f16_b(__uint_as_float(b[j / 2][0][2 * e]) * 1024.0f,
+                                   __uint_as_float(b[j / 2][0][2 * e + 1]) * 1024.0f,
+                                   __uint_as_float(b[j / 2][1][2 * e]) * 1024.0f,
+                                   __uint_as_float(b[j / 2][1][2 * e + 1]) * 1024.0f, w1[j + e], w2[j + e]);
 #pragma unroll
-            for (int i = 0; i < MI; i++)
+            for (int i = 0; i < MI; i++) {
+                unsigned a1[4], a2[4];
+                x3_split_f16(a[i], a1, a2);
 #pragma unroll
-                for (int e = 0; e < 8; e++) in &= fabsf(__uint_as_float(a[i][e / 4][e % 4])) < 65504.0f;
-            if (__all_sync(0xffffffff, in)) {
-                unsigned w1[NI][2], w2[NI][2];
-#pragma unroll
-                for (int j = 0; j < NI; j += 2)
-#pragma unroll
-                    for (int e = 0; e < 2; e++)
-                        x3_split_f16_b(__uint_as_float(b[j / 2][0][2 * e]) * 1024.0f,
-                                       __uint_as_float(b[j / 2][0][2 * e + 1]) * 1024.0f,
-                                       __uint_as_float(b[j / 2][1][2 * e]) * 1024.0f,
-                                       __uint_as_float(b[j / 2][1][2 * e + 1]) * 1024.0f, w1[j + e], w2[j + e]);
-#pragma unroll
-                for (int i = 0; i < MI; i++) {
-                    unsigned a1[4], a2[4];
-                    x3_split_f16(a[i], a1, a2);
-#pragma unroll
-                    for (int j = 0; j < NI; j++) {
-                        mma_f16(acc[i][j], a1, w2[j][0], w2[j][1]);
-                        mma_f16(acc[i][j], a2, w1[j][0], w1[j][1]);
-                        mma_f16(acc[i][j], a1, w1[j][0], w1[j][1]);
-                    }
-                }
-            } else {
-                unsigned bh[NI][2][2], bl[NI][2];
-#pragma unroll
-                for (int j = 0; j < NI; j += 2) {
-                    float v[2][4];
-#pragma unroll
-                    for (int h = 0; h < 2; h++)
-#pragma unroll
-                        for (int e = 0; e < 4; e++) {
-                            const float w = __uint_as_float(b[j / 2][h][e]) * 1024.0f, hv = x3_rna(w);
-                            v[h][e] = w - hv;
-                            bh[j + e / 2][h][e % 2] = __float_as_uint(hv);
-                        }
-                    x3_bf16_b(v[0][0], v[0][1], v[1][0], v[1][1], bl[j][0], bl[j][1]);
-                    x3_bf16_b(v[0][2], v[0][3], v[1][2], v[1][3], bl[j + 1][0], bl[j + 1][1]);
-                }
-#pragma unroll
-                for (int i = 0; i < MI; i++) {
-                    X3A x3a;
-#pragma unroll
-                    for (int h = 0; h < 2; h++)
-#pragma unroll
-                        for (int e = 0; e < 4; e++) x3a.a[h][e] = a[i][h][e];
-                    x3a.split();
-#pragma unroll
-                    for (int j = 0; j < NI; j++) mma_x3(acc[i][j], acc[i][j], x3a, bh[j], bl[j][0], bl[j][1]);
+                for (int j = 0; j < NI; j++) {
+                    mma_f16(acc[i][j], a1, w2[j][0], w2[j][1]);
+                    mma_f16(acc[i][j], a2, w1[j][0], w1[j][1]);
+                    mma_f16(acc[i][j], a1, w1[j][0], w1[j][1]);
                 }
             }
         }
@@ -649,6 +608,22 @@ __device__ __forceinline__ void rnn_x3_proj_tile(const float* __restrict__ x, co
         }
     }
     cp_async_wait<0>();
+    if constexpr (PH3) {
+        // fp16's range: an x of 65520 or more in magnitude, or a W·2¹⁰, becomes an infinity in its fp16 parts, and
+        // every sum of its row (or column) inf or NaN. Then the block makes the tile again in 3xTF32, so that inputs
+        // and weights of any size come out as fp32 would make them.
+        bool bad = false;
+#pragma unroll
+        for (int i = 0; i < MI; i++)
+#pragma unroll
+            for (int j = 0; j < NI; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) bad |= !(fabsf(acc[i][j][e]) < __int_as_float(0x7f800000));
+        if (__syncthreads_or(bad)) {
+            rnn_x3_proj_tile<BM, BN, WM, WN, RowOf, false>(x, wi, bias, out, n0, N, K, rowof);
+            return;
+        }
+    }
     const int g = lane >> 2, q = lane & 3;
 #pragma unroll
     for (int i = 0; i < MI; i++)
