@@ -109,11 +109,34 @@ func TestWSAttnVariants(t *testing.T) {
 			want = wsAttnD64Opts
 		} else if wsAttnD64On {
 			want = wsAttnD64NoneOpts
+			want.lazy = wsAttnLazyOn
 		}
 		if got := wsAttnChoose(64, mask); got.opts != want || !slices.Contains(wsAttnPlans, got) {
 			t.Errorf("wsAttnChoose(64, %s) = %v with wsAttnD64On %v (pending %q), want variant %q", mask, got,
 				wsAttnD64On, wsAttnD64Pending, want)
 		}
+	}
+	// The lazy rescale: in every default plan but causal d = 64's once wsAttnLazyOn, and each such plan a kernel of
+	// the module, whether or not it is on.
+	on := wsAttnLazyOn
+	defer func() { wsAttnLazyOn = on }()
+	for _, lazy := range []bool{false, true} {
+		wsAttnLazyOn = lazy
+		for _, d := range []int{64, 128} {
+			for _, mask := range AttentionFamily.Variants {
+				got := wsAttnChoose(d, mask)
+				if want := lazy && wsAttnD64On && !(d == 64 && mask == "causal") || lazy && d == 128; got.opts.lazy != want ||
+					!slices.Contains(wsAttnPlans, got) || !slices.Contains(got.masks(), mask) {
+					t.Errorf("wsAttnChoose(%d, %s) with wsAttnLazyOn %v = %v: lazy %v, want %v, and a kernel for the mask",
+						d, mask, lazy, got, got.opts.lazy, want)
+				}
+			}
+		}
+	}
+	wsAttnLazyOn = on
+	if wsAttnLazyOn != (wsAttnLazyPending == "" || harness.RunPending()) {
+		t.Errorf("wsAttnLazyPending %q, wsAttnLazyOn %v with -kernels.pending=%v", wsAttnLazyPending, wsAttnLazyOn,
+			harness.RunPending())
 	}
 	if wsAttnD64On != (wsAttnD64Pending == "" || harness.RunPending()) {
 		t.Errorf("wsAttnD64Pending %q, wsAttnD64On %v with -kernels.pending=%v", wsAttnD64Pending, wsAttnD64On,

@@ -31,7 +31,8 @@
 // ones made once (WA_OPT_DESC, "dc"), about 30 fewer instructions a tile in the stream the softmax issues from — at
 // D = 64 the default, 2.5% faster; and the stages refilled by the warpgroup whose release of them is the last
 // (WA_OPT_LASTREL, "lr": each counts its release with an atomic in the slot of the stage's "empty" barrier, and
-// nobody waits for a stage), since the issuer's waits held its own warpgroup and kept the warpgroups in lockstep.
+// nobody waits for a stage), since the issuer's waits held its own warpgroup and kept the warpgroups in lockstep;
+// and the lazy rescale (WA_OPT_LAZY, "lz": the running max moves only past 8, O is rescaled only where it moved).
 // (Moving a share of the exponentials from the special-function units to a polynomial on the FMA pipe, after
 // FlashAttention-4, timed slower at every share on an H100: the softmax's instruction issue binds, not MUFU;
 // docs/kernels.md has the figures.)
@@ -230,6 +231,10 @@ __device__ __forceinline__ float wa_exp2(float x) {
 // waiting on the stage's "empty" barrier (whose slot then holds a release counter): the issuer's wait held its
 // whole warpgroup at its next product until the other warpgroups had caught up, so the warpgroups ran in lockstep.
 #define WA_OPT_LASTREL 2
+// WA_OPT_LAZY: the running max a row's exponentials subtract moves only when a tile's max passes it by more than 8
+// (log2 units; after FlashAttention-4), so P ≤ 2⁸ in bf16 and fp32 alike, and a warp whose rows all kept theirs skips
+// rescaling O and l (alpha 1): the D/2 multiplies a thread a tile leave the stream the softmax issues from.
+#define WA_OPT_LAZY 4
 
 // WA_KIND is wsattn's KIND: the form (WA_FORM_*) and OPT, WA_OPT_* bits. One template argument rather than two, so
 // that the kernels of OPT 0 keep the names of the symbols they declare (the barriers'), and with them their PTX.
@@ -248,7 +253,8 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
     constexpr int RS = BN / 2;          // S accumulators a thread
     constexpr int RO = D / 2;           // O accumulators a thread
     constexpr int FORM = KIND & 255, OPT = KIND >> 16;
-    constexpr bool OV = FORM != WA_FORM_PLAIN, PP = FORM == WA_FORM_PP, LR = (OPT & WA_OPT_LASTREL) != 0;
+    constexpr bool OV = FORM != WA_FORM_PLAIN, PP = FORM == WA_FORM_PP, LR = (OPT & WA_OPT_LASTREL) != 0,
+                   LZ = (OPT & WA_OPT_LAZY) != 0;
     static_assert(D == 64 || D == 128, "head dims 64 and 128");
     static_assert(BN % 16 == 0 && KV_CHUNK % 1024 == 0, "key tiles of whole k-steps and swizzle periods");
 
@@ -321,6 +327,7 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
 #pragma unroll
         for (int e = 0; e < RO; e++) oacc[e] = 0.0f;
         float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.0f, 0.0f}, alpha[2];
+        bool moved = true;  // LZ: whether a row of this warp moved its max in the last softmax (else alpha is 1)
 
         const unsigned long long dq = wa_desc_k(qa), dk = wa_desc_k(sk), dv = wa_desc_mn(sv, KV_CHUNK);
         // S = Q · K(n)ᵀ, issued and committed (one wgmma group).
@@ -390,10 +397,22 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
                 for (int i = 0; i < RS / 4; i++) mx = fmaxf(mx, fmaxf(s[4 * i + 2 * h], s[4 * i + 2 * h + 1]));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
-                const float mnew = fmaxf(mrow[h], mx * scale);
-                const float msub = mnew == -INFINITY ? 0.0f : mnew;
-                alpha[h] = wa_exp2(mrow[h] - msub);
-                mrow[h] = mnew;
+                float msub;
+                if (LZ) {  // -inf + 8 is -inf: the first finite max moves it
+                    const float mt = mx * scale;
+                    if (mt > mrow[h] + 8.0f) {
+                        alpha[h] = wa_exp2(mrow[h] - mt);
+                        mrow[h] = mt;
+                    } else {
+                        alpha[h] = 1.0f;
+                    }
+                    msub = mrow[h] == -INFINITY ? 0.0f : mrow[h];
+                } else {
+                    const float mnew = fmaxf(mrow[h], mx * scale);
+                    msub = mnew == -INFINITY ? 0.0f : mnew;
+                    alpha[h] = wa_exp2(mrow[h] - msub);
+                    mrow[h] = mnew;
+                }
                 float sum = 0.0f;
 #pragma unroll
                 for (int i = 0; i < RS / 4; i++)
@@ -405,10 +424,12 @@ __device__ __forceinline__ void wsattn(const CUtensorMap* tmq, const CUtensorMap
                     }
                 lrow[h] = lrow[h] * alpha[h] + sum;
             }
+            if (LZ) moved = __any_sync(0xffffffff, alpha[0] != 1.0f || alpha[1] != 1.0f);
         };
         auto rescale_pack = [&]() {
+            if (!LZ || moved)
 #pragma unroll
-            for (int e = 0; e < RO; e++) oacc[e] *= alpha[(e >> 1) & 1];
+                for (int e = 0; e < RO; e++) oacc[e] *= alpha[(e >> 1) & 1];
 #pragma unroll
             for (int j = 0; j < RS / 2; j++) p[j] = hp_pack(s[2 * j], s[2 * j + 1]);
         };
@@ -531,4 +552,8 @@ WA_KERNEL_V(128, 128, 176, 2, pp, WA_FORM_PP, lr, WA_OPT_LASTREL)
 WA_KERNEL_V(128, 128, 176, 2, ov, WA_FORM_OV, lr, WA_OPT_LASTREL)
 // Without a mask only: the causal kernel spilled 8 bytes a thread at its 128-register cap under the driver's JIT.
 WA_KERNEL_V_MASK(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc_lr, WA_OPT_DESC | WA_OPT_LASTREL, none, false)
+// The defaults with the lazy rescale (WA_OPT_LAZY); not causal d = 64, whose kernel spilled 112 bytes a thread.
+WA_KERNEL_V_MASK(64, 256, 128, 2, plain, WA_FORM_PLAIN, dc_lr_lz, WA_OPT_DESC | WA_OPT_LASTREL | WA_OPT_LAZY, none, false)
+WA_KERNEL_V(128, 128, 176, 2, pp, WA_FORM_PP, lr_lz, WA_OPT_LASTREL | WA_OPT_LAZY)
+WA_KERNEL_V(128, 192, 128, 2, plain, WA_FORM_PLAIN, lr_lz, WA_OPT_LASTREL | WA_OPT_LAZY)
 #endif
