@@ -85,14 +85,8 @@ const wsAttnSmemLimit = 227<<10 - 1024
 
 // wsAttnPlans lists every kernel pair (mask none and causal) the module holds (WA_KERNEL lines).
 var wsAttnPlans = []wsAttnPlan{
-	{128, 128, 128, 2, "plain", wsAttnOpts{}}, {128, 128, 128, 2, "ov", wsAttnOpts{}}, {128, 128, 128, 2, "pp", wsAttnOpts{}},
-	{128, 128, 176, 2, "pp", wsAttnOpts{}},
-	{64, 128, 128, 2, "plain", wsAttnOpts{}}, {64, 128, 128, 2, "pp", wsAttnOpts{}}, {64, 128, 192, 2, "pp", wsAttnOpts{}},
-	{64, 192, 128, 2, "ov", wsAttnOpts{}}, {64, 192, 128, 2, "pp", wsAttnOpts{}},
-	{128, 128, 128, 3, "pp", wsAttnOpts{}}, {64, 128, 128, 3, "pp", wsAttnOpts{}}, {64, 128, 192, 3, "pp", wsAttnOpts{}},
-	{64, 192, 128, 3, "pp", wsAttnOpts{}},
-	{128, 128, 176, 2, "plain", wsAttnOpts{}}, {128, 192, 128, 2, "plain", wsAttnOpts{}},
-	{64, 192, 128, 2, "plain", wsAttnOpts{}}, {64, 256, 128, 2, "plain", wsAttnOpts{}},
+	{128, 128, 176, 2, "pp", wsAttnOpts{}}, {128, 128, 176, 2, "plain", wsAttnOpts{}}, {128, 192, 128, 2, "plain", wsAttnOpts{}},
+	{64, 256, 128, 2, "plain", wsAttnOpts{}},
 	// The variants (WA_KERNEL_V lines).
 	{64, 256, 128, 2, "plain", wsAttnOpts{desc: true}},
 	{128, 128, 176, 2, "plain", wsAttnOpts{lastrel: true}}, {128, 192, 128, 2, "plain", wsAttnOpts{lastrel: true}},
