@@ -55,6 +55,10 @@ type wsAttnPlan struct {
 // 564.9 for the chosen 192-query plain kernel. They passed TestCUDAWGMMAAttention on an H100; the chooser does not
 // take them until they have on an H200 too and both baselines are recorded with them.
 //
+// lazy moves a row's running max only when a tile's passes it by more than 8 (log2 units), and a warp whose rows all
+// kept theirs skips rescaling O: D/2 multiplies a thread a tile out of the same stream (wsAttnLazyPending has the
+// figures).
+//
 // noneOnly says that the module holds the plan's kernel without a mask only: the causal d = 64 kernel with desc and
 // lastrel spilled 8 bytes a thread at its 128-register cap under the driver's JIT (580.159.04).
 type wsAttnOpts struct {

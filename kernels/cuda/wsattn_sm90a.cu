@@ -233,7 +233,7 @@ __device__ __forceinline__ float wa_exp2(float x) {
 #define WA_OPT_LASTREL 2
 // WA_OPT_LAZY: the running max a row's exponentials subtract moves only when a tile's max passes it by more than 8
 // (log2 units; after FlashAttention-4), so P ≤ 2⁸ in bf16 and fp32 alike, and a warp whose rows all kept theirs skips
-// rescaling O and l (alpha 1): the D/2 multiplies a thread a tile leave the stream the softmax issues from.
+// rescaling O (alpha 1): the D/2 multiplies a thread a tile leave the stream the softmax issues from.
 #define WA_OPT_LAZY 4
 
 // WA_KIND is wsattn's KIND: the form (WA_FORM_*) and OPT, WA_OPT_* bits. One template argument rather than two, so
