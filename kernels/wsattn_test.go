@@ -125,7 +125,7 @@ func TestWSAttnVariants(t *testing.T) {
 		for _, d := range []int{64, 128} {
 			for _, mask := range AttentionFamily.Variants {
 				got := wsAttnChoose(d, mask)
-				if want := lazy && wsAttnD64On && !(d == 64 && mask == "causal") || lazy && d == 128; got.opts.lazy != want ||
+				if want := lazy && (d == 128 || wsAttnD64On && mask != "causal"); got.opts.lazy != want ||
 					!slices.Contains(wsAttnPlans, got) || !slices.Contains(got.masks(), mask) {
 					t.Errorf("wsAttnChoose(%d, %s) with wsAttnLazyOn %v = %v: lazy %v, want %v, and a kernel for the mask",
 						d, mask, lazy, got, got.opts.lazy, want)
