@@ -52,8 +52,8 @@ type wsAttnPlan struct {
 // With the lockstep gone, the forms that overlap the softmax with the products pay off where they did not before
 // (the same tune, another run): without a mask at d = 128, 176-key tiles, "pp" 566.4 and "ov" 557.2 against the
 // plain form's 535.4 at t = 4096, 586.8 and 594.8 against 556.3 at t = 16384; causal at t = 16384 "pp" 552.8 against
-// 564.9 for the chosen 192-query plain kernel. They passed TestCUDAWGMMAAttention on an H100; the chooser does not
-// take them until they have on an H200 too and both baselines are recorded with them.
+// 564.9 for the chosen 192-query plain kernel. They passed TestCUDAWGMMAAttention on an H100 and an H200; "pp" is
+// the default without a mask at d = 128 since ee57a57.
 //
 // lazy moves a row's running max only when a tile's passes it by more than 8 (log2 units), and a warp whose rows all
 // kept theirs skips rescaling O: D/2 multiplies a thread a tile out of the same stream (wsAttnLazyPending has the
