@@ -69,7 +69,9 @@ package harness
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -80,6 +82,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -183,7 +186,8 @@ type CUDA struct {
 	stream     cu.Stream // every launch, timing memset and event
 	release    cu.Stream // the release of the timing gate, while stream waits behind it
 	modules    map[string]cu.Module
-	ptx        map[string]bool // registered modules this GPU can load (loaded on first use)
+	moduleSums map[string]string // each loaded module's PTX, hashed (codeParts)
+	ptx        map[string]bool   // registered modules this GPU can load (loaded on first use)
 	funcs      map[string]cu.Function
 	events     []cu.Event // flush start, start and end of each sample of a batch
 	flushTime  time.Duration
@@ -333,6 +337,7 @@ func (c *CUDA) open(ordinal int) error {
 		return err
 	}
 	c.modules, c.funcs, c.ptx = map[string]cu.Module{}, map[string]cu.Function{}, map[string]bool{}
+	c.moduleSums = map[string]string{}
 	for name := range moduleFiles {
 		loads, err := moduleLoads(name, c.cc) // <module>_smXY: X.Y and later; <module>_smXYa: exactly X.Y
 		if err != nil {
@@ -379,6 +384,8 @@ func (c *CUDA) loadModule(name string) error {
 		return fmt.Errorf("load module %s: %w", name, err)
 	}
 	c.modules[name] = m
+	sum := sha256.Sum256(image)
+	c.moduleSums[name] = hex.EncodeToString(sum[:8])
 	return nil
 }
 
@@ -755,6 +762,8 @@ type CUDALaunch struct {
 type cudaStep struct {
 	name        string
 	fn          cu.Function
+	module      string // fn's module ("" for a host step)
+	argSig      string // the arguments as code sees them: scalars by value, device pointers as "p" (codeParts)
 	grid, block int
 	args        []uint64
 	params      []unsafe.Pointer
@@ -802,8 +811,10 @@ func (l *CUDALaunch) KernelIn(module, name string, grid, block int, args ...any)
 		l.Fail(fmt.Errorf("kernel %s: grid %d × block %d (at most %d threads a block; %v)", name, grid, block, maxBlock, err))
 		return
 	}
-	st := cudaStep{name: name, fn: fn, grid: grid, block: block, args: make([]uint64, len(args))}
+	st := cudaStep{name: name, fn: fn, module: module, grid: grid, block: block, args: make([]uint64, len(args))}
+	sig := make([]string, len(args))
 	for i, a := range args {
+		sig[i] = "p"
 		switch v := a.(type) {
 		case *DeviceBuffer:
 			st.args[i] = uint64(v.ptr)
@@ -811,9 +822,12 @@ func (l *CUDALaunch) KernelIn(module, name string, grid, block int, args ...any)
 			st.args[i] = uint64(v)
 		case float64:
 			st.args[i] = math.Float64bits(v)
+			sig[i] = ""
 		case float32:
 			st.args[i] = math.Float64bits(float64(v))
+			sig[i] = ""
 		default:
+			sig[i] = ""
 			// Integers of any kind, DTypes and a family's own integer enums.
 			switch r := reflect.ValueOf(a); r.Kind() {
 			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -829,7 +843,11 @@ func (l *CUDALaunch) KernelIn(module, name string, grid, block int, args ...any)
 	st.params = make([]unsafe.Pointer, len(st.args))
 	for i := range st.args {
 		st.params[i] = unsafe.Pointer(&st.args[i])
+		if sig[i] == "" {
+			sig[i] = strconv.FormatUint(st.args[i], 16)
+		}
 	}
+	st.argSig = strings.Join(sig, ",")
 	l.steps = append(l.steps, st)
 }
 
@@ -952,6 +970,26 @@ func (l *CUDALaunch) Kernels() ([]KernelInfo, error) {
 	return ks, err
 }
 
+// codeParts describes each step of one Run of l for its code fingerprint (CodeKey): a kernel by its module's
+// PTX hash, name, grid, block, cluster, dynamic shared memory, tensor maps and scalar arguments, a library call
+// by its name (which carries its shape).
+func (l *CUDALaunch) codeParts() ([]string, bool) {
+	parts := make([]string, 0, len(l.steps))
+	for _, st := range l.steps {
+		if st.host != nil {
+			parts = append(parts, "host "+st.name)
+			continue
+		}
+		sum, ok := l.be.moduleSums[st.module]
+		if !ok {
+			return nil, false
+		}
+		parts = append(parts, fmt.Sprintf("%s@%s %s grid=%d block=%d cluster=%d smem=%d maps=%d args=%s", st.module, sum,
+			st.name, st.grid, st.block, st.cluster, st.smem, len(st.maps), st.argSig))
+	}
+	return parts, true
+}
+
 // Redirect points l's launches of kernels of module from at the kernels of the same names in module to (a
 // variant build of the same source, such as a deliberately slowed one) and returns how many it redirected.
 // Call it on a prepared launch, not from a launcher.
@@ -967,7 +1005,7 @@ func (l *CUDALaunch) Redirect(from, to string) (int, error) {
 			if err != nil {
 				return err
 			}
-			st.fn = fn
+			st.fn, st.module = fn, to
 			n++
 		}
 		return nil

@@ -15,7 +15,8 @@
 // its own process start, memory placement and clocks, and a result line is one sample. In every process the
 // suite measures its own copy kernel first (the copy-gbps config line), again before each family and at the
 // end (run-health: ok while within 3% of the first), and on GPUs with bf16 tensor cores a tensor-core rate
-// (mma-tflops). Each benchmark reports the median launch time (ns/op), its tail (p99-ns), the bandwidth of
+// (mma-tflops). Before each GPU benchmark's result it prints a code line, the fingerprint of the kernels the
+// benchmark launched (CodeKey). Each benchmark reports the median launch time (ns/op), its tail (p99-ns), the bandwidth of
 // the traffic it cannot avoid — each input read once, each output written once — as GB/s and as a share of the
 // copy (pct-copy), the intermediates it allocates (scratch-B), and for a family that declares Flops, TFLOP/s and
 // a share of the tensor-core rate (pct-mma).

@@ -121,6 +121,8 @@ type Suite struct {
 	// lastCopy and lastCopyAt are the latest copy measurement and when it ended (checkHealth).
 	lastCopy   float64
 	lastCopyAt time.Time
+	// lastCode is the last CodeKey value printed (printCode); "" before the first.
+	lastCode string
 	// vendorOn: the run measures pct-cublas (vendor.go), whose reference times are vendorNs, by case.
 	vendorOn bool
 	vendorNs map[string]float64
@@ -325,6 +327,7 @@ func (s *Suite) Bench(b *testing.B, f *Family) {
 	for _, c := range f.CasesOn(s.Device.Kind, s.Grid) {
 		var st *CaseBuffers
 		for _, impl := range Impls {
+			coded := false
 			b.Run(f.BenchName(c, impl), func(b *testing.B) {
 				if !s.Backend.Implements(f, impl) {
 					b.Skipf("harness: %s %s: %s", f.Name, impl, ErrNotImplemented)
@@ -347,6 +350,10 @@ func (s *Suite) Bench(b *testing.B, f *Family) {
 				}
 				if err != nil {
 					b.Fatal(err)
+				}
+				if !coded { // the first body, before go test prints the name: the line lands before the result
+					coded = true
+					s.printCode(l)
 				}
 				if err := s.measure(b, f, c, l, st.warm[impl]); err != nil {
 					b.Fatal(err)

@@ -41,7 +41,10 @@ baselines/<class>.bench reachable from --ref (default HEAD), or from
 --baselines-ref, after --since — or the result files of --dir, one per host
 or day — builds nothing and runs nothing, and stores
 baselines/<class>.floors.json: per (benchmark, unit), the largest shift of
-its median between two snapshots and its cross-host floor, max(that shift,
+its median between two snapshots that ran the same code (where the files
+carry the suite's code lines, the fingerprint of the kernels each
+benchmark launched; snapshots without them are compared with each other)
+and its cross-host floor, max(that shift,
 its family's floor: the 99th percentile of |shift| implied by the median
 of the family's shifts); a series with one snapshot gets its family's
 floor, or the class's. Stored checks (check --mode
@@ -258,6 +261,7 @@ func calibrateAcross(e *env, hf *historyFlags, st *storeFlags, configPath string
 		for _, p := range s.Points {
 			sh.Snapshots = append(sh.Snapshots, p.Snapshot)
 			sh.Centers = append(sh.Centers, float64(p.Center))
+			sh.Codes = append(sh.Codes, p.Code)
 		}
 		series[i] = sh
 	}

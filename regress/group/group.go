@@ -24,8 +24,10 @@ import (
 
 // RunKeys are configuration keys that describe a run, not a benchmark, and
 // never split comparisons (design §4).
+// code is the harness's fingerprint of the kernels a benchmark ran: it differs between the sides of every
+// comparison of a changed kernel, which is the comparison wanted.
 var RunKeys = []string{"commit", "date", "note", "branch", "regress-version", "copy-gbps", "copy-gbps-end", "mma-tflops", "mma-peak-tflops", "wgmma-tflops", "cublaslt", "run-health", "round", "shard", "shard-by", "go",
-	"lane", "count", "seed", "rounds-done", "stopped"}
+	"lane", "count", "seed", "rounds-done", "stopped", "code"}
 
 // ProcsKey is the pseudo configuration key of the "-N" GOMAXPROCS suffix.
 const ProcsKey = "gomaxprocs"

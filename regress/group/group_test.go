@@ -89,3 +89,21 @@ func TestPairRecordsRounds(t *testing.T) {
 		t.Errorf("CurRounds = %v, want nil (one sample has no round)", s.CurRounds)
 	}
 }
+
+// The harness prints a code fingerprint before each GPU benchmark: a changed kernel's fingerprint differs
+// between the sides (and, in a file of several benchmarks, within each), and must not split its comparison.
+func TestPairNeverSplitsOnCode(t *testing.T) {
+	base := side(t, "code: aaaaaaaaaaaa\nBenchmarkX 1 10 ns/op\ncode: bbbbbbbbbbbb\nBenchmarkY 1 10 ns/op\n"+
+		"code: aaaaaaaaaaaa\nBenchmarkX 1 11 ns/op\ncode: bbbbbbbbbbbb\nBenchmarkY 1 11 ns/op\n")
+	cur := side(t, "code: cccccccccccc\nBenchmarkX 1 12 ns/op\ncode: bbbbbbbbbbbb\nBenchmarkY 1 10 ns/op\n"+
+		"code: cccccccccccc\nBenchmarkX 1 12 ns/op\ncode: none\nBenchmarkY 1 10 ns/op\n")
+	g := Pair(base, cur)
+	if len(g.Keys) != 0 || len(g.Series) != 2 {
+		t.Fatalf("keys %v, %d series: want no distinguishing key and X, Y", g.Keys, len(g.Series))
+	}
+	for _, s := range g.Series {
+		if len(s.Base) != 2 || len(s.Cur) != 2 {
+			t.Errorf("%s: %d baseline and %d current samples, want 2 and 2", s.Name, len(s.Base), len(s.Cur))
+		}
+	}
+}

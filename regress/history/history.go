@@ -144,6 +144,9 @@ type Point struct {
 	Lo       report.Number `json:"lo"`
 	Hi       report.Number `json:"hi"`
 	N        int           `json:"n"`
+	// Code is the code fingerprint the snapshot's samples of the benchmark carry (the harness's code config
+	// line), "" when they carry none, "none", or more than one.
+	Code string `json:"code,omitempty"`
 }
 
 // Step is a change point of one series.
@@ -262,6 +265,7 @@ func Collect(snaps []Snapshot, opt Options) (*History, error) {
 		h.Snapshots = append(h.Snapshots, SnapshotInfo{Label: snap.Label, Commit: snap.Commit, Time: snap.Time})
 		values := map[key][]float64{}
 		var order []key
+		codes := codesOf(side)
 		for i := range side.Results {
 			r := &side.Results[i]
 			for _, v := range side.Values(r) {
@@ -299,10 +303,35 @@ func Collect(snaps []Snapshot, opt Options) (*History, error) {
 			}
 			sum := stats.Summarize(values[k], false, conf)
 			h.Series[idx].Points = append(h.Series[idx].Points, Point{Snapshot: si,
-				Center: report.Number(sum.Center), Lo: report.Number(sum.Lo), Hi: report.Number(sum.Hi), N: len(sum.Values)})
+				Center: report.Number(sum.Center), Lo: report.Number(sum.Lo), Hi: report.Number(sum.Hi), N: len(sum.Values),
+				Code: codes[k.name]})
 		}
 	}
 	return h, nil
+}
+
+// CodeKey is the configuration key of the code fingerprint the harness prints before each GPU benchmark.
+const CodeKey = "code"
+
+// codesOf maps each benchmark of side to the one code fingerprint all its results carry, or "" when they carry
+// none, "none" or several.
+func codesOf(side *parse.Side) map[string]string {
+	codes, mixed := map[string]string{}, map[string]bool{}
+	for i := range side.Results {
+		r := &side.Results[i]
+		c := side.Configs[r.Config].Get(CodeKey)
+		if c == "none" {
+			c = ""
+		}
+		if prev, seen := codes[r.Name]; seen && prev != c {
+			mixed[r.Name] = true
+		}
+		codes[r.Name] = c
+	}
+	for name := range mixed {
+		codes[name] = ""
+	}
+	return codes
 }
 
 func classOf(side *parse.Side) string {

@@ -275,3 +275,37 @@ func TestModelParses(t *testing.T) {
 		t.Errorf("%d results, want %d", len(side.Results), len(m.names))
 	}
 }
+
+// TestCollectRecordsCode checks that each point carries the code fingerprint its samples share: none when the
+// file has no code lines, none when they disagree or say "none".
+func TestCollectRecordsCode(t *testing.T) {
+	data := []string{
+		"class: gpu-x\nBenchmarkK/a 1 10 ns/op\nBenchmarkK/a 1 11 ns/op\n",
+		"class: gpu-x\ncode: 111111111111\nBenchmarkK/a 1 10 ns/op\ncode: 222222222222\nBenchmarkK/b 1 5 ns/op\n" +
+			"code: 111111111111\nBenchmarkK/a 1 11 ns/op\ncode: none\nBenchmarkK/b 1 5 ns/op\n",
+		"class: gpu-x\ncode: 333333333333\nBenchmarkK/a 1 10 ns/op\ncode: 444444444444\nBenchmarkK/a 1 10 ns/op\n",
+	}
+	var snaps []Snapshot
+	for i, d := range data {
+		snaps = append(snaps, Snapshot{Name: fmt.Sprintf("s%d", i), Label: fmt.Sprintf("s%d", i), Data: []byte(d)})
+	}
+	h, err := Collect(snaps, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string][]string{}
+	for _, s := range h.Series {
+		if s.Unit != "sec/op" {
+			continue
+		}
+		for _, p := range s.Points {
+			codes[s.Name] = append(codes[s.Name], fmt.Sprintf("s%d=%s", p.Snapshot, p.Code))
+		}
+	}
+	if got, want := strings.Join(codes["K/a"], " "), "s0= s1=111111111111 s2="; got != want {
+		t.Errorf("K/a codes %q, want %q (none in s0; s2's samples disagree)", got, want)
+	}
+	if got, want := strings.Join(codes["K/b"], " "), "s1="; got != want {
+		t.Errorf("K/b codes %q, want %q (one sample says none)", got, want)
+	}
+}

@@ -30,9 +30,15 @@ package noise
 // A series with fewer than 2 snapshots gets its family's floor, or the
 // class's in that unit when its family has none (From says which).
 // Snapshots differ in code as well as host (every commit that re-recorded
-// the file), so a real change between two of them raises its benchmark's
-// floor: compute floors over a stretch of history without one (--since),
-// or accept the coarser floor.
+// the file), so a real change between two of them would pass for host
+// noise and raise its benchmark's floor. Where the snapshots carry the
+// harness's code fingerprint (the code config line before each GPU
+// benchmark: the modules, kernels, launch shapes and scalar arguments it
+// ran), two snapshots of a series are compared only when it ran the same
+// code in both: Shift is the largest shift within a group of snapshots of
+// one fingerprint. Snapshots without one are one group, compared as they
+// always were: for them, compute floors over a stretch of history without
+// a kernel change (--since), or accept the coarser floor.
 //
 // Normalized figures: pct-copy divides a memory-bound kernel's bandwidth
 // by the copy bandwidth measured in the same process, and pct-mma a
@@ -89,7 +95,8 @@ type Floors struct {
 }
 
 // Pair is the spread between two snapshots in one unit: the median and
-// largest |shift| over the series both hold.
+// largest |shift| over the series both hold with the same code (or both
+// without a fingerprint).
 type Pair struct {
 	A, B   int // indexes into Snapshots, A < B
 	Unit   string
@@ -154,6 +161,34 @@ type SeriesHistory struct {
 	Name, Unit string
 	Snapshots  []int
 	Centers    []float64
+	// Codes, when set, parallels Centers: the code fingerprint of each
+	// snapshot's samples, "" for none (history.Point.Code).
+	Codes []string
+}
+
+// code is the fingerprint of the series' i-th center, "" when it has none.
+func (s SeriesHistory) code(i int) string {
+	if i < len(s.Codes) {
+		return s.Codes[i]
+	}
+	return ""
+}
+
+// shift is the series' Shift: the largest maxShift within a group of its
+// snapshots that ran the same code (see the top of this file); false when
+// no group has 2 positive centers.
+func (s SeriesHistory) shift() (float64, bool) {
+	groups := map[string][]float64{}
+	for i, c := range s.Centers {
+		groups[s.code(i)] = append(groups[s.code(i)], c)
+	}
+	best, any := 0.0, false
+	for _, g := range groups {
+		if sh, ok := maxShift(g); ok {
+			best, any = math.Max(best, sh), true
+		}
+	}
+	return best, any
 }
 
 // FamilyOf is the kernel family of a benchmark: its name up to the first
@@ -183,7 +218,7 @@ func Across(class, source string, snaps []FloorSnapshot, series []SeriesHistory)
 	shiftOf := map[[2]string]float64{}
 	for _, s := range series {
 		e := FloorEntry{Name: s.Name, Unit: s.Unit, Snapshots: len(s.Centers)}
-		if sh, ok := maxShift(s.Centers); ok {
+		if sh, ok := s.shift(); ok {
 			e.Shift = &sh
 			k := fu{FamilyOf(s.Name), s.Unit}
 			shifts[k] = append(shifts[k], sh)
@@ -305,7 +340,7 @@ func pairs(n int, series []SeriesHistory, units []string) []Pair {
 						continue
 					}
 					ia, ib := slices.Index(s.Snapshots, a), slices.Index(s.Snapshots, b)
-					if ia < 0 || ib < 0 {
+					if ia < 0 || ib < 0 || s.code(ia) != s.code(ib) {
 						continue
 					}
 					if d, ok := maxShift([]float64{s.Centers[ia], s.Centers[ib]}); ok {

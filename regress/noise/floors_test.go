@@ -133,3 +133,51 @@ func TestAcrossNormalizedUnitChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestAcrossComparesSameCode checks that a series' shift comes only from snapshots that ran the same code: a
+// kernel that got 20% faster between snapshots 1 and 2 (its code fingerprint changed) keeps the floor its
+// host-to-host moves give, snapshots without a fingerprint are compared among themselves as before, and the
+// pairs of snapshots leave out series whose code differs between the two.
+func TestAcrossComparesSameCode(t *testing.T) {
+	const a, b = "aaaaaaaaaaaa", "bbbbbbbbbbbb"
+	series := []SeriesHistory{
+		// Snapshot 0 has no fingerprint; 1 and 2 ran code a (0.5% apart); 3 and 4 ran code b, 20% faster
+		// (0.3% apart).
+		{Name: "GEMM/m=1", Unit: "sec/op", Snapshots: []int{0, 1, 2, 3, 4},
+			Centers: []float64{1.5e-4, 1e-4, 1.005e-4, 0.8e-4, 0.8024e-4}, Codes: []string{"", a, a, b, b}},
+		// The same history without fingerprints: the change passes for a 25% host shift, as it always did.
+		{Name: "GEMM/m=2", Unit: "sec/op", Snapshots: []int{0, 1, 2, 3, 4},
+			Centers: []float64{1e-4, 1e-4, 1.005e-4, 0.8e-4, 0.8024e-4}},
+		// Each snapshot ran other code: no two comparable, so no shift of its own.
+		{Name: "GEMM/m=3", Unit: "sec/op", Snapshots: []int{1, 2}, Centers: []float64{1e-4, 2e-4}, Codes: []string{a, b}},
+	}
+	snaps := []FloorSnapshot{{Label: "s0"}, {Label: "s1"}, {Label: "s2"}, {Label: "s3"}, {Label: "s4"}}
+	f := Across("gpu-x", "HEAD:baselines/gpu-x.bench", snaps, series)
+	e, _ := f.Lookup("GEMM/m=1", "sec/op")
+	if e.Shift == nil || math.Abs(*e.Shift-0.005) > 1e-9 {
+		t.Errorf("m=1: shift %v, want 0.5%% (the largest move within one code)", e.Shift)
+	}
+	e, _ = f.Lookup("GEMM/m=2", "sec/op")
+	if e.Shift == nil || math.Abs(*e.Shift-(1.005/0.8-1)) > 1e-9 {
+		t.Errorf("m=2: shift %v, want %.4f (no fingerprints: every snapshot compared)", e.Shift, 1.005/0.8-1)
+	}
+	e, _ = f.Lookup("GEMM/m=3", "sec/op")
+	if e.Shift != nil || e.From != "family" {
+		t.Errorf("m=3: %+v, want no shift of its own and its family's floor", e)
+	}
+	for _, p := range f.Pairs {
+		if p.Unit != "sec/op" {
+			continue
+		}
+		want := 1 // m=2 only
+		switch {
+		case p.A == 1 && p.B == 2, p.A == 3 && p.B == 4:
+			want = 2 // m=1 ran the same code in both
+		case p.A == 0:
+			want = 1 // m=1 has no fingerprint in snapshot 0, one in the other: not comparable
+		}
+		if p.Series != want {
+			t.Errorf("pair s%d–s%d: %d series, want %d", p.A, p.B, p.Series, want)
+		}
+	}
+}
