@@ -26,7 +26,7 @@ func Incomplete(r *report.Report) string {
 // EscapeMarkdown makes untrusted text inert in GitHub markdown, in a table
 // cell or in running text: pipes and markdown punctuation are escaped, HTML
 // characters become entities, line breaks spaces, and @mentions and #links
-// are broken with a zero-width space.
+// are broken by putting their key character alone in a <code> element.
 func EscapeMarkdown(s string) string { return mdEscape(s) }
 
 // CleanText makes untrusted text safe to print on one line of plain text:

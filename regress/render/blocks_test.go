@@ -87,6 +87,8 @@ func TestEscapeMarkdownInert(t *testing.T) {
 		{"@octocat and @org/team", "<code>@</code>octocat and <code>@</code>org/team"},
 		{"mail me: me@evil.example", "mail me: me<code>@</code>evil.example"},
 		{"main@1f2e3d4 and HEAD@9a8b7c6", "main@1f2e3d4 and HEAD@9a8b7c6"},
+		// After a letter that is not ASCII, GitHub still sees a word boundary (a fuzz find: "Ǌ@0").
+		{"Ǌ@octocat, é@0 and ǊGH-1", "Ǌ<code>@</code>octocat, é<code>@</code>0 and ǊGH<code>-</code>1"},
 		{"#12 and owner/repo#34", "<code>#</code>12 and owner/repo<code>#</code>34"},
 		// Shown as escapes (a backslash escaped for markdown): "\u2028" on the page.
 		{"a\u2028b\u2029c", `a\\u2028b\\u2029c`},

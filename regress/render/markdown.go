@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kernelwatch/kernelwatch/regress/report"
 )
@@ -167,15 +168,18 @@ func mdEscape(s string) string {
 	var b strings.Builder
 	rs := []rune(clean(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)))
 	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' }
+	// asciiWord is what GitHub's autolinker counts as a word character before a mention or a GH- reference:
+	// after any other letter ("Ǌ@octocat") it still links, so only an ASCII one keeps a boundary away.
+	asciiWord := func(r rune) bool { return r < utf8.RuneSelf && word(r) }
 	// after reports whether the runes before i end with word (ASCII, any
-	// case) starting at a word boundary.
+	// case) starting at a word boundary (no ASCII word character before it).
 	after := func(i int, words ...string) bool {
 		for _, w := range words {
 			k := i - len(w)
 			if k < 0 || !strings.EqualFold(string(rs[k:i]), w) {
 				continue
 			}
-			if k == 0 || !word(rs[k-1]) {
+			if k == 0 || !asciiWord(rs[k-1]) {
 				return true
 			}
 		}
@@ -196,13 +200,13 @@ func mdEscape(s string) string {
 	// own rules aside, "@➀" is escaped too) follows i.
 	alnumNext := func(i int) bool { return i+1 < len(rs) && (unicode.IsLetter(rs[i+1]) || unicode.IsNumber(rs[i+1])) }
 	// mentionOrEmail reports whether the @ at i could start a mention (it
-	// follows no word character) or belong to an e-mail address (a dotted
+	// follows no ASCII word character) or belong to an e-mail address (a dotted
 	// domain follows); "main@1f2e3d4" is neither and stays as it is.
 	mentionOrEmail := func(i int) bool {
 		if !alnumNext(i) {
 			return false
 		}
-		if i == 0 || !word(rs[i-1]) {
+		if i == 0 || !asciiWord(rs[i-1]) {
 			return true
 		}
 		for j := i + 1; j+1 < len(rs) && (word(rs[j]) || rs[j] == '-' || rs[j] == '.'); j++ {
