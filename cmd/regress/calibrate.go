@@ -49,8 +49,9 @@ its family's floor: the 99th percentile of |shift| implied by the median
 of the family's shifts); a series with one snapshot gets its family's
 floor, or the class's. Stored checks (check --mode
 stored) judge each comparison by max(threshold, noise floor, cross-host
-floor), and gate a family on its normalized unit (pct-copy, pct-mma: the
-kernel over the same process's copy or mma reference) instead of sec/op
+floor), and gate a family on its normalized unit (pct-copy, pct-mma,
+pct-cublas: the kernel over the same process's copy, mma probe or cuBLASLt
+running the same GEMMs) instead of sec/op
 where that unit's median shift is at least 20% smaller. It prints the
 spread: per unit the median and largest shift, how many benchmarks are
 steadier normalized, and per family which unit gates.
@@ -308,7 +309,7 @@ func printSpread(e *env, f *noise.Floors, cfg *config.Config) {
 		fmt.Fprintf(w, "  %s%s\n", s.Label, when)
 	}
 	fmt.Fprintf(w, "\n%-10s %7s %16s %13s  %s\n", "unit", "series", "median |shift|", "max |shift|", "largest")
-	for _, r := range f.Spread("sec/op", "pct-copy", "pct-mma", "GB/s", "TFLOP/s", "hot-ns", "p99-sec") {
+	for _, r := range f.Spread("sec/op", "pct-copy", "pct-mma", "pct-cublas", "GB/s", "TFLOP/s", "hot-ns", "p99-sec") {
 		fmt.Fprintf(w, "%-10s %7d %15.2f%% %12.2f%%  %s\n", r.Unit, r.Series, 100*r.Median, 100*r.Max, r.MaxName)
 	}
 	if len(f.Pairs) > 0 {
@@ -324,14 +325,14 @@ func printSpread(e *env, f *noise.Floors, cfg *config.Config) {
 		}
 	}
 	for _, e := range f.Entries {
-		if (e.Unit == "pct-copy" || e.Unit == "pct-mma") && e.Shift != nil {
+		if (e.Unit == "pct-copy" || e.Unit == "pct-mma" || e.Unit == "pct-cublas") && e.Shift != nil {
 			if raw, ok := f.Lookup(e.Name, "sec/op"); ok && raw.Shift != nil {
 				both[e.Unit]++
 			}
 		}
 	}
 	fmt.Fprintln(w)
-	for _, u := range []string{"pct-copy", "pct-mma"} {
+	for _, u := range []string{"pct-copy", "pct-mma", "pct-cublas"} {
 		if both[u] > 0 {
 			fmt.Fprintf(w, "steadier normalized: %d of %d benchmarks moved less in %s than in sec/op\n", steadier[u], both[u], u)
 		}

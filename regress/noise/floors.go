@@ -41,10 +41,12 @@ package noise
 // a kernel change (--since), or accept the coarser floor.
 //
 // Normalized figures: pct-copy divides a memory-bound kernel's bandwidth
-// by the copy bandwidth measured in the same process, and pct-mma a
-// tensor-core kernel's throughput by the same process's mma probe, so a
-// host whose memory or tensor cores are faster moves the kernel and its
-// reference together. Where a family's median shift is at least
+// by the copy bandwidth measured in the same process, pct-mma a
+// tensor-core kernel's throughput by the same process's mma probe, and
+// pct-cublas a GEMM family's by cuBLASLt running the same GEMMs, so a host
+// whose memory or tensor cores are faster moves the kernel and its
+// reference together. A family takes the closest reference it reports:
+// pct-cublas, then pct-mma, then pct-copy. Where a family's median shift is at least
 // SteadierBy smaller in its normalized unit than in sec/op, stored checks
 // gate the family on the normalized unit: its raw units (sec/op and the
 // rates computed from it, GB/s and TFLOP/s) get Gate "warn" and say which
@@ -204,8 +206,15 @@ func FamilyOf(name string) string {
 // family gated on its normalized unit stops gating in stored checks.
 var rawUnits = []string{"sec/op", "GB/s", "B/s", "TFLOP/s"}
 
-// normalizedUnits are the in-run-referenced units, in order of preference.
-var normalizedUnits = []string{"pct-copy", "pct-mma"}
+// normalizedUnits are the in-run-referenced units: the kernel over the
+// same process's copy, mma probe, or vendor library doing the same work
+// (pct-cublas: cuBLASLt running the family's GEMMs).
+var normalizedUnits = []string{"pct-copy", "pct-mma", "pct-cublas"}
+
+// normalizedPreference is the order in which a family's normalized unit is
+// chosen among those it reports: the reference closest to the kernel's own
+// work first.
+var normalizedPreference = []string{"pct-cublas", "pct-mma", "pct-copy"}
 
 // Across measures the cross-host floors of a class from its snapshots'
 // series (see the comment at the top of this file).
@@ -307,23 +316,21 @@ func Across(class, source string, snaps []FloorSnapshot, series []SeriesHistory)
 	return f
 }
 
-// familyNormalized is the normalized unit a family could be gated on: pct-mma for a family whose
-// benchmarks report it (tensor-core kernels: their reference is the mma probe, not the copy, whatever
-// they also report), else pct-copy; none when the family reports neither.
+// familyNormalized is the normalized unit a family could be gated on: pct-cublas for a family whose
+// benchmarks report it (GEMMs against cuBLASLt's own, in the same process: the same work on the same
+// clocks), else pct-mma (tensor-core kernels: their reference is the mma probe, not the copy, whatever
+// they also report), else pct-copy; none when the family reports none of them.
 func familyNormalized(family string, series []SeriesHistory) []string {
-	var has [2]bool
+	has := map[string]bool{}
 	for _, s := range series {
 		if FamilyOf(s.Name) == family {
-			for i, nu := range normalizedUnits {
-				has[i] = has[i] || s.Unit == nu
-			}
+			has[s.Unit] = true
 		}
 	}
-	switch {
-	case has[1]:
-		return normalizedUnits[1:]
-	case has[0]:
-		return normalizedUnits[:1]
+	for _, nu := range normalizedPreference {
+		if has[nu] {
+			return []string{nu}
+		}
 	}
 	return nil
 }

@@ -181,3 +181,29 @@ func TestAcrossComparesSameCode(t *testing.T) {
 		}
 	}
 }
+
+// TestAcrossVendorNormalized checks that a family reporting pct-cublas (its GEMMs against cuBLASLt's in the
+// same process) is judged against that reference first: on two H200 recordings of the same GEMM kernels
+// (2026-11-27) sec/op moved 1.8–1.9% and pct-mma 1.2–1.6%, pct-cublas at most 0.2%.
+func TestAcrossVendorNormalized(t *testing.T) {
+	var series []SeriesHistory
+	for i, sh := range []float64{0.018, 0.019, 0.018} {
+		name := fmt.Sprintf("GEMM/m=%d/impl=fused", 1024<<i)
+		snaps := []int{0, 1}
+		series = append(series,
+			SeriesHistory{Name: name, Unit: "sec/op", Snapshots: snaps, Centers: []float64{1.744e-4, 1.744e-4 * (1 + sh)}},
+			SeriesHistory{Name: name, Unit: "TFLOP/s", Snapshots: snaps, Centers: []float64{788, 788 / (1 + sh)}},
+			SeriesHistory{Name: name, Unit: "pct-mma", Snapshots: snaps, Centers: []float64{122.7, 122.7 / 1.014}},
+			SeriesHistory{Name: name, Unit: "pct-cublas", Snapshots: snaps, Centers: []float64{99.4, 99.2}})
+	}
+	f := Across("gpu-x", "HEAD:baselines/gpu-x.bench", []FloorSnapshot{{Label: "a"}, {Label: "b"}}, series)
+	if fam, _ := f.Family("GEMM"); fam.Normalized != "pct-cublas" || fam.GatedBy != "pct-cublas" || fam.Steadier != 3 {
+		t.Fatalf("GEMM family %+v, want pct-cublas considered and gating, steadier in all 3", fam)
+	}
+	for _, c := range []struct{ unit, gate string }{{"sec/op", "warn"}, {"TFLOP/s", "warn"}, {"pct-mma", "warn"}, {"pct-cublas", ""}} {
+		e, ok := f.Lookup("GEMM/m=1024/impl=fused", c.unit)
+		if !ok || e.Gate != c.gate || (c.gate == "warn" && e.GatedBy != "pct-cublas") {
+			t.Errorf("GEMM %s: gate %q by %q, want %q", c.unit, e.Gate, e.GatedBy, c.gate)
+		}
+	}
+}
