@@ -972,7 +972,8 @@ func (l *CUDALaunch) Kernels() ([]KernelInfo, error) {
 
 // codeParts describes each step of one Run of l for its code fingerprint (CodeKey): a kernel by its module's
 // PTX hash, name, grid, block, cluster, dynamic shared memory, tensor maps and scalar arguments, a library call
-// by its name (which carries its shape).
+// by its name (which carries its shape). It reads moduleSums off the context thread, as Prepare's callers read
+// what Prepare built: after the do that wrote them has returned, and with no other call in flight.
 func (l *CUDALaunch) codeParts() ([]string, bool) {
 	parts := make([]string, 0, len(l.steps))
 	for _, st := range l.steps {
