@@ -1,8 +1,11 @@
 package harness
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kernelwatch/kernelwatch/regress/group"
 )
 
 // codeLaunch is a Launch whose code is parts (nil: it cannot say).
@@ -41,6 +44,14 @@ func TestPrintCode(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("a run without describable launches printed %q, want nothing", out.String())
+	}
+}
+
+func TestCodeKeyIsARunKey(t *testing.T) {
+	// regress must never split a comparison on the fingerprint, and must read the same words the harness prints.
+	if CodeKey != group.CodeKey || CodeNone != group.CodeNone || !slices.Contains(group.RunKeys, CodeKey) {
+		t.Errorf("harness prints %q / %q; regress reads %q / %q, run keys %v", CodeKey, CodeNone, group.CodeKey,
+			group.CodeNone, group.RunKeys)
 	}
 }
 

@@ -24,10 +24,17 @@ import (
 
 // RunKeys are configuration keys that describe a run, not a benchmark, and
 // never split comparisons (design §4).
-// code is the harness's fingerprint of the kernels a benchmark ran: it differs between the sides of every
+// CodeKey (the harness's fingerprint of the kernels a benchmark ran) differs between the sides of every
 // comparison of a changed kernel, which is the comparison wanted.
 var RunKeys = []string{"commit", "date", "note", "branch", "regress-version", "copy-gbps", "copy-gbps-end", "mma-tflops", "mma-peak-tflops", "wgmma-tflops", "cublaslt", "run-health", "round", "shard", "shard-by", "go",
-	"lane", "count", "seed", "rounds-done", "stopped", "code"}
+	"lane", "count", "seed", "rounds-done", "stopped", CodeKey}
+
+// CodeKey is the configuration key of the code fingerprint the harness prints before each GPU benchmark's
+// result, and CodeNone its value for a benchmark whose code the harness could not describe.
+const (
+	CodeKey  = "code"
+	CodeNone = "none"
+)
 
 // ProcsKey is the pseudo configuration key of the "-N" GOMAXPROCS suffix.
 const ProcsKey = "gomaxprocs"

@@ -51,6 +51,7 @@ import (
 
 	"github.com/kernelwatch/kernelwatch/regress/changepoint"
 	"github.com/kernelwatch/kernelwatch/regress/config"
+	"github.com/kernelwatch/kernelwatch/regress/group"
 	"github.com/kernelwatch/kernelwatch/regress/parse"
 	"github.com/kernelwatch/kernelwatch/regress/report"
 	"github.com/kernelwatch/kernelwatch/regress/stats"
@@ -310,17 +311,14 @@ func Collect(snaps []Snapshot, opt Options) (*History, error) {
 	return h, nil
 }
 
-// CodeKey is the configuration key of the code fingerprint the harness prints before each GPU benchmark.
-const CodeKey = "code"
-
 // codesOf maps each benchmark of side to the one code fingerprint all its results carry, or "" when they carry
 // none, "none" or several.
 func codesOf(side *parse.Side) map[string]string {
 	codes, mixed := map[string]string{}, map[string]bool{}
 	for i := range side.Results {
 		r := &side.Results[i]
-		c := side.Configs[r.Config].Get(CodeKey)
-		if c == "none" {
+		c := side.Configs[r.Config].Get(group.CodeKey)
+		if c == group.CodeNone {
 			c = ""
 		}
 		if prev, seen := codes[r.Name]; seen && prev != c {

@@ -46,8 +46,8 @@ package noise
 // pct-cublas a GEMM family's by cuBLASLt running the same GEMMs, so a host
 // whose memory or tensor cores are faster moves the kernel and its
 // reference together. A family takes the closest reference it reports:
-// pct-cublas, then pct-mma, then pct-copy. Where a family's median shift is at least
-// SteadierBy smaller in its normalized unit than in sec/op, stored checks
+// pct-cublas, then pct-mma, then pct-copy. Where a family's median shift
+// is at least SteadierBy smaller in its normalized unit than in sec/op, stored checks
 // gate the family on the normalized unit: its raw units (sec/op and the
 // rates computed from it, GB/s and TFLOP/s) get Gate "warn" and say which
 // unit gates instead (GatedBy).
