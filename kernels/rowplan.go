@@ -23,6 +23,7 @@ const (
 	rowLoop                   // one block per row of any width, reading it twice
 	rowDSMEM                  // sm_90: a cluster of up to 16 blocks holding the row in distributed shared memory
 	rowRing                   // sm_90: persistent clusters of 1–16 blocks, each a ring of chunks in shared memory
+	rowRes                    // sm_90: persistent blocks of `group` teams, a team a row in registers (row_res)
 )
 
 // rowPlan is one way to run a row kernel: blocks of threads threads, vec: 16-byte accesses (else one element per
@@ -36,6 +37,9 @@ type rowPlan struct {
 	ring    int  // ring: chunks of a block's ring (rowRingChunkBytes each)
 	pass    int  // ring: rows a pass, 0 (one: row_ring) or 2 (two: row_ring2, the <prefix>_ring2_ kernels)
 	early   bool // ring, two rows a pass: a pass's first column data loaded before the exchange (<prefix>_ring2e_)
+	group   int  // res: teams of `threads` threads a block, a row each
+	mode    int  // res: where the column data waits (rowResGlobal, rowResShared, rowResRegisters)
+	ahead   bool // res: a team's next row loaded before this row's stores
 	vec     bool
 	nv      int
 	threads int
@@ -54,11 +58,14 @@ type rowFamily struct {
 	// ring2: the family's _sm90 module has the row_ring kernels of two rows a pass (<prefix>_ring2_<dtype>_v,
 	// 16-byte packs only): the families with column data, whose ring loads it once for both rows.
 	ring2 bool
+	// columns is how many vectors of column data the family's Op reads (RMSNorm's w: 1; LayerNorm's w and b: 2);
+	// the families that have any have the row_res kernels (rowResBuilt) in their _sm90 module.
+	columns int
 }
 
 var (
-	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", ring2: true}
-	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, ring2: true}
+	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", ring2: true, columns: 1}
+	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, ring2: true, columns: 2}
 	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true}
 	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true}
 	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true}
@@ -94,6 +101,9 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 			return fmt.Sprintf("%s_ring2_%s_%s", rf.prefix, d, v)
 		}
 		return fmt.Sprintf("%s_ring_%s_%s", rf.prefix, d, v)
+	case rowRes:
+		return fmt.Sprintf("%s_res_%s_v%dt%dg%dm%d%s", rf.prefix, d, p.nv, p.threads, p.group, p.mode,
+			map[bool]string{true: "p", false: ""}[p.ahead])
 	}
 	return fmt.Sprintf("%s_%s_%s_%s", rf.prefix, rf.loop, d, v)
 }
@@ -123,6 +133,12 @@ func (p rowPlan) String() string {
 			return fmt.Sprintf("ring2 %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
 		}
 		return fmt.Sprintf("ring %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
+	case rowRes:
+		a := ""
+		if p.ahead {
+			a = " ahead"
+		}
+		return fmt.Sprintf("res v%d %d×%d %s%s", p.nv, p.group, p.threads, []string{"global", "shared", "registers"}[p.mode], a)
 	}
 	return fmt.Sprintf("loop %s t=%d", v, p.threads)
 }
@@ -367,8 +383,10 @@ func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
 
 // The plan of a case, per family (<family>PlanFor, which the tests swap and restore to <family>PlanDefault).
 var (
-	rmsNormPlanDefault      = withRowRingPlan(withRowRing(withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins), rmsNormRingWins), rmsNormRing2)
-	layerNormPlanDefault    = withRowRingPlan(withRowRing(withRowDSMEM(layerNormChoosePlan, nil), layerNormRingWins), layerNormRing2)
+	rmsNormPlanDefault = withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins),
+		rmsNormRingWins), rmsNormRing2), rmsNormRes)
+	layerNormPlanDefault = withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(layerNormChoosePlan, nil),
+		layerNormRingWins), layerNormRing2), layerNormRes)
 	softmaxPlanDefault      = withRowRingPlan(withRowRing(withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins), softmaxRingWins), softmaxRing)
 	crossEntropyPlanDefault = withRowRing(withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), rowRingWins1MiB)
 	fp8QuantPlanDefault     = withRowRing(withRowDSMEM(fp8QuantChoosePlan, nil), rowRingWins1MiB)

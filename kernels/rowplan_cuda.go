@@ -7,7 +7,7 @@ import "fmt"
 // The CUDA side of the row plans (rowplan.go): every row family's fused launcher records its plan's kernel
 // through launchRow, which checks that the plan covers the row and picks the grid and the module. The kernels
 // are templates written once — cuda/rowmap.cuh (warp, block, loop, cluster, cstream over a family's Op),
-// cuda/rowdsmem.cuh (row_dsmem) and cuda/rowring.cuh (row_ring) — instantiated in each family's module under the
+// cuda/rowdsmem.cuh (row_dsmem), cuda/rowring.cuh (row_ring) and cuda/rowres.cuh (row_res) — instantiated in each family's module under the
 // names rowFamily.kernel gives.
 
 // rowMapSM90 is whether the launchers of the row families with sm90All, GELU and SwiGLU take their kernels from
@@ -124,6 +124,22 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 			return
 		}
 		l.KernelCluster(mod, name, ncl*p.cluster, p.threads, p.cluster, smem, args...)
+	case rowRes:
+		if why := rowResCheck(rf, p, l.Case, l.CC()); why != "" {
+			l.Fail(fmt.Errorf("%s: plan %v: %s", name, p, why))
+			return
+		}
+		// Persistent: as many blocks as the GPU runs at once, at most one a group of rows.
+		mod, smem := l.Module()+"_sm90", rowResSmem(rf, p, l.Case)
+		grid := min(l.ResidentTMA(mod, name, p.threads*p.group, 1, smem), ceilDiv(l.Rows, p.group))
+		if l.Err() != nil {
+			return
+		}
+		if grid < 1 {
+			l.Fail(fmt.Errorf("%s: no block of %d threads with %d B of shared memory fits this GPU", name, p.threads*p.group, smem))
+			return
+		}
+		l.KernelCluster(mod, name, grid, p.threads*p.group, 1, smem, args...)
 	case rowLoop:
 		l.KernelIn(mod, name, l.Rows, p.threads, args...)
 	default:

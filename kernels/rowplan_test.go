@@ -294,7 +294,8 @@ func TestRowRing2Plan(t *testing.T) {
 // testRowRingChoice checks where row_ring is chosen: never when switched off (as while rowRingPending), never
 // before sm_90 or without 16-byte packs, and on sm_90 for exactly the cases of the CUDA grid and the correctness
 // shapes where the family measured it fastest (its ring wins functions), with rowRingPlan's plan, or the family's
-// own row_ring plan (ringPlanOf: two rows a pass, or other sizes) where it gives one.
+// own row_ring plan (ringPlanOf: two rows a pass, or other sizes) where it gives one — except where the family's
+// row_res plan comes first (resPlanOf).
 func testRowRingChoice(t *testing.T) {
 	if rowRingOn != (rowRingPending == "") && !harness.RunPending() {
 		t.Errorf("rowRingOn = %v with rowRingPending %q", rowRingOn, rowRingPending)
@@ -306,6 +307,9 @@ func testRowRingChoice(t *testing.T) {
 		eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
 			vec, _, _ := rowAccess(c)
 			own, ok := ringPlanOf(f, c, cc)
+			if _, res := resPlanOf(f, c, cc); res {
+				return
+			}
 			if want := on && cc >= 90 && vec && (rowRingWinsOf[f](c) || ok); (p.kind == rowRing) != want {
 				t.Errorf("%s %s cc=%d ring on=%v: chose %v", f.Name, f.BenchName(c, Fused), cc, on, p)
 				return

@@ -27,10 +27,11 @@ var (
 
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
 // rows, the plan the family picks (marked *) and those it picks without row_ring and without row_dsmem either,
-// every plan its test enumerator lists with 16-byte accesses, the row_dsmem plans in blocks of 128–1024 threads
-// and the row_ring plans (rowRingPlans, rows of 4096 columns and more; two rows a pass for RMSNorm and LayerNorm), each as the benchmarks time it (the
-// suite's cold-L2 policy, median of 15 launches) on the benchmarks' inputs, and prints each as µs, pct of the
-// suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape.
+// every plan its test enumerator lists with 16-byte accesses, the row_dsmem plans in blocks of 128–1024 threads,
+// the row_res plans (rowResPlans: RMSNorm and LayerNorm, rows of 4096 columns and more) and the row_ring plans
+// (rowRingPlans, rows of 4096 columns and more; two rows a pass for RMSNorm and LayerNorm), each as the benchmarks
+// time it (the suite's cold-L2 policy, median of 15 launches) on the benchmarks' inputs, and prints each as µs, pct
+// of the suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape.
 // KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144 the shapes, KW_ROW_PLANS=ring (or
 // ring2) the plans.
 func TestCUDARowTune(t *testing.T) {
@@ -45,8 +46,8 @@ func TestCUDARowTune(t *testing.T) {
 	}
 	defer s.Close()
 	fmt.Printf("rowtune: %s (cc %d, %d SMs), suite copy %.1f GB/s\n", be.Device().Name, be.CC(), be.Device().Workers, suiteCopy)
-	on, ringOn := rowDSMEMOn, rowRingOn
-	defer func() { rowDSMEMOn, rowRingOn = on, ringOn }()
+	on, ringOn, resOn := rowDSMEMOn, rowRingOn, rowResOn
+	defer func() { rowDSMEMOn, rowRingOn, rowResOn = on, ringOn, resOn }()
 	timeIt := func(l harness.Launch) (float64, error) {
 		if _, err := be.Time(l, 3, s.Policy.Timing); err != nil {
 			return 0, err
@@ -102,11 +103,11 @@ func TestCUDARowTune(t *testing.T) {
 					t.Fatal(err)
 				}
 				bytes := float64(fm.f.MinBytes(c))
-				rowDSMEMOn, rowRingOn = false, false
+				rowDSMEMOn, rowRingOn, rowResOn = false, false, false
 				base := def(c, be.CC(), be.Device().Workers)
 				rowDSMEMOn = true
 				withD := def(c, be.CC(), be.Device().Workers)
-				rowRingOn = true
+				rowRingOn, rowResOn = true, resOn
 				chosen := def(c, be.CC(), be.Device().Workers)
 				fmt.Printf("rowtune %-12s %s | copy %7.1f µs | default %v | with dsmem %v | with ring (chosen) %v\n", fm.f.Name,
 					fm.f.BenchName(c, Fused), cns/1e3, base, withD, chosen)
@@ -126,6 +127,7 @@ func TestCUDARowTune(t *testing.T) {
 					}
 				}
 				if sh.Cols >= 4096 {
+					try = append(try, rowResPlans(fm.rows, c)...)
 					for i, p := range rowRingPlans(fm.rows, c, true) {
 						if !rowTuneRing2Only || i == 0 || p.pass == 2 {
 							try = append(try, p)

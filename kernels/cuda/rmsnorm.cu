@@ -214,58 +214,8 @@ RMSNORM_CLUSTER(BF16, bf16, 8, 2)
 RMSNORM_CLUSTER(BF16, bf16, 8, 4)
 RMSNORM_CLUSTER(BF16, bf16, 8, 8)
 
-// RMSNormOp is RMSNorm as a rowmap.cuh Op (the sum of squares, then x·rsqrt(mean + ε)·w), which row_dsmem runs
-// (rowdsmem.cuh): a cluster of 2–16 blocks holding the row in distributed shared memory, rmsnorm_dsmem_*.
-template <class S_>
-struct RMSNormOp {
-    typedef S_ S;
-    typedef typename S::T T;
-    const T* __restrict__ w;
-    float eps;
-
-    struct Ctx {};
-    struct Fin {
-        float inv;
-    };
-    template <class P>
-    struct Col {
-        P w;
-    };
-    __device__ __forceinline__ Ctx context(const T*) const { return Ctx(); }
-    __device__ __forceinline__ RowStat zero() const { return RowStat{0.0f, 0.0f}; }
-    template <class P, int NV>
-    __device__ __forceinline__ RowStat scan(const P (&v)[NV], int kv, const Ctx&) const {
-        float ss = 0.0f;
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            if (k < kv) {
-#pragma unroll
-                for (int j = 0; j < P::E; j++) {
-                    const float f = v[k].get(j);
-                    ss = fmaf(f, f, ss);
-                }
-            }
-        }
-        return RowStat{ss, 0.0f};
-    }
-    __device__ __forceinline__ RowStat merge(RowStat p, RowStat q) const { return RowStat{p.a + q.a, 0.0f}; }
-    __device__ __forceinline__ Fin finish(RowStat t, long long cols, const Ctx&) const {
-        Fin f;
-        f.inv = rsqrtf(t.a / (float)cols + eps);
-        return f;
-    }
-    template <class P>
-    __device__ __forceinline__ Col<P> column(long long c) const {
-        Col<P> k;
-        k.w.load(w + c);
-        return k;
-    }
-    template <class P>
-    __device__ __forceinline__ void apply_raw(const P& x, const Col<P>& k, const Fin& f, float (&o)[P::E]) const {
-#pragma unroll
-        for (int j = 0; j < P::E; j++) o[j] = x.get(j) * f.inv * k.w.get(j);
-    }
-};
+#include "rmsnorm_op.cuh"
+#include "rowres.cuh"
 
 #define RMSNORM_PARAMS(S) const S::T *x, const S::T *w, S::T *y, long long rows, long long cols, double eps
 #define RMSNORM_DSMEM_OP(S)         \
@@ -278,6 +228,11 @@ struct RMSNormOp {
 ROW_DSMEM_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)
 ROW_RING_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
 ROW_RING2_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // two rows a pass
+#define RMSNORM_RES_OP(S) \
+    RMSNormOp<S> op;      \
+    op.w = w;             \
+    op.eps = (float)eps;
+ROW_RES_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_RES_OP)  // row_res (rowres.cuh): persistent teams
 
 
 #else  // the compute_75 module: every other kernel

@@ -1,0 +1,37 @@
+//go:build cuda
+
+package kernels
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestCUDARowRes checks the row_res kernels (rowres.cuh) of the families with column data against the float64
+// reference, outputs poisoned before each run (CheckCase), whether or not the families choose row_res
+// (rowResPending): every built configuration that covers the row (rowResPlans), both dtypes, rows of 4096 to
+// 65536 columns and widths that end mid-team (4100 fp32, 20008 bf16: some threads hold fewer packs, some none),
+// and row counts that leave the persistent blocks' teams different numbers of rows (1, 3, 33, 129, 1000; with
+// teams of 2 and 8 a block, some teams none).
+func TestCUDARowRes(t *testing.T) {
+	be := cudaBackend(t)
+	if be.CC() < 90 {
+		t.Skipf("row_res is built for compute capability 9.0 (this GPU: %d.%d)", be.CC()/10, be.CC()%10)
+	}
+	shapes := []Shape{
+		{Rows: 1, Cols: 4096}, {Rows: 129, Cols: 4096}, {Rows: 1000, Cols: 4096}, {Rows: 3, Cols: 4100},
+		{Rows: 33, Cols: 16384}, {Rows: 1000, Cols: 16384}, {Rows: 33, Cols: 20008},
+		{Rows: 3, Cols: 65536}, {Rows: 129, Cols: 65536},
+	}
+	n := 0
+	checkRowPlans(t, be, shapes, func(rf *rowFamily, c Case, _ int) []rowPlan {
+		ps := rowResPlans(rf, c)
+		n += len(ps)
+		return ps
+	}, func(p rowPlan) string {
+		return fmt.Sprintf("t=%dx%d/m=%d/ahead=%v", p.group, p.threads, p.mode, p.ahead)
+	})
+	if n == 0 {
+		t.Error("no row_res plan ran")
+	}
+}
