@@ -138,7 +138,11 @@ func (p rowPlan) String() string {
 		if p.ahead {
 			a = " ahead"
 		}
-		return fmt.Sprintf("res v%d %d×%d %s%s", p.nv, p.group, p.threads, []string{"global", "shared", "registers"}[p.mode], a)
+		where := fmt.Sprintf("mode %d", p.mode)
+		if p.mode >= 0 && p.mode < 3 {
+			where = []string{"global", "shared", "registers"}[p.mode]
+		}
+		return fmt.Sprintf("res v%d %d×%d %s%s", p.nv, p.group, p.threads, where, a)
 	}
 	return fmt.Sprintf("loop %s t=%d", v, p.threads)
 }

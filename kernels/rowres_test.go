@@ -73,6 +73,9 @@ func TestRowResKernels(t *testing.T) {
 			t.Errorf("%s %v %v cc %d: accepted", bad.rf.prefix, bad.p, bad.c.Shape, bad.cc)
 		}
 	}
+	if bad := res(8, 1024, 1, 7, false); rowResCheck(rmsNormRows, bad, bf16(65536), 90) == "" || bad.String() != "res v8 1×1024 mode 7" {
+		t.Errorf("a plan of no built mode: %q, %q", rowResCheck(rmsNormRows, bad, bf16(65536), 90), bad.String())
+	}
 	if why := rowResCheck(layerNormRows, res(8, 1024, 1, rowResShared, false), fp32(16384), 90); why != "" {
 		t.Errorf("LayerNorm fp32 16384 in 1024 threads, w and b shared (128 KiB): %s", why)
 	}
