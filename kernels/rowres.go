@@ -31,6 +31,16 @@ import "fmt"
 // the teams of 1024 and 512 threads (a few hundred rows a wave: 23–84%). Softmax bf16 4096×65536, which has no
 // column data, ran 82.6–82.9% in the standalone program against 87.3–87.8% for its block on an H200, so the
 // families without column data have no row_res kernels.
+//
+// Nor does a cluster of such teams take the wider rows. row_res_cluster (in the standalone program only: a row over
+// a cluster of 2–16 blocks of one team each, their statistics meeting through distributed shared memory behind
+// one cluster barrier a row, the next row ahead) lost on an H200 to every chosen plan (2026-11-27, cold pct-copy of
+// the program, two rounds, against the H200 baseline of e5442a2): RMSNorm fp32 1024×262144 84.6–84.8% in 16 × 512
+// threads with w staged (59.2–60.0% in 16 × 1024, of which only 7 clusters run at once; ring 86.5%), bf16 79.7–81.0%
+// (ring2 85.4%), LayerNorm fp32 4096×65536 84.3–84.4% (ring2e 86.0%), bf16 81.1–81.3% (row_res 87.3%), fp32
+// 1024×262144 50.0% (ring 75.2%), bf16 66.6–66.9% (the cluster holding the row 66.5%), and Softmax, with nothing to
+// stage, 39.6–67.6% against 71.4–90.8%. Staging the column data was worth 6–19 points in all but RMSNorm fp32 in
+// 16 × 1024 threads (within a point there, bound by its 7 clusters).
 
 // Where row_res keeps the column data.
 const (

@@ -21,7 +21,7 @@
 //
 // Build (CUDA 11.8 or later) and run on the GPU host from the repository root:
 //   nvcc -O3 -arch=sm_90 -o resident-columns scripts/experiments/resident-columns.cu -lcuda
-//   ./resident-columns kernels/cuda/ptx [ABCDEFG]   (the letters pick shapes, in main; all by default)
+//   ./resident-columns kernels/cuda/ptx [ABCDEFGHIJK]   (the letters pick shapes, in main; A–G by default)
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -64,6 +64,130 @@ __global__ void __launch_bounds__(T* G) res_kernel(Op op, const typename Op::T* 
 #if defined(__CUDA_ARCH__)
     row_res<Op, NV, T, G, MODE, PF>(op, x, y, rows, cols);
 #endif
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// row_res_cluster is row_res with a row spread over a thread-block cluster of CS blocks (the launch's cluster
+// dimension), one team a block: block k of the cluster holds packs [k·T·NV, (k + 1)·T·NV) of each of the
+// cluster's rows (rows c, c + clusters, … for cluster c) and stages that slice of the column data. The blocks'
+// statistics meet through distributed shared memory, merged in rank order (the same in every block), behind one
+// cluster barrier a row: each block's part is double-buffered by row parity, and a block writes part[par] again
+// two rows on, after every block has arrived at the barrier between, that is, after every block has read it. It
+// lost to the rows' plans on an H200 (the figures are in kernels/rowres.go), so the modules do not build it.
+template <class Op, int NV, int T, int MODE, bool PF, int CS>
+__device__ __forceinline__ void row_res_cluster(const Op& op, const typename Op::T* __restrict__ x,
+                                                typename Op::T* __restrict__ y, long long rows, long long cols) {
+    typedef Pack<typename Op::S, true> P;
+    typedef typename Op::template Col<P> C;
+    enum { E = P::E, W = sizeof(C) / 16, WARPS = T / 32 };
+    static_assert(T % 32 == 0 && T >= 64 && MODE >= 0 && MODE <= 1 && CS >= 2 && CS <= 16, "row_res_cluster");
+    extern __shared__ uint4 res_cols[];  // MODE 1
+    __shared__ RowStat red[2][WARPS];
+    __shared__ RowStat part[2];
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    const int tl = threadIdx.x, warp = tl >> 5, lane = tl & 31;
+    const long long base = (long long)cluster.block_rank() * T * NV;  // this block's first pack of a row
+    const long long packs = cols / E - base;
+    const int kv = tl < packs ? (int)min((long long)NV, (packs - tl + T - 1) / T) : 0;
+    const long long c0 = (base + tl) * E;  // this thread's first column
+    if (MODE == 1) {
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            if (k < kv) {
+                const C c = op.template column<P>(c0 + (long long)k * T * E);
+                const uint4* s = reinterpret_cast<const uint4*>(&c);
+#pragma unroll
+                for (int i = 0; i < W; i++) res_cols[(k * W + i) * T + tl] = s[i];
+            }
+        }
+    }
+    const long long stride = gridDim.x / CS;
+    long long row = blockIdx.x / CS;
+    P v[NV], vn[PF ? NV : 1];
+    if (row < rows) {
+#pragma unroll
+        for (int k = 0; k < NV; k++)
+            if (k < kv) v[k].load(x + row * cols + c0 + (long long)k * T * E);
+    }
+    int par = 0;
+    for (; row < rows; row += stride) {
+        typename Op::Ctx ctx = op.context(x + row * cols);
+        RowStat s = warp_merge(op, op.template local<P, NV>(v, kv, ctx));
+        if (lane == 0) red[par][warp] = s;
+        __syncthreads();  // also: the column data staged (first row)
+        s = red[par][0];
+#pragma unroll
+        for (int i = 1; i < WARPS; i++) s = op.merge(s, red[par][i]);
+        if (tl == 0) part[par] = s;
+        asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+        s = *cluster.map_shared_rank(&part[par], 0);
+#pragma unroll
+        for (int i = 1; i < CS; i++) s = op.merge(s, *cluster.map_shared_rank(&part[par], i));
+        const typename Op::Fin f = op.finish(s, cols, ctx);
+        const long long next = row + stride;
+        if (PF && next < rows) {
+#pragma unroll
+            for (int k = 0; k < NV; k++)
+                if (k < kv) vn[PF ? k : 0].load(x + next * cols + c0 + (long long)k * T * E);
+        }
+        typename Op::T* yr = y + row * cols;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            if (k < kv) {
+                const long long c = c0 + (long long)k * T * E;
+                C cv;
+                if (MODE == 0) cv = op.template column<P>(c);
+                if (MODE == 1) {
+                    uint4* d = reinterpret_cast<uint4*>(&cv);
+#pragma unroll
+                    for (int i = 0; i < W; i++) d[i] = res_cols[(k * W + i) * T + tl];
+                }
+                float o[E];
+                op.apply(v[k], cv, f, o);
+                rm_store<typename Op::S, true>(o, yr + c);
+            }
+        }
+        if (next < rows) {
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                if (PF) v[k] = vn[PF ? k : 0];
+                else if (k < kv) v[k].load(x + next * cols + c0 + (long long)k * T * E);
+            }
+        }
+        par ^= 1;
+    }
+    // No block leaves while another may still read its part (every block of a cluster takes the same rows).
+    asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
+}
+
+#endif
+
+// resc_kernel launches row_res_cluster (above): a cluster of CS blocks a row, one team of T threads a block.
+template <class Op, int NV, int T, int MODE, bool PF, int CS>
+__global__ void __launch_bounds__(T, 1) resc_kernel(Op op, const typename Op::T* __restrict__ x,
+                                                    typename Op::T* __restrict__ y, long long rows, long long cols) {
+#if defined(__CUDA_ARCH__)
+    row_res_cluster<Op, NV, T, MODE, PF, CS>(op, x, y, rows, cols);
+#endif
+}
+
+// rms_ref is a plain RMSNorm for the reference output of rows no suite kernel launched here holds: one block of
+// 1024 threads a row, the sum of squares in fp32 over a strided loop, then the row again.
+template <class S>
+__global__ void __launch_bounds__(1024) rms_ref(const typename S::T* x, const typename S::T* w, typename S::T* y,
+                                                long long cols, float eps) {
+    __shared__ float red[32];
+    const typename S::T* xr = x + blockIdx.x * cols;
+    float ss = 0.0f;
+    for (long long c = threadIdx.x; c < cols; c += blockDim.x) ss = fmaf(S::get(xr[c]), S::get(xr[c]), ss);
+    ss = warp_sum(ss);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = ss;
+    __syncthreads();
+    ss = 0.0f;
+    for (int i = 0; i < 32; i++) ss += red[i];
+    const float inv = rsqrtf(ss / (float)cols + eps);
+    for (long long c = threadIdx.x; c < cols; c += blockDim.x)
+        y[blockIdx.x * cols + c] = S::put(S::get(xr[c]) * inv * S::get(w[c]));
 }
 
 __global__ void fill_kernel(unsigned* p, long long n, unsigned seed, int bf16, float lo, float hi) {
@@ -237,6 +361,55 @@ static void res(const Shape& s, const Op& op) {
     report(s, name, launch);
 }
 
+// resc times row_res_cluster: as many clusters as the GPU runs at once (cudaOccupancyMaxActiveClusters), at
+// most one a row.
+template <class Op, int NV, int T, int MODE, bool PF, int CS>
+static void resc(const Shape& s, const Op& op) {
+    typedef typename Op::T TT;
+    typedef Pack<typename Op::S, true> P;
+    auto k = resc_kernel<Op, NV, T, MODE, PF, CS>;
+    const int smem = MODE == 1 ? (int)(NV * T * sizeof(typename Op::template Col<P>)) : 0;
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    if (CS > 8) CK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = CS;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    cfg.blockDim = dim3(T);
+    cfg.dynamicSmemBytes = smem;
+    cfg.gridDim = dim3(CS * SMS);
+    int ncl = 0;
+    CK(cudaOccupancyMaxActiveClusters(&ncl, k, &cfg));
+    cudaFuncAttributes fa;
+    CK(cudaFuncGetAttributes(&fa, k));
+    char name[120];
+    snprintf(name, sizeof name, "row_res_cluster NV=%d T=%d CS=%d MODE=%d PF=%d (%d clusters, %d regs, %d KiB)", NV, T,
+             CS, MODE, (int)PF, ncl, fa.numRegs, smem / 1024);
+    if ((long long)CS * NV * T * P::E < s.cols || ncl == 0) {
+        printf("  %-58s does not cover the row or fit\n", name);
+        return;
+    }
+    cfg.gridDim = dim3((unsigned)(CS * std::min<long long>(ncl, s.rows)));
+    auto launch = [&] { CK(cudaLaunchKernelEx(&cfg, k, op, (const TT*)X, (TT*)Y, s.rows, s.cols)); };
+    CK(cudaMemset(Y, 0xff, s.bytes()));
+    launch();
+    CK(cudaDeviceSynchronize());
+    check(s, name);
+    report(s, name, launch);
+}
+
+// rmsref writes the reference output of RMSNorm case s into REF (rms_ref).
+template <class S>
+static void rmsref(const Shape& s) {
+    rms_ref<S><<<(unsigned)s.rows, 1024>>>((const typename S::T*)X, (const typename S::T*)Wd, (typename S::T*)REF,
+                                           s.cols, 1e-5f);
+    CK(cudaDeviceSynchronize());
+}
+
 static void prepare(const Shape& s) {
     const long long n = s.rows * s.cols;
     fill_kernel<<<1024, 256>>>((unsigned*)X, n, 12345u, s.bf16, -1.5f, 2.5f);
@@ -265,6 +438,43 @@ static RMSNormOp<S> rmsop() {
     op.w = (const typename S::T*)Wd;
     op.eps = 1e-5f;
     return op;
+}
+
+// rmsWide times row_res_cluster for RMSNorm rows × cols in dtype S (rms_ref's output as the reference), in
+// clusters of CS blocks: 1024 threads of 4 packs, the next row ahead, and 512 threads of 8, w staged and not.
+template <class S, int CS>
+static void rmsWide(long long rows, long long cols) {
+    Shape s = {"rmsnorm", sizeof(typename S::T) == 2, rows, cols, 1};
+    prepare(s);
+    rmsref<S>(s);
+    RMSNormOp<S> op = rmsop<S>();
+    resc<RMSNormOp<S>, 4, 1024, 1, true, CS>(s, op);
+    resc<RMSNormOp<S>, 4, 1024, 0, true, CS>(s, op);
+    resc<RMSNormOp<S>, 8, 512, 1, false, CS>(s, op);
+    resc<RMSNormOp<S>, 8, 512, 0, false, CS>(s, op);
+}
+
+// lnWide times row_res_cluster for LayerNorm rows × cols in dtype S (the loop kernel's output as the reference), in
+// clusters of CS blocks of 1024 threads, 4 packs a thread, the next row ahead, w and b staged in shared memory and
+// read from L2.
+template <class S, int CS>
+static void lnWide(long long rows, long long cols) {
+    Shape s = {"layernorm", sizeof(typename S::T) == 2, rows, cols, 2};
+    prepare(s);
+    suite(s, sizeof(typename S::T) == 2 ? "layernorm_loop_bf16_v" : "layernorm_loop_f32_v", 1024, true);
+    LayerNormOp<S> op = lnop<S>();
+    resc<LayerNormOp<S>, 4, 1024, 1, true, CS>(s, op);
+    resc<LayerNormOp<S>, 4, 1024, 0, true, CS>(s, op);
+}
+
+// smWide times row_res_cluster for Softmax rows × cols in dtype S (the loop kernel's output as the reference), in
+// clusters of CS blocks of 1024 threads, 4 packs a thread, the next row ahead.
+template <class S, int CS>
+static void smWide(long long rows, long long cols) {
+    Shape s = {"softmax", sizeof(typename S::T) == 2, rows, cols, 0};
+    prepare(s);
+    suite(s, sizeof(typename S::T) == 2 ? "softmax_loop_bf16_v" : "softmax_loop_f32_v", 1024, true);
+    resc<SoftmaxOp<S>, 4, 1024, 0, true, CS>(s, SoftmaxOp<S>());
 }
 
 int main(int argc, char** argv) {
@@ -362,6 +572,24 @@ int main(int argc, char** argv) {
             OP op = rmsop<BF16>();
             res<OP, 8, 1024, 1, 0, false>(s, op);
             res<OP, 8, 1024, 1, 1, false>(s, op);
+        }
+        if (strstr(only, "H")) {  // RMSNorm 1 MiB and 512 KiB rows (the H200 baselines: ring 86.5%, ring2 85.4%)
+            rmsWide<F32, 16>(1024, 262144);
+            rmsWide<BF16, 8>(1024, 262144);
+        }
+        if (strstr(only, "I")) {  // LayerNorm 65536 (the H200 baselines: fp32 ring2e 86.0%, bf16 row_res 87.3%)
+            lnWide<F32, 4>(4096, 65536);
+            lnWide<BF16, 2>(4096, 65536);
+        }
+        if (strstr(only, "J")) {  // LayerNorm 262144 (H200: fp32 ring 75.2%, bf16 cluster 66.5%)
+            lnWide<F32, 16>(1024, 262144);
+            lnWide<BF16, 8>(1024, 262144);
+        }
+        if (strstr(only, "K")) {  // Softmax (H200: fp32 65536 90.8, 262144 86.6%; bf16 86.5, 71.4%)
+            smWide<F32, 4>(4096, 65536);
+            smWide<BF16, 2>(4096, 65536);
+            smWide<F32, 16>(1024, 262144);
+            smWide<BF16, 8>(1024, 262144);
         }
         if (!*only || strstr(only, "G")) {
             Shape s = {"softmax", 1, 4096, 65536, 0};
