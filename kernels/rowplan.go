@@ -273,7 +273,7 @@ func rowShortBF16(c Case) (rowPlan, bool) {
 // bf16 rows of 8–32 KiB held by a block (4096 < cols ≤ 16384) the loop kernel in 256-thread blocks, whose second
 // read of the row comes from L2 (bf16 8192×16384 on an H200, timed side by side: 89% of the copy against 84% for
 // the block holding the row; on an H100 the block is faster, 94.4% against 89.1%, but the loop's worse GPU is the
-// faster one).
+// faster one). On sm_90 row_res (rowres.go) comes first for the bf16 rows of 16384 and 65536 columns.
 func layerNormChoosePlan(c Case, cc, sms int) rowPlan {
 	if p, ok := rowShortBF16(c); ok {
 		return p
@@ -713,7 +713,7 @@ func rowRing2Wins(c Case) bool { return c.DType == FP32 && c.Cols*4 == 256<<10 }
 // block holding the row, and 87.9 and 87.7% on an H200 against 81.1 and 81.8%; 1024×262144 in 16 × 256 reads 91.9
 // and 92.0% against 92.8 and 92.8% for row_ring (H100), 85.7 and 85.5% against 82.8 and 82.4% (H200). Where the GPUs
 // disagree the plan whose slower GPU is faster is taken, as long as the other stays at its goal (92% at 65536
-// columns, 90% at 262144).
+// columns, 90% at 262144). On sm_90 row_res (rowres.go) now comes first for the bf16 rows of 128 KiB.
 func rmsNormRing2(c Case, cc int) (rowPlan, bool) {
 	d, ok := rowRingPlan2(c, cc)
 	switch {
