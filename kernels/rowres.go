@@ -27,8 +27,8 @@ import "fmt"
 //
 // Elsewhere the families' plans stay: LayerNorm fp32 8192×16384 (row_res at best 94.2 / 93.9% with w and b in
 // registers, against 98.4 / 92.2%: the H100 would fall below its goal), RMSNorm bf16 and LayerNorm bf16 at 4096
-// and 16384 columns where they are held (row_res 1–6 points below on the H200), and every row of 4096 columns in
-// the teams of 1024 and 512 threads (a few hundred rows a wave: 23–84%). Softmax bf16 4096×65536, which has no
+// and 16384 columns where they are held (row_res 2–6 points below on the H200), fp32 rows of 4096 columns (6–12
+// points below there), and every row of 4096 columns in the teams of 1024 and 512 threads (23–84%). Softmax bf16 4096×65536, which has no
 // column data, ran 82.6–82.9% in the standalone program against 87.3–87.8% for its block on an H200, so the
 // families without column data have no row_res kernels.
 //
