@@ -7,8 +7,8 @@ import "fmt"
 // The CUDA side of the row plans (rowplan.go): every row family's fused launcher records its plan's kernel
 // through launchRow, which checks that the plan covers the row and picks the grid and the module. The kernels
 // are templates written once — cuda/rowmap.cuh (warp, block, loop, cluster, cstream over a family's Op),
-// cuda/rowdsmem.cuh (row_dsmem), cuda/rowring.cuh (row_ring) and cuda/rowres.cuh (row_res) — instantiated in each family's module under the
-// names rowFamily.kernel gives.
+// cuda/rowdsmem.cuh (row_dsmem), cuda/rowring.cuh (row_ring) and cuda/rowres.cuh (row_res) — instantiated in each
+// family's module under the names rowFamily.kernel gives.
 
 // rowMapSM90 is whether the launchers of the row families with sm90All, GELU and SwiGLU take their kernels from
 // the family's _sm90 module on sm_90 (the same kernels compiled for compute_90: bf16 outputs round with
