@@ -40,6 +40,7 @@ type rowPlan struct {
 	group   int  // res: teams of `threads` threads a block, a row each
 	mode    int  // res: where the column data waits (rowResGlobal, rowResShared, rowResRegisters)
 	ahead   bool // res: a team's next row loaded before this row's stores
+	shared  bool // res, with ahead: that row loaded into shared memory (cp.async), not a second set of registers
 	vec     bool
 	nv      int
 	threads int
@@ -61,12 +62,14 @@ type rowFamily struct {
 	// columns is how many vectors of column data the family's Op reads (RMSNorm's w: 1; LayerNorm's w and b: 2);
 	// the families that have any have the row_res kernels (rowResBuilt) in their _sm90 module.
 	columns int
+	// resPlain: the family's _sm90 module has the row_res kernels that keep no column data (rowResPlain).
+	resPlain bool
 }
 
 var (
 	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", ring2: true, columns: 1}
 	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, ring2: true, columns: 2}
-	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true}
+	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true, resPlain: true}
 	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true}
 	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true}
 )
@@ -102,8 +105,14 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 		}
 		return fmt.Sprintf("%s_ring_%s_%s", rf.prefix, d, v)
 	case rowRes:
-		return fmt.Sprintf("%s_res_%s_v%dt%dg%dm%d%s", rf.prefix, d, p.nv, p.threads, p.group, p.mode,
-			map[bool]string{true: "p", false: ""}[p.ahead])
+		a := ""
+		switch {
+		case p.ahead && p.shared:
+			a = "s"
+		case p.ahead:
+			a = "p"
+		}
+		return fmt.Sprintf("%s_res_%s_v%dt%dg%dm%d%s", rf.prefix, d, p.nv, p.threads, p.group, p.mode, a)
 	}
 	return fmt.Sprintf("%s_%s_%s_%s", rf.prefix, rf.loop, d, v)
 }
@@ -135,7 +144,10 @@ func (p rowPlan) String() string {
 		return fmt.Sprintf("ring %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
 	case rowRes:
 		a := ""
-		if p.ahead {
+		switch {
+		case p.ahead && p.shared:
+			a = " ahead shared"
+		case p.ahead:
 			a = " ahead"
 		}
 		where := fmt.Sprintf("mode %d", p.mode)
@@ -273,7 +285,8 @@ func rowShortBF16(c Case) (rowPlan, bool) {
 // bf16 rows of 8–32 KiB held by a block (4096 < cols ≤ 16384) the loop kernel in 256-thread blocks, whose second
 // read of the row comes from L2 (bf16 8192×16384 on an H200, timed side by side: 89% of the copy against 84% for
 // the block holding the row; on an H100 the block is faster, 94.4% against 89.1%, but the loop's worse GPU is the
-// faster one). On sm_90 row_res (rowres.go) comes first for the bf16 rows of 16384 and 65536 columns.
+// faster one). On sm_90 row_res (rowres.go) comes first for the bf16 rows of 16384 and 65536 columns and the fp32
+// rows of 16384.
 func layerNormChoosePlan(c Case, cc, sms int) rowPlan {
 	if p, ok := rowShortBF16(c); ok {
 		return p
@@ -292,7 +305,8 @@ func layerNormChoosePlan(c Case, cc, sms int) rowPlan {
 // threads or more (rows past 65536 fp32 or 131072 bf16 elements): a cluster of 8 blocks streaming their share
 // twice (cstream), 16 packs a thread. Holding the row, such blocks run one or two to a multiprocessor, and nothing
 // overlaps their two exponentials an element with memory traffic; streaming blocks are small (1024×262144 on an
-// H200: fp32 70% of the copy against 40% for the cluster of 8×1024; bf16 67% against 61–62%).
+// H200: fp32 70% of the copy against 40% for the cluster of 8×1024; bf16 67% against 61–62%). On sm_90 row_res
+// (rowres.go) comes first for the bf16 rows of 65536 columns.
 func softmaxChoosePlan(c Case, cc, sms int) rowPlan {
 	if p, ok := rowShortBF16(c); ok {
 		return p
@@ -391,7 +405,8 @@ var (
 		rmsNormRingWins), rmsNormRing2), rmsNormRes)
 	layerNormPlanDefault = withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(layerNormChoosePlan, nil),
 		layerNormRingWins), layerNormRing2), layerNormRes)
-	softmaxPlanDefault      = withRowRingPlan(withRowRing(withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins), softmaxRingWins), softmaxRing)
+	softmaxPlanDefault = withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins),
+		softmaxRingWins), softmaxRing), softmaxRes)
 	crossEntropyPlanDefault = withRowRing(withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), rowRingWins1MiB)
 	fp8QuantPlanDefault     = withRowRing(withRowDSMEM(fp8QuantChoosePlan, nil), rowRingWins1MiB)
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestCUDARowRes checks the row_res kernels (rowres.cuh) of the families with column data against the float64
+// TestCUDARowRes checks the row_res kernels (rowres.cuh: RMSNorm's, LayerNorm's and Softmax's) against the float64
 // reference, outputs poisoned before each run (CheckCase), whether or not the families choose row_res
 // (rowResPending): every built configuration that covers the row (rowResPlans), both dtypes, rows of 4096 to
 // 65536 columns and widths that end mid-team (4100 fp32, 20008 bf16: some threads hold fewer packs, some none),
@@ -29,7 +29,11 @@ func TestCUDARowRes(t *testing.T) {
 		n += len(ps)
 		return ps
 	}, func(p rowPlan) string {
-		return fmt.Sprintf("t=%dx%d/m=%d/ahead=%v", p.group, p.threads, p.mode, p.ahead)
+		ahead := map[bool]string{false: "no", true: "registers"}[p.ahead]
+		if p.ahead && p.shared {
+			ahead = "shared"
+		}
+		return fmt.Sprintf("t=%dx%d/m=%d/ahead=%s", p.group, p.threads, p.mode, ahead)
 	})
 	if n == 0 {
 		t.Error("no row_res plan ran")

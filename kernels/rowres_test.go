@@ -9,9 +9,9 @@ import (
 )
 
 // TestRowResKernels checks the row_res plans against the kernels built for them: every configuration of
-// rowResBuilt is an entry of rmsnorm_sm90 and layernorm_sm90 in both dtypes, named as rowFamily.kernel names it,
-// and those are all the row_res entries there are (none in any other module); and rowResCheck refuses what the
-// kernels cannot run.
+// rowResBuiltFor a family (rowResBuilt for rmsnorm_sm90 and layernorm_sm90, rowResPlain for softmax_sm90) is an
+// entry of its module in both dtypes, named as rowFamily.kernel names it, and those are all the row_res entries
+// there are (none in any other module); and rowResCheck refuses what the kernels cannot run.
 func TestRowResKernels(t *testing.T) {
 	entry := regexp.MustCompile(`\.entry ([a-z0-9_]+_res_[a-z0-9_]+)\(`)
 	for _, m := range []struct {
@@ -29,9 +29,9 @@ func TestRowResKernels(t *testing.T) {
 				got[e[1]] = true
 			}
 			want := map[string]bool{}
-			if suffix == "_sm90" && m.rows.columns > 0 {
+			if suffix == "_sm90" {
 				for _, dt := range StorageDTypes {
-					for _, p := range rowResBuilt {
+					for _, p := range rowResBuiltFor(m.rows) {
 						p.kind, p.vec = rowRes, true
 						want[m.rows.kernel(p, dt)] = true
 					}
@@ -53,6 +53,11 @@ func TestRowResKernels(t *testing.T) {
 	res := func(nv, threads, group, mode int, ahead bool) rowPlan {
 		return rowPlan{kind: rowRes, vec: true, nv: nv, threads: threads, group: group, mode: mode, ahead: ahead}
 	}
+	shared := func(nv, threads, group, mode int) rowPlan {
+		p := res(nv, threads, group, mode, true)
+		p.shared = true
+		return p
+	}
 	bf16 := func(cols int) Case { return Case{DType: BF16, Shape: Shape{Rows: 4096, Cols: cols}} }
 	fp32 := func(cols int) Case { return Case{DType: FP32, Shape: Shape{Rows: 4096, Cols: cols}} }
 	for _, bad := range []struct {
@@ -62,6 +67,9 @@ func TestRowResKernels(t *testing.T) {
 		cc int
 	}{
 		{softmaxRows, res(8, 1024, 1, rowResShared, false), bf16(65536), 90},                  // no column data
+		{crossEntropyRows, shared(16, 512, 1, rowResGlobal), bf16(65536), 90},                 // not built at all
+		{softmaxRows, shared(8, 512, 1, rowResGlobal), fp32(16384), 90},                       // built with columns only
+		{layerNormRows, shared(8, 512, 1, rowResGlobal), fp32(65536), 90},                     // wider than the team
 		{rmsNormRows, res(8, 1024, 1, rowResShared, true), bf16(65536), 90},                   // not built
 		{rmsNormRows, res(8, 1024, 1, rowResShared, false), bf16(65536), 80},                  // no sm_90
 		{rmsNormRows, res(8, 1024, 1, rowResShared, false), bf16(65532), 90},                  // no 16-byte packs
@@ -82,6 +90,33 @@ func TestRowResKernels(t *testing.T) {
 	if got, want := rowResSmem(layerNormRows, res(4, 512, 1, rowResShared, true), bf16(16384)), 4*2*512*16; got != want {
 		t.Errorf("LayerNorm bf16 16384 in 512 threads: %d B of shared memory, want %d", got, want)
 	}
+	// The next row in shared memory: nv packs of each thread of each team, after all nv of the column data's.
+	for _, w := range []struct {
+		rf   *rowFamily
+		p    rowPlan
+		c    Case
+		want int
+		name string
+	}{
+		{softmaxRows, shared(16, 512, 1, rowResGlobal), bf16(65536), 16 * 512 * 16, "softmax_res_bf16_v16t512g1m0s"},
+		{layerNormRows, shared(8, 1024, 1, rowResGlobal), bf16(65536), 8 * 1024 * 16, "layernorm_res_bf16_v8t1024g1m0s"},
+		{layerNormRows, shared(4, 128, 4, rowResShared), bf16(4096), (4*2 + 4*4) * 128 * 16, "layernorm_res_bf16_v4t128g4m1s"},
+		{layerNormRows, shared(4, 128, 4, rowResShared), bf16(2048), (4*2 + 4*4) * 128 * 16, "layernorm_res_bf16_v4t128g4m1s"},
+		{rmsNormRows, shared(4, 512, 1, rowResShared), fp32(8192), (4*1 + 4) * 512 * 16, "rmsnorm_res_f32_v4t512g1m1s"},
+	} {
+		if why := rowResCheck(w.rf, w.p, w.c, 90); why != "" {
+			t.Errorf("%s %v %v: %s", w.rf.prefix, w.p, w.c.Shape, why)
+		}
+		if got := rowResSmem(w.rf, w.p, w.c); got != w.want {
+			t.Errorf("%s %v %v: %d B of shared memory, want %d", w.rf.prefix, w.p, w.c.Shape, got, w.want)
+		}
+		if got := w.rf.kernel(w.p, w.c.DType); got != w.name {
+			t.Errorf("%s %v: kernel %s, want %s", w.rf.prefix, w.p, got, w.name)
+		}
+	}
+	if got, want := shared(8, 1024, 1, rowResGlobal).String(), "res v8 1×1024 global ahead shared"; got != want {
+		t.Errorf("String: %q, want %q", got, want)
+	}
 	if got := rowResSmem(rmsNormRows, res(8, 512, 1, rowResRegisters, false), fp32(16384)); got != 0 {
 		t.Errorf("column data in registers: %d B of shared memory, want 0", got)
 	}
@@ -96,7 +131,9 @@ func TestRowResKernels(t *testing.T) {
 	}{
 		{rmsNormRes, bf16(65536), true}, {rmsNormRes, fp32(16384), true}, {rmsNormRes, fp32(65536), false},
 		{rmsNormRes, bf16(16384), false}, {rmsNormRes, bf16(65544), false}, {layerNormRes, bf16(16384), true},
-		{layerNormRes, bf16(65536), true}, {layerNormRes, fp32(16384), false}, {layerNormRes, bf16(4096), false},
+		{layerNormRes, bf16(65536), true}, {layerNormRes, fp32(16384), true}, {layerNormRes, bf16(4096), false},
+		{layerNormRes, fp32(65536), false}, {softmaxRes, bf16(65536), true}, {softmaxRes, fp32(65536), false},
+		{softmaxRes, bf16(16384), false}, {softmaxRes, bf16(65544), false},
 	} {
 		if p, ok := w.plan(w.c, 90); ok != w.want {
 			t.Errorf("%v %v: row_res %v (%v), want %v", w.c.DType, w.c.Shape, ok, p, w.want)
@@ -109,7 +146,8 @@ func TestRowResKernels(t *testing.T) {
 
 // resPlanOf is family f's row_res plan of case c, where it chooses one (rowResOn).
 func resPlanOf(f *Family, c Case, cc int) (rowPlan, bool) {
-	own := map[*Family]func(Case, int) (rowPlan, bool){RMSNormFamily: rmsNormRes, LayerNormFamily: layerNormRes}[f]
+	own := map[*Family]func(Case, int) (rowPlan, bool){RMSNormFamily: rmsNormRes, LayerNormFamily: layerNormRes,
+		SoftmaxFamily: softmaxRes}[f]
 	if own == nil || !rowResOn {
 		return rowPlan{}, false
 	}
@@ -140,7 +178,7 @@ func TestRowResChoice(t *testing.T) {
 			}
 		})
 	}
-	if chosen != 4 {
-		t.Errorf("row_res was chosen for %d cases of the grid and the correctness shapes, want 4", chosen)
+	if chosen != 6 {
+		t.Errorf("row_res was chosen for %d cases of the grid and the correctness shapes, want 6", chosen)
 	}
 }

@@ -28,10 +28,10 @@ var (
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
 // rows, the plan the family picks (marked *) and those it picks without row_ring and row_res and without row_dsmem
 // either, every plan its test enumerator lists with 16-byte accesses, the row_dsmem plans in blocks of 128–1024
-// threads, the row_res plans (rowResPlans: RMSNorm and LayerNorm, rows of 4096 columns and more) and the row_ring
-// plans (rowRingPlans, rows of 4096 columns and more; two rows a pass for RMSNorm and LayerNorm), each as the
-// benchmarks time it (the suite's cold-L2 policy, median of 15 launches) on the benchmarks' inputs, and prints each as µs, pct
-// of the suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape.
+// threads, the row_res plans (rowResPlans: RMSNorm, LayerNorm and Softmax, rows of 4096 columns and more) and the
+// row_ring plans (rowRingPlans, rows of 4096 columns and more; two rows a pass for RMSNorm and LayerNorm), each as
+// the benchmarks time it (the suite's cold-L2 policy, median of 15 launches) on the benchmarks' inputs, and prints
+// each as µs, pct of the suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape.
 // KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144 the shapes, KW_ROW_PLANS=ring (or
 // ring2) the plans.
 func TestCUDARowTune(t *testing.T) {

@@ -15,10 +15,13 @@
 //   softmax_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
 //   softmax_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster holding the row in shared memory
 //   softmax_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters reading rows ahead into a ring
+//   softmax_res_*:     sm_90 only: row_res (rowres.cuh), persistent teams, each loading its next row into shared
+//                      memory while it reduces and stores a row in its registers
 //
 // softmax_cuda.go picks the kernel per case (rowmap_cuda.go); the naive chain (row max, x − max, exp, row sum,
 // divide) uses the eager kernels of eager.cu.
 #include "softmax_op.cuh"
+#include "rowres.cuh"
 #include "rowring.cuh"
 
 #define SM_PARAMS(S) const S::T *x, S::T *y, long long rows, long long cols
@@ -105,4 +108,8 @@ SM_BLOCKW(F32, f32, 32, 128, 3)
     op.cols = cols;
 ROW_DSMEM_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)
 ROW_RING_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+
+// row_res (rowres.cuh): persistent teams, the next row in shared memory (no column data to keep).
+#define SM_RES_OP(S) SoftmaxOp<S> op;
+ROW_RES_PLAIN_ENTRIES(softmax, SM_PARAMS, SM_RES_OP)
 #endif
