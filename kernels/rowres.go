@@ -51,7 +51,11 @@ import "fmt"
 // the next row in registers) and 32768×4096 in teams of 4 × 128 (93.5 / 90.2% against 95.3 / 92.6% for the block),
 // Softmax at 4096 and 16384 columns (13–94% against 97–100%). A prefetch of the row after the next into L2 cost
 // 5–25 points in the standalone program; the 16-bit exponentials of half-exps.cu (scripts/experiments) 0.1–0.4
-// points there on the H200, not taken.
+// points there on the H200, not taken. Nor the cross-entropy over the same template (its Op's context reading the
+// row's label, its apply fixing the label's column and writing the loss; TestCUDARowRes passed it on an H200): bf16
+// 4096×65536 77.9% against 88.8% for row_dsmem there, fp32 8192×16384 83.8% against 104.3% for the block. Making
+// each row's context when its loads are issued, a row ahead (LayerNorm's shift, the label), cost more still
+// (LayerNorm bf16 4096×65536 91.7 → 88.1%, the cross-entropy 77.9 → 73.9%), so neither is built.
 //
 // Nor does a cluster of such teams take the wider rows. row_res_cluster (in the standalone programs only: a row over
 // a cluster of 2–16 blocks of one team each, their statistics meeting through distributed shared memory behind
