@@ -24,7 +24,8 @@
 # detect    DETECT_RUNS whole-suite checks of the binary against the slowed variant with KW_SLOWDOWN=$SLOWDOWN
 #           (NAME@auto:RATIO picks the calibrated pass closest to RATIO).
 # baseline  regress run --count 10 of the whole suite into $OUT/<class>.bench.
-# stored    regress check --mode stored against baselines/<class>.bench (or $STORED).
+# stored    regress check --mode stored against baselines/<class>.bench (or $STORED), judged with the
+#           <class>.floors.json beside it.
 # placement what buffer placement does (harness/placement.go): whole-suite processes of the plain suite and of
 #           the unrelated-change variants (kernels-spin.test, kernels-grow.test from scripts/unrelated-change.sh)
 #           with the driver's placement (-kernels.arena=false) and the arena, interleaved; FFN t=512 alone and

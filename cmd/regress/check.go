@@ -44,8 +44,9 @@ baseline ref (written by regress baseline save); only the current side runs,
 --baseline-file F reads it from F instead, for a host without git (with
 --current-bin). A stored baseline comes from another host, so a stored
 check also reads baselines/<class>.floors.json where it reads the
-baseline (written by regress calibrate --across-history; --floors F names
-another file, --floors none skips it): each comparison is judged by
+baseline — at the baseline ref, or with --baseline-file the file
+<class>.floors.json beside F, if there (written by regress calibrate
+--across-history; --floors F names another file, --floors none skips it): each comparison is judged by
 max(threshold, noise floor, cross-host floor), and families whose
 normalized unit (pct-copy, pct-mma) moved less across hosts than sec/op
 are gated on it, their raw units only warning.
@@ -142,7 +143,7 @@ func newCheckFlags() (*flag.FlagSet, *checkOptions) {
 	fs.StringVar(&c.baselineFile, "baseline-file", "", "`FILE` stored mode: read the stored baseline from this file instead of baselines/<class>.bench at --baseline (no git needed)")
 	fs.StringVar(&c.baselinesRef, "baselines-ref", "", "`BRANCH` stored mode: read baselines/<class>.bench at the tip of this branch (e.g. kernelwatch-baselines) instead of at the baseline ref")
 	fs.StringVar(&c.results, "results", "", "`DIR` also write each side's result file (baseline.bench, current.bench) and the JSON report (report.json) into this directory")
-	fs.StringVar(&c.floors, "floors", "", "`FILE` stored mode: cross-host floors file (default: baselines/<class>.floors.json where the stored baseline is read, if there; \"none\": no floors)")
+	fs.StringVar(&c.floors, "floors", "", "`FILE` stored mode: cross-host floors file (default: baselines/<class>.floors.json where the stored baseline is read, or beside --baseline-file, if there; \"none\": no floors)")
 	fs.StringVar(&c.deadline, "deadline", "", "`WHEN` start no round that would not finish before WHEN: a duration from the start of check (50m) or an RFC 3339 time; the rounds done are compared")
 	fs.IntVar(&c.maxRounds, "max-rounds", 0, "`N` after --count rounds, give the benchmarks that cannot yet detect their threshold more, up to N in all (default: suite.max_rounds; at or below --count: none)")
 	fs.DurationVar(&c.budget, "budget", 0, "`DURATION` add no round beyond --count that would not finish within DURATION of the start of check (default: suite.budget)")
@@ -830,12 +831,13 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("--baseline-file %s: %w", f, err)
 		}
-		if err := validStored(data, f); err != nil {
+		class, err := storedClass(data, f)
+		if err != nil {
 			return nil, nil, nil, err
 		}
 		cur, err = ck.prebuilt("current", ck.c.currentBin)
 		if err == nil {
-			err = ck.loadFloors(ctx, nil, gitref.Commit{}, "")
+			err = ck.loadFloorsBeside(absPath(ck.e, f), class)
 		}
 		return data, &side{name: "baseline", label: "stored " + filepath.Base(f)}, cur, err
 	}
@@ -904,10 +906,23 @@ func (ck *checker) storedBaseline(ctx context.Context) (stored []byte, base, cur
 // it in errors as name (baselines/<class>.bench@<commit>, or the file of
 // --baseline-file) with the line: "baselines/x.bench@f025a11:20: …".
 func validStored(data []byte, name string) error {
-	if _, err := parse.NewReader(bytes.NewReader(data)).ReadSide([]string{"-"}); err != nil {
-		return errors.New(name + strings.TrimPrefix(err.Error(), "-"))
+	_, err := storedClass(data, name)
+	return err
+}
+
+// storedClass is validStored's parse, returning the stored file's hardware
+// class (its first class configuration line; "" if it has none).
+func storedClass(data []byte, name string) (string, error) {
+	side, err := parse.NewReader(bytes.NewReader(data)).ReadSide([]string{"-"})
+	if err != nil {
+		return "", errors.New(name + strings.TrimPrefix(err.Error(), "-"))
 	}
-	return nil
+	for _, c := range side.Configs {
+		if v := c.Get("class"); v != "" {
+			return v, nil
+		}
+	}
+	return "", nil
 }
 
 // shardBy is the shard-by header line of a sharded run: the deal's

@@ -65,7 +65,8 @@ func TestCalibrateAcrossHistory(t *testing.T) {
 }
 
 // TestStoredCheckReadsFloors: a stored check reads the floors committed
-// beside the stored baseline, or --floors, judges by them, and names them.
+// beside the stored baseline (or, with --baseline-file, the file beside that
+// file), or --floors, judges by them, and names them.
 func TestStoredCheckReadsFloors(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs benchmarks")
@@ -115,6 +116,47 @@ func TestStoredCheckReadsFloors(t *testing.T) {
 	}
 	if res := invoke(t, r.dir, "", "check", "--floors", other); res.code != 2 || !strings.Contains(res.stderr, "--floors goes with --mode stored") {
 		t.Errorf("--floors in relative mode: exit %d\n%s", res.code, res.stderr)
+	}
+
+	// Without git (--baseline-file, as on a GPU host with a copy of baselines/): the floors file beside the
+	// stored file, <class>.floors.json, judges as the committed one does.
+	bare := t.TempDir()
+	copyFile := func(from, to string) {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(stored, filepath.Join(bare, class+".bench"))
+	fileArgs := []string{"check", "--mode", "stored", "--baseline-file", filepath.Join(bare, class+".bench"), "--current-bin", bin,
+		"--config", "none", "--count", "6", "--benchtime", "5ms", "--format", "json"}
+	if res := invoke(t, bare, "", fileArgs...); res.code == 2 || decodeReport(t, res.stdout).Settings.FloorsFile != "" {
+		t.Errorf("--baseline-file without a floors file beside it: exit %d, floors %q\n%s", res.code,
+			decodeReport(t, res.stdout).Settings.FloorsFile, res.stderr)
+	}
+	copyFile(filepath.Join(r.dir, "baselines", class+".floors.json"), filepath.Join(bare, class+".floors.json"))
+	res = invoke(t, bare, "", fileArgs...)
+	if res.code == 2 {
+		t.Fatalf("--baseline-file with floors beside it: exit %d\n%s", res.code, res.stderr)
+	}
+	rep = decodeReport(t, res.stdout)
+	if rep.Settings.FloorsFile != filepath.Join(bare, class+".floors.json") || !strings.Contains(res.stderr, "cross-host floors from") {
+		t.Errorf("--baseline-file: floors file %q, want the one beside it\n%s", rep.Settings.FloorsFile, res.stderr)
+	}
+	for _, c := range rep.Comparisons {
+		if c.Threshold != 9 || c.ThresholdFrom != "hosts" || c.Verdict == "regression" {
+			t.Errorf("--baseline-file %s: %s at threshold %v from %q, want judged by the 900%% floor", c.Name, c.Verdict, c.Threshold, c.ThresholdFrom)
+		}
+	}
+	if res := invoke(t, bare, "", append(fileArgs, "--floors", "none")...); res.code == 2 || decodeReport(t, res.stdout).Settings.FloorsFile != "" {
+		t.Errorf("--baseline-file --floors none: exit %d, floors still read\n%s", res.code, res.stderr)
+	}
+	write(t, bare, class+".floors.json", strings.Replace(fl.String(), class, "gpu-other", 1))
+	if res := invoke(t, bare, "", fileArgs...); res.code != 2 || !strings.Contains(res.stderr, "holds the floors of class gpu-other") {
+		t.Errorf("--baseline-file beside floors of another class: exit %d\n%s", res.code, res.stderr)
 	}
 }
 
