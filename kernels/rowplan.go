@@ -105,14 +105,8 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 		}
 		return fmt.Sprintf("%s_ring_%s_%s", rf.prefix, d, v)
 	case rowRes:
-		a := ""
-		switch {
-		case p.ahead && p.shared:
-			a = "s"
-		case p.ahead:
-			a = "p"
-		}
-		return fmt.Sprintf("%s_res_%s_v%dt%dg%dm%d%s", rf.prefix, d, p.nv, p.threads, p.group, p.mode, a)
+		suffix, _ := p.resAhead()
+		return fmt.Sprintf("%s_res_%s_v%dt%dg%dm%d%s", rf.prefix, d, p.nv, p.threads, p.group, p.mode, suffix)
 	}
 	return fmt.Sprintf("%s_%s_%s_%s", rf.prefix, rf.loop, d, v)
 }
@@ -143,13 +137,7 @@ func (p rowPlan) String() string {
 		}
 		return fmt.Sprintf("ring %s %d×%d r%d", v, p.cluster, p.threads, p.ring)
 	case rowRes:
-		a := ""
-		switch {
-		case p.ahead && p.shared:
-			a = " ahead shared"
-		case p.ahead:
-			a = " ahead"
-		}
+		_, a := p.resAhead()
 		where := fmt.Sprintf("mode %d", p.mode)
 		if p.mode >= 0 && p.mode < 3 {
 			where = []string{"global", "shared", "registers"}[p.mode]
@@ -157,6 +145,18 @@ func (p rowPlan) String() string {
 		return fmt.Sprintf("res v%d %d×%d %s%s", p.nv, p.group, p.threads, where, a)
 	}
 	return fmt.Sprintf("loop %s t=%d", v, p.threads)
+}
+
+// resAhead is how a row_res plan's next row ahead is named: the kernel name's suffix ("p": in registers, "s": in
+// shared memory, "": none) and String's words.
+func (p rowPlan) resAhead() (suffix, words string) {
+	switch {
+	case p.ahead && p.shared:
+		return "s", " ahead shared"
+	case p.ahead:
+		return "p", " ahead"
+	}
+	return "", ""
 }
 
 // rowAccess is how a thread reads a row of case c: e elements an access (16 bytes when vec), nv accesses of

@@ -17,7 +17,10 @@
 #include <vector>
 
 #include "../../harness/cuda/copy.cu"
+#include "../../kernels/cuda/layernorm_op.cuh"
+#include "../../kernels/cuda/rmsnorm_op.cuh"
 #include "../../kernels/cuda/rowres.cuh"
+#include "../../kernels/cuda/softmax_op.cuh"
 
 #define CK(x)                                                                                  \
     do {                                                                                       \
@@ -94,6 +97,7 @@ static float copyUs, copyColdGBps;
 static void* FLUSH;
 static const long long FLUSH_BYTES = 128ll << 20;
 static unsigned fillValue;
+static CUmodule rmsMod, lnMod, smMod;  // the suite's modules (setup)
 
 static float median_us(const std::vector<float>& v) {
     std::vector<float> s = v;
@@ -183,8 +187,10 @@ static void prepare(const Shape& s) {
            copyUs, 2.0 * nb / (copyUs * 1e-6) / 1e9);
 }
 
-// setup names the GPU, allocates the buffers and times the cold copy of 1 GiB, the pct-copy yardstick.
-static void setup() {
+// setup names the GPU, loads the suite's RMSNorm, LayerNorm and Softmax modules from the committed PTX in dir
+// (rmsnorm.ptx for RMSNorm's one-block kernels, the _sm90 modules of the others), allocates the buffers and times
+// the cold copy of 1 GiB, the pct-copy yardstick.
+static void setup(const char* dir) {
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0));
     int drv;
@@ -192,6 +198,9 @@ static void setup() {
     printf("gpu: %s, %d SMs, driver API %d\n", p.name, p.multiProcessorCount, drv);
     SMS = p.multiProcessorCount;
     CK(cudaFree(0));
+    CU(cuModuleLoad(&rmsMod, (std::string(dir) + "/rmsnorm.ptx").c_str()));
+    CU(cuModuleLoad(&lnMod, (std::string(dir) + "/layernorm_sm90.ptx").c_str()));
+    CU(cuModuleLoad(&smMod, (std::string(dir) + "/softmax_sm90.ptx").c_str()));
     const long long NB = 1ll << 30;
     CK(cudaMalloc(&X, NB));
     CK(cudaMalloc(&Y, NB));
@@ -205,6 +214,46 @@ static void setup() {
     }, true);
     copyColdGBps = 2.0 * NB / (us * 1e3);
     printf("copy_chunk 1 GiB cold: %.1f us, %.0f GB/s (the pct-copy yardstick)\n", us, copyColdGBps);
+}
+
+// suite launches a committed one-block-a-row kernel (grid = rows, block = t) into REF (ref) or Y; RMSNorm's team
+// kernels with team = 1 and no partials.
+static void suite(const Shape& s, const char* kernel, int t, bool ref) {
+    CUfunction fn;
+    CU(cuModuleGetFunction(&fn, s.family[0] == 'r' ? rmsMod : s.family[0] == 'l' ? lnMod : smMod, kernel));
+    CUdeviceptr x = (CUdeviceptr)X, w = (CUdeviceptr)Wd, b = (CUdeviceptr)Bd, y = (CUdeviceptr)(ref ? REF : Y);
+    long long rows = s.rows, cols = s.cols, team = 1;
+    double eps = 1e-5;
+    CUdeviceptr nul = 0;
+    void* rms[] = {&x, &w, &y, &rows, &cols, &eps, &team, &nul, &nul, &nul};
+    void* ln[] = {&x, &w, &b, &y, &rows, &cols, &eps};
+    void* sm[] = {&x, &y, &rows, &cols};
+    void** args = s.family[0] == 'r' ? rms : s.family[0] == 'l' ? ln : sm;
+    auto launch = [&] { CU(cuLaunchKernel(fn, (unsigned)s.rows, 1, 1, t, 1, 1, 0, 0, args, nullptr)); };
+    if (!ref) CK(cudaMemset(Y, 0xff, s.bytes()));
+    launch();
+    CK(cudaDeviceSynchronize());
+    float rel = -1.0f;
+    if (!ref) rel = check(s, kernel);
+    char name[120];
+    snprintf(name, sizeof name, "suite %s t=%d", kernel, t);
+    report(s, name, launch, rel);
+}
+
+template <class S>
+static LayerNormOp<S> lnop() {
+    LayerNormOp<S> op;
+    op.w = (const typename S::T*)Wd;
+    op.b = (const typename S::T*)Bd;
+    op.eps = 1e-5f;
+    return op;
+}
+template <class S>
+static RMSNormOp<S> rmsop() {
+    RMSNormOp<S> op;
+    op.w = (const typename S::T*)Wd;
+    op.eps = 1e-5f;
+    return op;
 }
 
 // rms_ref is a plain RMSNorm for the reference output of rows no suite kernel launched here holds: one block of
@@ -408,6 +457,27 @@ __global__ void __launch_bounds__(T, 1) resc_kernel(Op op, const typename Op::T*
 #endif
 }
 
+// ClusterLaunch is the configuration of a cudaLaunchKernelEx of kernel k: grid blocks of t threads with smem bytes
+// of dynamic shared memory, in clusters of cs blocks (none when cs is 1; past 8, the kernel is allowed them).
+struct ClusterLaunch {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    template <class K>
+    ClusterLaunch(K k, int cs, int t, int smem, unsigned grid) {
+        if (cs > 8) CK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = cs;
+        at[0].val.clusterDim.y = 1;
+        at[0].val.clusterDim.z = 1;
+        cfg.attrs = at;
+        cfg.numAttrs = cs > 1 ? 1 : 0;
+        cfg.blockDim = dim3(t);
+        cfg.dynamicSmemBytes = smem;
+        cfg.gridDim = dim3(grid);
+    }
+    ClusterLaunch(const ClusterLaunch&) = delete;  // cfg points into at
+};
+
 // resc times row_res_cluster: as many clusters as the GPU runs at once (cudaOccupancyMaxActiveClusters), at
 // most one a row.
 template <class Op, int NV, int T, int MODE, int PF, int CS>
@@ -418,18 +488,8 @@ static void resc(const Shape& s, const Op& op) {
     const int smem =
         (MODE == 1 ? (int)(NV * T * sizeof(typename Op::template Col<P>)) : 0) + (PF == 2 ? NV * T * 16 : 0);
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    if (CS > 8) CK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = CS;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    cfg.blockDim = dim3(T);
-    cfg.dynamicSmemBytes = smem;
-    cfg.gridDim = dim3(CS * SMS);
+    ClusterLaunch cl(k, CS, T, smem, CS * SMS);
+    cudaLaunchConfig_t& cfg = cl.cfg;
     int ncl = 0;
     CK(cudaOccupancyMaxActiveClusters(&ncl, k, &cfg));
     cudaFuncAttributes fa;

@@ -26,8 +26,6 @@
 #include "experiment.cuh"
 #include "softmax_half.cuh"
 
-static CUmodule smMod;
-
 template <class Op, int NV, int CS, int T>
 __global__ void __launch_bounds__(T, 1) cluster_kernel(Op op, const typename Op::T* __restrict__ x,
                                                        typename Op::T* __restrict__ y, long long cols) {
@@ -47,24 +45,14 @@ template <class Op>
 static void timed(const Shape& s, const char* what, void (*k)(Op, const typename Op::T*, typename Op::T*, long long),
                   const Op& op, int cs, int T) {
     typedef typename Op::T TT;
-    if (cs > 8) CK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = cs;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = cs > 1 ? 1 : 0;
-    cfg.blockDim = dim3(T);
-    cfg.gridDim = dim3((unsigned)(s.rows * cs));
+    ClusterLaunch cl(k, cs, T, 0, (unsigned)(s.rows * cs));
     int per = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, T, 0));
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, k));
     char name[120];
     snprintf(name, sizeof name, "%s CS=%d T=%d (%d/SM, %d regs)", what, cs, T, per, fa.numRegs);
-    auto launch = [&] { CK(cudaLaunchKernelEx(&cfg, k, op, (const TT*)X, (TT*)Y, s.cols)); };
+    auto launch = [&] { CK(cudaLaunchKernelEx(&cl.cfg, k, op, (const TT*)X, (TT*)Y, s.cols)); };
     CK(cudaMemset(Y, 0xff, s.bytes()));
     launch();
     CK(cudaDeviceSynchronize());
@@ -72,37 +60,18 @@ static void timed(const Shape& s, const char* what, void (*k)(Op, const typename
     report(s, name, launch, rel);
 }
 
-// suite launches a committed kernel (grid rows·cs, its cluster dimension compiled in) into REF (ref) or Y.
-static void suite(const Shape& s, const char* kernel, int cs, int t, bool ref) {
-    CUfunction fn;
-    CU(cuModuleGetFunction(&fn, smMod, kernel));
-    CUdeviceptr x = (CUdeviceptr)X, y = (CUdeviceptr)(ref ? REF : Y);
-    long long rows = s.rows, cols = s.cols;
-    void* args[] = {&x, &y, &rows, &cols};
-    auto launch = [&] { CU(cuLaunchKernel(fn, (unsigned)(s.rows * cs), 1, 1, t, 1, 1, 0, 0, args, nullptr)); };
-    if (!ref) CK(cudaMemset(Y, 0xff, s.bytes()));
-    launch();
-    CK(cudaDeviceSynchronize());
-    float rel = -1.0f;
-    if (!ref) rel = check(s, kernel);
-    char name[120];
-    snprintf(name, sizeof name, "suite %s t=%d", kernel, t);
-    report(s, name, launch, rel);
-}
-
 int main(int argc, char** argv) {
     const char* dir = argc > 1 ? argv[1] : "kernels/cuda/ptx";
     const char* only = argc > 2 ? argv[2] : "";
-    setup();
-    CU(cuModuleLoad(&smMod, (std::string(dir) + "/softmax_sm90.ptx").c_str()));
+    setup(dir);
     typedef SoftmaxOp<BF16> SM;
     typedef SoftmaxOpH SH;
     for (int rep = 0; rep < 2; rep++) {
         if (!*only || strstr(only, "S")) {  // H200 baseline: 86.5% (the block of 1024 threads), H100 92.6%
             Shape s = {"softmax", 1, 4096, 65536, 0};
             prepare(s);
-            suite(s, "softmax_loop_bf16_v", 1, 1024, true);
-            suite(s, "softmax_block_bf16_v8", 1, 1024, false);
+            suite(s, "softmax_loop_bf16_v", 1024, true);
+            suite(s, "softmax_block_bf16_v8", 1024, false);
             timed<SM>(s, "block SoftmaxOp NV=8", block_kernel<SM, 8, 1024>, SM(), 1, 1024);
             timed<SH>(s, "block SoftmaxOpH NV=8", block_kernel<SH, 8, 1024>, SH(), 1, 1024);
             timed<SH>(s, "cluster SoftmaxOpH NV=8", cluster_kernel<SH, 8, 2, 512>, SH(), 2, 512);
@@ -113,7 +82,7 @@ int main(int argc, char** argv) {
         if (!*only || strstr(only, "T")) {  // H200 baseline: 71.4% (row_ring 8 × 256), H100 89.7%
             Shape s = {"softmax", 1, 1024, 262144, 0};
             prepare(s);
-            suite(s, "softmax_loop_bf16_v", 1, 1024, true);
+            suite(s, "softmax_loop_bf16_v", 1024, true);
             timed<SH>(s, "cluster SoftmaxOpH NV=16", cluster_kernel<SH, 16, 8, 256>, SH(), 8, 256);
             resc<SM, 16, 512, 0, false, 4>(s, SM());
             resc<SH, 16, 512, 0, false, 4>(s, SH());
@@ -124,8 +93,8 @@ int main(int argc, char** argv) {
         if (!*only || strstr(only, "U")) {  // H200 baseline 97.5% (the block of 256 threads), H100 98.2%
             Shape s = {"softmax", 1, 8192, 16384, 0};
             prepare(s);
-            suite(s, "softmax_loop_bf16_v", 1, 1024, true);
-            suite(s, "softmax_block_bf16_v8", 1, 256, false);
+            suite(s, "softmax_loop_bf16_v", 1024, true);
+            suite(s, "softmax_block_bf16_v8", 256, false);
             timed<SH>(s, "block SoftmaxOpH NV=8", block_kernel<SH, 8, 256>, SH(), 1, 256);
             res<SH, 16, 512, 1, 0, false>(s, SH());
         }

@@ -23,50 +23,6 @@
 //   nvcc -O3 -arch=sm_90 -o resident-columns scripts/experiments/resident-columns.cu -lcuda
 //   ./resident-columns kernels/cuda/ptx [ABCDEFGHIJK]   (the letters pick shapes, in main; A–G by default)
 #include "experiment.cuh"
-#include "../../kernels/cuda/layernorm_op.cuh"
-#include "../../kernels/cuda/rmsnorm_op.cuh"
-#include "../../kernels/cuda/rowres.cuh"
-#include "../../kernels/cuda/softmax_op.cuh"
-
-static CUmodule rmsMod, lnMod, smMod;
-
-// suite launches one of the committed kernels as the suite does: grid = rows, block = t (RMSNorm's team kernels
-// with team = 1 and no partials).
-static void suite(const Shape& s, const char* kernel, int t, bool ref) {
-    CUfunction fn;
-    CU(cuModuleGetFunction(&fn, s.family[0] == 'r' ? rmsMod : s.family[0] == 'l' ? lnMod : smMod, kernel));
-    CUdeviceptr x = (CUdeviceptr)X, w = (CUdeviceptr)Wd, b = (CUdeviceptr)Bd, y = (CUdeviceptr)(ref ? REF : Y);
-    long long rows = s.rows, cols = s.cols, team = 1;
-    double eps = 1e-5;
-    CUdeviceptr nul = 0;
-    void* rms[] = {&x, &w, &y, &rows, &cols, &eps, &team, &nul, &nul, &nul};
-    void* ln[] = {&x, &w, &b, &y, &rows, &cols, &eps};
-    void* sm[] = {&x, &y, &rows, &cols};
-    void** args = s.family[0] == 'r' ? rms : s.family[0] == 'l' ? ln : sm;
-    auto launch = [&] { CU(cuLaunchKernel(fn, (unsigned)s.rows, 1, 1, t, 1, 1, 0, 0, args, nullptr)); };
-    launch();
-    CK(cudaDeviceSynchronize());
-    if (!ref) check(s, kernel);
-    char name[120];
-    snprintf(name, sizeof name, "suite %s t=%d", kernel, t);
-    report(s, name, launch);
-}
-
-template <class S>
-static LayerNormOp<S> lnop() {
-    LayerNormOp<S> op;
-    op.w = (const typename S::T*)Wd;
-    op.b = (const typename S::T*)Bd;
-    op.eps = 1e-5f;
-    return op;
-}
-template <class S>
-static RMSNormOp<S> rmsop() {
-    RMSNormOp<S> op;
-    op.w = (const typename S::T*)Wd;
-    op.eps = 1e-5f;
-    return op;
-}
 
 // rmsWide times row_res_cluster for RMSNorm rows × cols in dtype S (rms_ref's output as the reference), in
 // clusters of CS blocks: 1024 threads of 4 packs, the next row ahead, and 512 threads of 8, w staged and not.
@@ -108,10 +64,7 @@ static void smWide(long long rows, long long cols) {
 int main(int argc, char** argv) {
     const char* dir = argc > 1 ? argv[1] : "kernels/cuda/ptx";
     const char* only = argc > 2 ? argv[2] : "";
-    setup();
-    CU(cuModuleLoad(&rmsMod, (std::string(dir) + "/rmsnorm.ptx").c_str()));
-    CU(cuModuleLoad(&lnMod, (std::string(dir) + "/layernorm_sm90.ptx").c_str()));
-    CU(cuModuleLoad(&smMod, (std::string(dir) + "/softmax_sm90.ptx").c_str()));
+    setup(dir);
     for (int rep = 0; rep < 2; rep++) {
         if (!*only || strstr(only, "A")) {
             Shape s = {"rmsnorm", 0, 8192, 16384, 1};

@@ -39,59 +39,12 @@
 //   ./shared-ahead kernels/cuda/ptx [ABCDEFGHIJK]   (the letters pick shapes, in main; all by default)
 #include "experiment.cuh"
 #include "softmax_half.cuh"
-#include "../../kernels/cuda/layernorm_op.cuh"
-#include "../../kernels/cuda/rmsnorm_op.cuh"
 #include "../../kernels/cuda/rowring.cuh"
-
-static CUmodule rmsMod, lnMod, smMod;
-
-// suite launches a committed one-block-a-row kernel (grid = rows, block = t) into REF (ref) or Y; RMSNorm's team
-// kernels with team = 1 and no partials.
-static void suite(const Shape& s, const char* kernel, int t, bool ref) {
-    CUfunction fn;
-    CU(cuModuleGetFunction(&fn, s.family[0] == 'r' ? rmsMod : s.family[0] == 'l' ? lnMod : smMod, kernel));
-    CUdeviceptr x = (CUdeviceptr)X, w = (CUdeviceptr)Wd, b = (CUdeviceptr)Bd, y = (CUdeviceptr)(ref ? REF : Y);
-    long long rows = s.rows, cols = s.cols, team = 1;
-    double eps = 1e-5;
-    CUdeviceptr nul = 0;
-    void* rms[] = {&x, &w, &y, &rows, &cols, &eps, &team, &nul, &nul, &nul};
-    void* ln[] = {&x, &w, &b, &y, &rows, &cols, &eps};
-    void* sm[] = {&x, &y, &rows, &cols};
-    void** args = s.family[0] == 'r' ? rms : s.family[0] == 'l' ? ln : sm;
-    auto launch = [&] { CU(cuLaunchKernel(fn, (unsigned)s.rows, 1, 1, t, 1, 1, 0, 0, args, nullptr)); };
-    if (!ref) CK(cudaMemset(Y, 0xff, s.bytes()));
-    launch();
-    CK(cudaDeviceSynchronize());
-    float rel = -1.0f;
-    if (!ref) rel = check(s, kernel);
-    char name[120];
-    snprintf(name, sizeof name, "suite %s t=%d", kernel, t);
-    report(s, name, launch, rel);
-}
-
-template <class S>
-static LayerNormOp<S> lnop() {
-    LayerNormOp<S> op;
-    op.w = (const typename S::T*)Wd;
-    op.b = (const typename S::T*)Bd;
-    op.eps = 1e-5f;
-    return op;
-}
-template <class S>
-static RMSNormOp<S> rmsop() {
-    RMSNormOp<S> op;
-    op.w = (const typename S::T*)Wd;
-    op.eps = 1e-5f;
-    return op;
-}
 
 int main(int argc, char** argv) {
     const char* dir = argc > 1 ? argv[1] : "kernels/cuda/ptx";
     const char* only = argc > 2 ? argv[2] : "";
-    setup();
-    CU(cuModuleLoad(&rmsMod, (std::string(dir) + "/rmsnorm.ptx").c_str()));
-    CU(cuModuleLoad(&lnMod, (std::string(dir) + "/layernorm_sm90.ptx").c_str()));
-    CU(cuModuleLoad(&smMod, (std::string(dir) + "/softmax_sm90.ptx").c_str()));
+    setup(dir);
     typedef SoftmaxOp<BF16> SM;
     typedef SoftmaxOpH SH;
     typedef LayerNormOp<BF16> LN;
