@@ -147,10 +147,10 @@ __device__ __forceinline__ void row_res(const Op& op, const typename Op::T* __re
 }
 
 // ROW_RES_ENTRIES declares the family's entry points <prefix>_res_{f32,bf16}_v<NV>t<T>g<G>m<MODE>[p|s]
-// (rowFamily.kernel in rowplan.go; p: PF 1, s: PF 2) over PARAMS(S) (x, y, rows and cols among them) and OP(S), which declares the Op
-// as `op`: the families with column data. ROW_RES_PLAIN_ENTRIES declares those of them that keep no column data
-// (MODE 0), for the families without any (Softmax). The configurations are the ones timed (rowplan.go,
-// rowResBuilt and rowResPlain).
+// (rowFamily.kernel in rowplan.go; p: PF 1, s: PF 2) over PARAMS(S) (x, y, rows and cols among them) and OP(S),
+// which declares the Op as `op`: the families with column data. ROW_RES_PLAIN_ENTRIES declares those of them that
+// keep no column data (MODE 0), for the families without any (Softmax). The configurations are the ones timed
+// (rowplan.go, rowResBuilt and rowResPlain).
 #define ROW_RES_ENTRY(PREFIX, S, NAME, NV, T, G, M, PF, PN, PARAMS, OP)                                     \
     extern "C" __global__ void __launch_bounds__(T * G) PREFIX##_res_##NAME##_v##NV##t##T##g##G##m##M##PN(    \
         PARAMS(S)) {                                                                                        \
