@@ -768,8 +768,9 @@ type cudaStep struct {
 	args        []uint64
 	params      []unsafe.Pointer
 	// cluster > 0: launched in clusters of that many blocks with smem bytes of dynamic shared memory a block
-	// (KernelCluster, cuda_cluster.go).
+	// (KernelCluster, cuda_cluster.go); coop: a cooperative launch of blocks of one (KernelCooperative).
 	cluster, smem int
+	coop          bool
 	// maps set: the kernel's leading parameters are these tensor maps, by value (KernelTMA,
 	// tensormap_cuda.go), launched with smem bytes of dynamic shared memory, in clusters when cluster > 1.
 	maps []TensorMap
@@ -985,8 +986,12 @@ func (l *CUDALaunch) codeParts() ([]string, bool) {
 		if !ok {
 			return nil, false
 		}
-		parts = append(parts, fmt.Sprintf("%s@%s %s grid=%d block=%d cluster=%d smem=%d maps=%d args=%s", st.module, sum,
-			st.name, st.grid, st.block, st.cluster, st.smem, len(st.maps), st.argSig))
+		part := fmt.Sprintf("%s@%s %s grid=%d block=%d cluster=%d smem=%d maps=%d args=%s", st.module, sum,
+			st.name, st.grid, st.block, st.cluster, st.smem, len(st.maps), st.argSig)
+		if st.coop {
+			part += " cooperative"
+		}
+		parts = append(parts, part)
 	}
 	return parts, true
 }

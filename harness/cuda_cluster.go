@@ -21,10 +21,15 @@ static void kw_cluster_config(CUlaunchConfig *cfg, CUlaunchAttribute *attr, unsi
                               unsigned cluster, unsigned smem, CUstream s) {
 	memset(cfg, 0, sizeof *cfg);
 	memset(attr, 0, sizeof *attr);
-	attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-	attr->value.clusterDim.x = cluster;
-	attr->value.clusterDim.y = 1;
-	attr->value.clusterDim.z = 1;
+	if (cluster == 0) { // a cooperative launch (clusters of one block): every block resident at once, or an error
+		attr->id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+		attr->value.cooperative = 1;
+	} else {
+		attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+		attr->value.clusterDim.x = cluster;
+		attr->value.clusterDim.y = 1;
+		attr->value.clusterDim.z = 1;
+	}
 	cfg->gridDimX = grid;
 	cfg->gridDimY = 1;
 	cfg->gridDimZ = 1;
@@ -37,8 +42,8 @@ static void kw_cluster_config(CUlaunchConfig *cfg, CUlaunchAttribute *attr, unsi
 	cfg->numAttrs = 1;
 }
 
-// kw_launch_cluster launches f on grid × block threads in clusters of `cluster` blocks along x. params points
-// at n 8-byte arguments, copied here into C memory (cgo forbids passing Go memory that holds Go pointers).
+// kw_launch_cluster launches f on grid × block threads in clusters of `cluster` blocks along x (0: a cooperative
+// launch instead, kw_cluster_config). params points at n 8-byte arguments, copied here into C memory (cgo forbids passing Go memory that holds Go pointers).
 static CUresult kw_launch_cluster(CUfunction f, unsigned grid, unsigned block, unsigned cluster, unsigned smem,
                                   CUstream s, const unsigned long long *args, int n) {
 	CUlaunchConfig cfg;
@@ -148,12 +153,34 @@ func (l *CUDALaunch) KernelCluster(module, name string, grid, block, cluster, sm
 	}
 }
 
+// KernelCooperative records a cooperative launch of kernel name from module on grid × block threads, each block
+// with smem bytes of dynamic shared memory: every block of the grid is resident at once, or the launch fails
+// (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) instead of hanging, for kernels whose blocks wait on each other
+// through global memory. It checks in Prepare that the GPU holds grid such blocks at once.
+func (l *CUDALaunch) KernelCooperative(module, name string, grid, block, smem int, args ...any) {
+	if l.err != nil {
+		return
+	}
+	if n := l.ResidentTMA(module, name, block, 1, smem); l.err == nil && n < grid {
+		l.Fail(fmt.Errorf("kernel %s: a cooperative grid of %d blocks × %d threads with %d B of shared memory each, "+
+			"of which this GPU holds %d at once", name, grid, block, smem, n))
+	}
+	l.KernelCluster(module, name, grid, block, 1, smem, args...)
+	if l.err == nil {
+		l.steps[len(l.steps)-1].coop = true
+	}
+}
+
 // launchCluster queues step st, a cluster launch, on stream s.
 func (st *cudaStep) launchCluster(s cu.Stream) error {
 	var args *C.ulonglong
 	if len(st.args) > 0 {
 		args = (*C.ulonglong)(unsafe.Pointer(&st.args[0]))
 	}
+	cluster := st.cluster
+	if st.coop {
+		cluster = 0 // kw_cluster_config: cooperative
+	}
 	return cuCheck("harness: cuda launch "+st.name, C.kw_launch_cluster(cuFunc(st.fn), C.uint(st.grid), C.uint(st.block),
-		C.uint(st.cluster), C.uint(st.smem), cuStream(s), args, C.int(len(st.args))))
+		C.uint(cluster), C.uint(st.smem), cuStream(s), args, C.int(len(st.args))))
 }

@@ -24,6 +24,7 @@ const (
 	rowDSMEM                  // sm_90: a cluster of up to 16 blocks holding the row in distributed shared memory
 	rowRing                   // sm_90: persistent clusters of 1–16 blocks, each a ring of chunks in shared memory
 	rowRes                    // sm_90: persistent blocks of `group` teams, a team a row in registers (row_res)
+	rowGrid                   // sm_90: every block resident, in `groups` groups, each block a slice of its group's rows
 )
 
 // rowPlan is one way to run a row kernel: blocks of threads threads, vec: 16-byte accesses (else one element per
@@ -41,6 +42,8 @@ type rowPlan struct {
 	mode    int  // res: where the column data waits (rowResGlobal, rowResShared, rowResRegisters)
 	ahead   bool // res: a team's next row loaded before this row's stores
 	shared  bool // res, with ahead: that row loaded into shared memory (cp.async), not a second set of registers
+	groups  int  // grid: groups of blocks, each taking every groups-th row (ring: rows in a block's ring)
+	lag     int  // grid: steps a block makes between publishing a row's partial and merging the row's partials
 	vec     bool
 	nv      int
 	threads int
@@ -107,6 +110,8 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 	case rowRes:
 		suffix, _ := p.resAhead()
 		return fmt.Sprintf("%s_res_%s_v%dt%dg%dm%d%s", rf.prefix, d, p.nv, p.threads, p.group, p.mode, suffix)
+	case rowGrid:
+		return fmt.Sprintf("%s_grid_%s_%s", rf.prefix, d, v)
 	}
 	return fmt.Sprintf("%s_%s_%s_%s", rf.prefix, rf.loop, d, v)
 }
@@ -143,6 +148,8 @@ func (p rowPlan) String() string {
 			where = []string{"global", "shared", "registers"}[p.mode]
 		}
 		return fmt.Sprintf("res v%d %d×%d %s%s", p.nv, p.group, p.threads, where, a)
+	case rowGrid:
+		return fmt.Sprintf("grid %s %d groups ×%d r%d l%d", v, p.groups, p.threads, p.ring, p.lag)
 	}
 	return fmt.Sprintf("loop %s t=%d", v, p.threads)
 }
@@ -401,12 +408,12 @@ func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
 
 // The plan of a case, per family (<family>PlanFor, which the tests swap and restore to <family>PlanDefault).
 var (
-	rmsNormPlanDefault = withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(rmsNormChoosePlan, rmsNormDSMEMWins),
-		rmsNormRingWins), rmsNormRing2), rmsNormRes)
-	layerNormPlanDefault = withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(layerNormChoosePlan, nil),
-		layerNormRingWins), layerNormRing2), layerNormRes)
-	softmaxPlanDefault = withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(softmaxChoosePlan, softmaxDSMEMWins),
-		softmaxRingWins), softmaxRing), softmaxRes)
+	rmsNormPlanDefault = withRowGrid(withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(rmsNormChoosePlan,
+		rmsNormDSMEMWins), rmsNormRingWins), rmsNormRing2), rmsNormRes), rmsNormGridWins)
+	layerNormPlanDefault = withRowGrid(withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(layerNormChoosePlan, nil),
+		layerNormRingWins), layerNormRing2), layerNormRes), layerNormGridWins)
+	softmaxPlanDefault = withRowGrid(withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(softmaxChoosePlan,
+		softmaxDSMEMWins), softmaxRingWins), softmaxRing), softmaxRes), softmaxGridWins)
 	crossEntropyPlanDefault = withRowRing(withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), rowRingWins1MiB)
 	fp8QuantPlanDefault     = withRowRing(withRowDSMEM(fp8QuantChoosePlan, nil), rowRingWins1MiB)
 

@@ -7,7 +7,8 @@ import "fmt"
 // The CUDA side of the row plans (rowplan.go): every row family's fused launcher records its plan's kernel
 // through launchRow, which checks that the plan covers the row and picks the grid and the module. The kernels
 // are templates written once — cuda/rowmap.cuh (warp, block, loop, cluster, cstream over a family's Op),
-// cuda/rowdsmem.cuh (row_dsmem), cuda/rowring.cuh (row_ring) and cuda/rowres.cuh (row_res) — instantiated in each
+// cuda/rowdsmem.cuh (row_dsmem), cuda/rowring.cuh (row_ring), cuda/rowres.cuh (row_res) and cuda/rowgrid.cuh
+// (row_grid) — instantiated in each
 // family's module under the names rowFamily.kernel gives.
 
 // rowMapSM90 is whether the launchers of the row families with sm90All, GELU and SwiGLU take their kernels from
@@ -140,6 +141,26 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 			return
 		}
 		l.KernelCluster(mod, name, grid, p.threads*p.group, 1, smem, args...)
+	case rowGrid:
+		if l.CC() < 90 {
+			l.Fail(fmt.Errorf("%s: built for compute capability 9.0 (this GPU: %d)", name, l.CC()))
+			return
+		}
+		// Every block resident: the most whole groups of the blocks the GPU holds at once, each with its slots
+		// (rows × a group's blocks) and the launch counters, zeroed once (tags tell launches apart after that).
+		mod, smem := l.Module()+"_sm90", rowGridSmem(p)
+		resident := l.ResidentTMA(mod, name, p.threads, 1, smem)
+		if l.Err() != nil {
+			return
+		}
+		if why := rowGridCheck(p, l.Case, l.CC(), resident); why != "" {
+			l.Fail(fmt.Errorf("%s: plan %v: %s", name, p, why))
+			return
+		}
+		blocks, per := rowGridBlocks(p, resident)
+		slots := l.Alloc(int64(l.Rows)*int64(per)*rowGridSlotBytes, true)
+		ctl := l.Alloc(rowGridCtlBytes, true)
+		l.KernelCooperative(mod, name, blocks, p.threads, smem, append(append([]any{}, args...), p.groups, p.lag, slots, ctl)...)
 	case rowLoop:
 		l.KernelIn(mod, name, l.Rows, p.threads, args...)
 	default:

@@ -18,6 +18,9 @@ var updateRowPlans = flag.Bool("kernels.update-rowplans", false, "rewrite testda
 func rowPlanChoices() string {
 	pick := func(rf *rowFamily, plan func(c Case, cc, sms int) rowPlan, c Case, cc, sms int) string {
 		p := plan(c, cc, sms)
+		if p.kind == rowGrid {
+			return fmt.Sprintf("%s t=%d g=%d r=%d l=%d", rf.kernel(p, c.DType), p.threads, p.groups, p.ring, p.lag)
+		}
 		if p.cluster > 0 {
 			return fmt.Sprintf("%s t=%d c=%d", rf.kernel(p, c.DType), p.threads, p.cluster)
 		}
@@ -295,7 +298,7 @@ func TestRowRing2Plan(t *testing.T) {
 // before sm_90 or without 16-byte packs, and on sm_90 for exactly the cases of the CUDA grid and the correctness
 // shapes where the family measured it fastest (its ring wins functions), with rowRingPlan's plan, or the family's
 // own row_ring plan (ringPlanOf: two rows a pass, or other sizes) where it gives one — except where the family's
-// row_res plan comes first (resPlanOf).
+// row_res or row_grid plan comes first (resPlanOf, gridPlanOf).
 func testRowRingChoice(t *testing.T) {
 	if rowRingOn != (rowRingPending == "") && !harness.RunPending() {
 		t.Errorf("rowRingOn = %v with rowRingPending %q", rowRingOn, rowRingPending)
@@ -308,6 +311,9 @@ func testRowRingChoice(t *testing.T) {
 			vec, _, _ := rowAccess(c)
 			own, ok := ringPlanOf(f, c, cc)
 			if _, res := resPlanOf(f, c, cc); res {
+				return
+			}
+			if _, grid := gridPlanOf(f, c, cc); grid {
 				return
 			}
 			if want := on && cc >= 90 && vec && (rowRingWinsOf[f](c) || ok); (p.kind == rowRing) != want {

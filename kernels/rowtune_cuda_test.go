@@ -19,21 +19,23 @@ var rowTuneCols = os.Getenv("KW_ROW_COLS")
 
 // rowTuneRingOnly, from KW_ROW_PLANS=ring, narrows TestCUDARowTune's plans to the family's choices (with and
 // without row_dsmem and row_ring) and the row_ring plans; KW_ROW_PLANS=ring2 further to rowRingPlan's and the
-// plans of two rows a pass.
+// plans of two rows a pass; KW_ROW_PLANS=grid to the choices with and without row_grid and the row_grid plans.
 var (
 	rowTuneRingOnly  = os.Getenv("KW_ROW_PLANS") == "ring" || rowTuneRing2Only
 	rowTuneRing2Only = os.Getenv("KW_ROW_PLANS") == "ring2"
+	rowTuneGridOnly  = os.Getenv("KW_ROW_PLANS") == "grid"
 )
 
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
-// rows, the plan the family picks (marked *) and those it picks without row_ring and row_res and without row_dsmem
-// either, every plan its test enumerator lists with 16-byte accesses, the row_dsmem plans in blocks of 128–1024
+// rows, the plan the family picks (marked *) and those it picks without row_grid, without row_ring and row_res too
+// and without row_dsmem either, every plan its test enumerator lists with 16-byte accesses, the row_grid plans
+// (rowGridPlans with its variants, rows of 16384 columns and more), the row_dsmem plans in blocks of 128–1024
 // threads, the row_res plans (rowResPlans: RMSNorm, LayerNorm and Softmax, rows of 4096 columns and more) and the
 // row_ring plans (rowRingPlans, rows of 4096 columns and more; two rows a pass for RMSNorm and LayerNorm), each as
 // the benchmarks time it (the suite's cold-L2 policy, median of 15 launches) on the benchmarks' inputs, and prints
 // each as µs, pct of the suite's copy (the benchmarks' pct-copy) and pct of the copy at the same shape.
 // KW_ROW_TUNE=RMSNorm,Softmax narrows the families, KW_ROW_COLS=65536,262144 the shapes, KW_ROW_PLANS=ring (or
-// ring2) the plans.
+// ring2, or grid) the plans.
 func TestCUDARowTune(t *testing.T) {
 	if !*tuneFlag {
 		t.Skip("needs -kernels.tune")
@@ -46,8 +48,8 @@ func TestCUDARowTune(t *testing.T) {
 	}
 	defer s.Close()
 	fmt.Printf("rowtune: %s (cc %d, %d SMs), suite copy %.1f GB/s\n", be.Device().Name, be.CC(), be.Device().Workers, suiteCopy)
-	on, ringOn, resOn := rowDSMEMOn, rowRingOn, rowResOn
-	defer func() { rowDSMEMOn, rowRingOn, rowResOn = on, ringOn, resOn }()
+	on, ringOn, resOn, gridOn := rowDSMEMOn, rowRingOn, rowResOn, rowGridOn
+	defer func() { rowDSMEMOn, rowRingOn, rowResOn, rowGridOn = on, ringOn, resOn, gridOn }()
 	timeIt := func(l harness.Launch) (float64, error) {
 		if _, err := be.Time(l, 3, s.Policy.Timing); err != nil {
 			return 0, err
@@ -103,21 +105,29 @@ func TestCUDARowTune(t *testing.T) {
 					t.Fatal(err)
 				}
 				bytes := float64(fm.f.MinBytes(c))
-				rowDSMEMOn, rowRingOn, rowResOn = false, false, false
+				rowDSMEMOn, rowRingOn, rowResOn, rowGridOn = false, false, false, false
 				base := def(c, be.CC(), be.Device().Workers)
 				rowDSMEMOn = true
 				withD := def(c, be.CC(), be.Device().Workers)
 				rowRingOn, rowResOn = true, resOn
+				noGrid := def(c, be.CC(), be.Device().Workers)
+				rowGridOn = gridOn
 				chosen := def(c, be.CC(), be.Device().Workers)
-				fmt.Printf("rowtune %-12s %s | copy %7.1f µs | default %v | with dsmem %v | with ring and res (chosen) %v\n", fm.f.Name,
-					fm.f.BenchName(c, Fused), cns/1e3, base, withD, chosen)
+				fmt.Printf("rowtune %-12s %s | copy %7.1f µs | default %v | with dsmem %v | with ring and res %v | with grid (chosen) %v\n",
+					fm.f.Name, fm.f.BenchName(c, Fused), cns/1e3, base, withD, noGrid, chosen)
 				seen := map[rowPlan]bool{}
-				try := []rowPlan{chosen, base, withD}
-				if !rowTuneRingOnly {
+				try := []rowPlan{chosen, noGrid, base, withD}
+				if rowTuneGridOnly {
+					try = []rowPlan{chosen, noGrid}
+				}
+				if !rowTuneRingOnly && !rowTuneGridOnly {
 					try = append(try, fm.plans(c, be.CC())...)
 				}
+				if sh.Cols >= 16384 {
+					try = append(try, rowGridPlans(c, be.Device().Workers, true)...)
+				}
 				for _, p := range rowDSMEMPlans(c) {
-					if sh.Cols < 16384 || rowTuneRingOnly { // slices of a few KiB: 5–75% of the copy on an H200
+					if sh.Cols < 16384 || rowTuneRingOnly || rowTuneGridOnly { // slices of a few KiB: 5–75% of the copy on an H200
 						break
 					}
 					for _, th := range []int{128, 256, 512, 1024} {
@@ -126,7 +136,7 @@ func TestCUDARowTune(t *testing.T) {
 						try = append(try, q)
 					}
 				}
-				if sh.Cols >= 4096 {
+				if sh.Cols >= 4096 && !rowTuneGridOnly {
 					try = append(try, rowResPlans(fm.rows, c)...)
 					for i, p := range rowRingPlans(fm.rows, c, true) {
 						if !rowTuneRing2Only || i == 0 || p.pass == 2 {

@@ -365,6 +365,7 @@ XENT_CLUSTER(BF16, bf16, 8, 8)
 // as the other kernels merge it, then the softmax written from shared memory, the label's column fixed up by the
 // thread that writes it (as fix_label), and the loss by the cluster's first thread. An ignored row is not read:
 // zeros and a zero loss. Entry points xent_dsmem_*.
+#include "rowgrid.cuh"
 #include "rowring.cuh"
 template <class S_>
 struct XentDSMEM {
@@ -452,6 +453,7 @@ struct XentDSMEM {
     op.cols = cols;
 ROW_DSMEM_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)
 ROW_RING_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+ROW_GRID_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
 #endif  // clusters
 
 // Every other kernel, in both modules.

@@ -18,6 +18,7 @@
 // + ε, rsqrt, ·rstd, ·w, + b) uses the eager kernels of eager.cu.
 #include "layernorm_op.cuh"
 #include "rowres.cuh"
+#include "rowgrid.cuh"
 #include "rowring.cuh"
 
 #define LN_OP(S) \
@@ -111,6 +112,7 @@ LN_SM90(BF16, bf16)
     op.cols = cols;
 ROW_DSMEM_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)
 ROW_RING_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+ROW_GRID_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
 ROW_RING2_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // two rows a pass
 ROW_RES_ENTRIES(layernorm, LN_PARAMS, LN_OP)  // row_res (rowres.cuh): persistent teams
 #endif

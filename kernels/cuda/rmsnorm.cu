@@ -25,6 +25,7 @@
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include <cooperative_groups.h>
+#include "rowgrid.cuh"
 #include "rowring.cuh"
 #endif
 
@@ -227,6 +228,7 @@ RMSNORM_CLUSTER(BF16, bf16, 8, 8)
     op.cols = cols;
 ROW_DSMEM_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)
 ROW_RING_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+ROW_GRID_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
 ROW_RING2_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // two rows a pass
 #define RMSNORM_RES_OP(S) \
     RMSNormOp<S> op;      \

@@ -22,6 +22,7 @@
 // divide) uses the eager kernels of eager.cu.
 #include "softmax_op.cuh"
 #include "rowres.cuh"
+#include "rowgrid.cuh"
 #include "rowring.cuh"
 
 #define SM_PARAMS(S) const S::T *x, S::T *y, long long rows, long long cols
@@ -108,6 +109,7 @@ SM_BLOCKW(F32, f32, 32, 128, 3)
     op.cols = cols;
 ROW_DSMEM_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)
 ROW_RING_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+ROW_GRID_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
 
 // row_res (rowres.cuh): persistent teams, the next row in shared memory (no column data to keep).
 #define SM_RES_OP(S) SoftmaxOp<S> op;
