@@ -11,23 +11,27 @@ import "fmt"
 //
 // Measured first in a standalone program (scripts/experiments/column-grid.cu, 2026-11-27, driver 580.159.04: the
 // template over the suite's Ops, every output compared with a suite kernel's, each timed cold as the suite times
-// it; pct of the copy of 1 GiB, H100 / H200, against the family's plan then):
+// it), then in TestCUDARowTune on an H100 and an H200 (the same day; pct of the suite's copy, H100 / H200, the
+// default plan against the family's plan before it):
 //
-//   - Softmax fp32 1024×262144, 4 groups of 33 blocks: 95.5 / 91.8% against 96.0 / 86.6% for the ring;
-//   - Softmax fp32 4096×65536, 16 groups of 8: 94.8 / 95.3% against 94.7 / 90.9% for the ring of 8 × 128;
-//   - Softmax bf16 1024×262144, 8 groups of 16: 94.2 / 70.4% against 89.7 / 70.8% (the H200 within half a point);
-//   - LayerNorm fp32 1024×262144, 4 groups of 33: 91.7 / 83.4% against 87.0 / 75.5% for the ring;
-//   - LayerNorm fp32 4096×65536, 16 groups of 8: 94.3 / 87.4% against 94.5 / 86.2% for ring2e;
-//   - RMSNorm bf16 1024×262144, 8 groups of 16: 92.4 / 87.7% against 92.0 / 85.7% for ring2.
+//   - Softmax fp32 4096×65536, 16 groups of 8 blocks: 95.1 / 95.5% against 94.1 / 90.8% for the ring of 8 × 128;
+//   - Softmax fp32 1024×262144, 4 groups of 33: 97.1 / 92.1% against 93.5 / 86.6% for the ring of 16 × 256;
+//   - Softmax bf16 1024×262144, 8 groups of 16: 94.2 / 68.5% against 89.0 / 71.2% for the ring of 8 × 256. The
+//     slower GPU loses 2.7 points, 20 from its goal either way, for the 5.2 that take the H100 over its goal;
+//   - LayerNorm fp32 4096×65536, 16 groups of 8: 95.7 / 87.9% against 93.2 / 86.1% for ring2e;
+//   - LayerNorm fp32 1024×262144, 4 groups of 33: 93.6 / 83.6% against 88.2 / 75.6% for the ring;
+//   - RMSNorm bf16 1024×262144, 8 groups of 16: 92.2 / 86.7% against 92.2 / 85.3% for ring2.
 //
 // It lost where a block's work on a row is mostly arithmetic on few bytes — LayerNorm and Softmax bf16 rows of
-// 128 KiB (63–71% on the H200) and LayerNorm bf16 rows of 512 KiB (64% there against 67%) — and at RMSNorm fp32
-// 262144 (90.0 / 86.2% against 95.4 / 87.0%). Slices under 32 KiB lost everywhere (groups of 22–132 blocks:
-// 11–62% on the H200): a step costs about a microsecond beside its bytes (one block barrier, the reduction's
-// shuffles, the statistics' merge), which only a slice of 32 KiB hides.
+// 128 KiB (63–71% on the H200 against 91–92% for row_res), LayerNorm bf16 rows of 512 KiB (63.1% there against
+// 67.3%), every CrossEntropy and FP8Quant row (57–81% there against 79–104%) — and at RMSNorm fp32 262144 (86.9%
+// there, a tie with the ring). Groups whose slices are a half or a quarter of 32 KiB lost everywhere (23–68% on
+// the H200, 34–86% on the H100): a step costs about a microsecond beside its bytes (one block barrier, the
+// reduction's shuffles, the statistics' merge), which only a slice of 32 KiB hides. A lag of four steps and a ring
+// of six rows moved the six rows by at most a point either way.
 
-// rowGridPending says why row_grid would not be chosen: "" since its kernels passed TestCUDARowGrid on an H200
-// (2026-11-27: every family, both dtypes, 266 subtests) and on an H100.
+// rowGridPending says why row_grid would not be chosen: "" since its kernels passed TestCUDARowGrid on an H200 and
+// an H100 (2026-11-27: every family, both dtypes, 266 subtests on each).
 const rowGridPending = ""
 
 // rowGridOn is whether the choosers may pick row_grid (the tests turn it off to compare).

@@ -8,13 +8,30 @@
 // are in flight in each block's ring.
 //
 // Each shape: the reference output from a suite kernel (the committed PTX) or rms_ref, then row_grid over the
-// suite's Op in several layouts. Every output is compared with the reference (experiment.cuh's check); timing
-// as resident-columns.cu.
+// suite's Op in the layouts below, each also timed with the exchange switched off (ROW_GRID_STATS: the output is then
+// wrong, and not checked) to tell the exchange's cost from the stream's. Every output is compared with the reference
+// (experiment.cuh's check); timing as resident-columns.cu; "late/step" counts the merges whose slots were not all
+// there when first looked at.
+//
+// Results (2026-11-27, driver 580.159.04; the program's cold pct-copy):
+//   - The first builds (slices of 4–24 KiB a block a row, groups of 11–132 blocks) ran at 11–63% on an H200, about
+//     2–3 µs a step whatever its bytes, and as slowly with the exchange switched off: the stream, not the exchange.
+//     Nsight Compute (LayerNorm bf16 1024×262144, 6 groups of 22): issue slots 41% busy, 615 instructions a warp a
+//     step, stalls on the block barrier first (2.7 cycles an instruction of 9.8), DRAM 41% of peak. Ring slots and
+//     rows stepped instead of divided (64-bit remainders), warp 0's merge moved after the barrier: 58–62% for the
+//     same layouts, still at about a microsecond a step beside the bytes.
+//   - Slices of 32 KiB (4 packs × 512 threads; the layouts below) hide it. H100 / H200: Softmax fp32 1024×262144
+//     (4 × 33) 95.5 / 91.8%, 4096×65536 (16 × 8) 94.8 / 95.3%, bf16 1024×262144 (8 × 16) 94.2 / 70.4%;
+//     LayerNorm fp32 1024×262144 91.7 / 83.4%, 4096×65536 94.3 / 87.4%, bf16 81.8 / 63.9% and 81.4 / 63.4%;
+//     RMSNorm fp32 90.0 / 86.2% and 92.9 / 90.9%, bf16 92.4 / 87.7% and 89.9 / 86.8%; Softmax bf16 4096×65536
+//     92.5 / 70.3%. With the exchange switched off they ran from 5.5 points slower to 3.2 faster: the exchange is
+//     not what holds the slower of them back. TestCUDARowTune's figures, and which rows take it, are
+//     in kernels/rowgrid.go.
 //
 // Build PTX alone (CUDA 11.8 or later), so that the driver compiles it as it compiles the suite's modules, and run
 // on the GPU host from the repository root:
 //   nvcc -O3 -gencode arch=compute_90,code=compute_90 -o column-grid scripts/experiments/column-grid.cu -lcuda
-//   ./column-grid kernels/cuda/ptx [ABCDEF]   (the letters pick shapes, in main; all by default)
+//   ./column-grid kernels/cuda/ptx [ABCDEFG]   (the letters pick shapes, in main; all by default)
 #include "experiment.cuh"
 #define ROW_GRID_STATS
 #include "../../kernels/cuda/rowgrid.cuh"
