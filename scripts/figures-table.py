@@ -2,12 +2,18 @@
 """The tables of docs/figures.md from stored baselines.
 
     python3 scripts/figures-table.py baselines/gpu-nvidia-h100-80gb-hbm3.bench baselines/gpu-nvidia-h200.bench
+    python3 scripts/figures-table.py --goals baselines/gpu-nvidia-h100-80gb-hbm3.bench baselines/gpu-nvidia-h200.bench
 
 For each baseline, the pct-copy table: one row per memory-bound family and dtype, the fused kernel's pct-copy (and
 GB/s) at each width of the cuda grid, the median over the baseline's samples; the decode shape (32 x 4096) as
 cold / hot microseconds; and how many times faster fused is than naive over the large shapes (min-max of the ratio
 of the medians). Then, one column pair per baseline, the recurrent families (fused time, x naive) and the
 tensor-core families (TFLOP/s, pct-cublas), medians over the samples.
+
+With --goals, instead: each baseline's fused row-kernel cells (the five row families, rows > 64) below their
+pct-copy goals (GOALS: 90% at 256 and 1024 columns, 95% at 4096 and 16384, 92% at 65536, 90% at 262144), with
+their count, and the recurrent families' fused-over-naive ratios against theirs (RATIO_GOALS); exit status 1
+when any is short.
 """
 import re
 import statistics
@@ -17,6 +23,14 @@ from collections import defaultdict
 ROW_FAMILIES = ["Copy", "RMSNorm", "LayerNorm", "Softmax", "GELU", "SwiGLU", "RoPE", "CrossEntropy",
                 "FP8Quant row", "FP8Quant block128"]
 WIDTHS = [256, 1024, 4096, 16384, 65536, 262144]
+GOAL_FAMILIES = ["RMSNorm", "LayerNorm", "Softmax", "CrossEntropy", "FP8Quant row"]
+GOALS = {256: 90.0, 1024: 90.0, 4096: 95.0, 16384: 95.0, 65536: 92.0, 262144: 90.0}
+RATIO_GOALS = [  # (benchmark name without impl, fused at least this many times faster than naive)
+    ("LSTM/dtype=bf16/batch=256/t=128/hidden=256", 5.0), ("LSTM/dtype=fp32/batch=256/t=128/hidden=256", 5.0),
+    ("LSTM/dtype=bf16/batch=256/t=1024/hidden=64", 20.0), ("LSTM/dtype=fp32/batch=256/t=1024/hidden=64", 20.0),
+    ("SLSTM/dtype=bf16/batch=2/heads=4/t=256/dh=64", 20.0), ("SLSTM/dtype=fp32/batch=2/heads=4/t=256/dh=64", 20.0),
+    ("SLSTM/dtype=bf16/batch=256/heads=4/t=1024/dh=32", 20.0), ("SLSTM/dtype=fp32/batch=256/heads=4/t=1024/dh=32", 20.0),
+]
 
 
 def load(path):
@@ -41,9 +55,9 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
-def main(path):
-    header, vals = load(path)
-    by = defaultdict(dict)  # (family label, dtype) -> shape key -> name
+def row_shapes(vals):
+    """(family label, dtype) -> (rows, cols, impl) -> benchmark name, for the benchmarks named by rows and cols."""
+    by = defaultdict(dict)
     for name in vals:
         parts = name.split("/")
         fam, kv = parts[0], dict(p.split("=", 1) for p in parts[1:] if "=" in p)
@@ -51,6 +65,33 @@ def main(path):
         if "rows" not in kv:
             continue
         by[(label, kv["dtype"])][(int(kv["rows"]), int(kv["cols"]), kv["impl"])] = name
+    return by
+
+
+def goals(path):
+    """Prints the cells of path short of their goals; returns how many."""
+    header, vals = load(path)
+    by, short_of = row_shapes(vals), []
+    for label in GOAL_FAMILIES:
+        for dt in ("fp32", "bf16"):
+            for key, name in sorted(by.get((label, dt), {}).items()):
+                rows, cols, impl = key
+                pct = med(vals[name]["pct-copy"])
+                if impl == "fused" and rows > 64 and cols in GOALS and pct is not None and pct < GOALS[cols]:
+                    short_of.append(f"  {label} {dt} {rows}×{cols}: {pct:.1f}% (goal {GOALS[cols]:.0f}%)")
+    for name, want in RATIO_GOALS:
+        f, n = med(vals[name + "/impl=fused"]["ns/op"]), med(vals[name + "/impl=naive"]["ns/op"])
+        if f and n and n / f < want:
+            short_of.append(f"  {name}: {n / f:.2f}× naive (goal {want:.0f}×)")
+    print(f"{path} ({header.get('gpu', '?')}, commit {header.get('commit', '?')[:7]}): {len(short_of)} short of their goals")
+    for line in short_of:
+        print(line)
+    return len(short_of)
+
+
+def main(path):
+    header, vals = load(path)
+    by = row_shapes(vals)
     print(f"<!-- {path}: commit {header.get('commit', '?')[:7]}, {header.get('date', '?')}, "
           f"{header.get('gpu', '?')}, driver {header.get('gpu-driver', '?')} -->")
     print("| kernel | dtype | " + " | ".join(f"{w} cols" for w in WIDTHS) + " | decode 32×4096 (cold / hot) | × naive |")
@@ -140,8 +181,12 @@ def families(paths):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--goals":
+        if len(sys.argv) < 3:
+            sys.exit("usage: figures-table.py --goals BASELINE.bench...")
+        sys.exit(1 if sum(goals(p) for p in sys.argv[2:]) else 0)
     if len(sys.argv) < 2:
-        sys.exit("usage: figures-table.py BASELINE.bench...")
+        sys.exit("usage: figures-table.py [--goals] BASELINE.bench...")
     for p in sys.argv[1:]:
         main(p)
         print()
