@@ -7,14 +7,14 @@ import (
 	"testing"
 )
 
-// TestCUDARowGrid checks the row_grid kernels of every row family (rowgrid.cuh) against the float64 reference,
-// outputs poisoned before each of CheckCase's two runs (so the second launch must tell its slots from the
-// first's by their tags), whether or not the families choose row_grid (rowGridPending): both dtypes, 16-byte
-// packs, rows of 4096 to 262144 columns and row counts below and above the groups (1, 3, 129, 1000), so that
-// groups take different numbers of rows, some none, and 20008 columns (an odd number of bf16 packs: a last block's
-// slice shorter than the others). The plans are rowGridPlans': rowGridPlan's and, on the shapes marked all, groups
-// of twice and four times its blocks (smaller slices, more partials to merge) and the ring and lag variants the
-// kernels allow. Subtests are named <family>/<case>/<kernel>/g=…/r=…/l=….
+// TestCUDARowGrid checks the row_grid kernels (rowgrid.cuh) of the row families that have them (rowFamily.grid: all
+// but FP8Quant) against the float64 reference, outputs poisoned before each of CheckCase's two runs (so the second
+// launch must tell its slots from the first's by their tags), whether or not the families choose row_grid
+// (rowGridPending): both dtypes, 16-byte packs, rows of 4096 to 262144 columns and row counts below and above the
+// groups (1, 3, 129, 1000), so that groups take different numbers of rows, some none, and 20008 columns (an odd
+// number of bf16 packs: a last block's slice shorter than the others). The plans are rowGridPlans': rowGridPlan's
+// and, on the shapes marked all, groups of twice and four times its blocks (smaller slices, more partials to merge)
+// and the ring and lag variants the kernels allow. Subtests are named <family>/<case>/<kernel>/g=…/r=…/l=….
 func TestCUDARowGrid(t *testing.T) {
 	be := cudaBackend(t)
 	if be.CC() < 90 {
@@ -34,6 +34,9 @@ func TestCUDARowGrid(t *testing.T) {
 	}
 	sms := be.Device().Workers
 	checkRowPlans(t, be, ss, func(rf *rowFamily, c Case, i int) []rowPlan {
+		if !rf.grid {
+			return nil
+		}
 		ps := rowGridPlans(c, sms, shapes[i].all)
 		if len(ps) == 0 {
 			t.Errorf("%v rows=%d cols=%d: no row_grid plan", c.DType, c.Rows, c.Cols)

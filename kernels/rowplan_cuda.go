@@ -142,6 +142,10 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 		}
 		l.KernelCluster(mod, name, grid, p.threads*p.group, 1, smem, args...)
 	case rowGrid:
+		if !rf.grid {
+			l.Fail(fmt.Errorf("%s: row_grid is not built for this family", name))
+			return
+		}
 		if l.CC() < 90 {
 			l.Fail(fmt.Errorf("%s: built for compute capability 9.0 (this GPU: %d)", name, l.CC()))
 			return

@@ -123,7 +123,7 @@ func TestCUDARowTune(t *testing.T) {
 				if !rowTuneRingOnly && !rowTuneGridOnly {
 					try = append(try, fm.plans(c, be.CC())...)
 				}
-				if sh.Cols >= 16384 {
+				if sh.Cols >= 16384 && fm.rows.grid {
 					try = append(try, rowGridPlans(c, be.Device().Workers, true)...)
 				}
 				for _, p := range rowDSMEMPlans(c) {

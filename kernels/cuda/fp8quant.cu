@@ -264,7 +264,6 @@ FP8_ROW_CLUSTER(BF16, bf16, 8, 8)
 // Fp8DSMEM is FP8 quantization with one scale a row as a row_dsmem Op (rowdsmem.cuh): the row's amax, then the
 // codes of each pack from shared memory (Fp8Share's store), the scale by the cluster's first thread. Entry
 // points fp8_row_dsmem_*.
-#include "rowgrid.cuh"
 #include "rowring.cuh"
 template <class S_>
 struct Fp8DSMEM {
@@ -319,7 +318,6 @@ struct Fp8DSMEM {
     op.cols = cols;
 ROW_DSMEM_ENTRIES(fp8_row, FP8_ROW_PARAMS, FP8_ROW_DSMEM_OP)
 ROW_RING_ENTRIES(fp8_row, FP8_ROW_PARAMS, FP8_ROW_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
-ROW_GRID_ENTRIES(fp8_row, FP8_ROW_PARAMS, FP8_ROW_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
 #endif  // clusters
 
 #ifdef __CUDA_ARCH__  // every other kernel, in both modules

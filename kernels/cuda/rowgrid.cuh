@@ -1,5 +1,6 @@
 // rowgrid.cuh: row_grid, a row kernel whose blocks own columns instead of rows, for the rows a multiprocessor
-// cannot hold (sm_90; written over the row_dsmem Op, rowdsmem.cuh).
+// cannot hold (sm_90; written over the row_dsmem Op, rowdsmem.cuh; rmsnorm.cu, layernorm.cu, softmax.cu and
+// crossentropy.cu declare its entries, rowgrid.go says why fp8quant.cu does not).
 //
 // Grid: every block of the launch resident at once (a cooperative launch), in G groups of P blocks. Group g takes
 // rows g, g + G, …; block k of a group owns the same slice of every row it takes, packs [k·per, (k+1)·per), and
