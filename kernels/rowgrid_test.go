@@ -3,8 +3,6 @@ package kernels
 import (
 	"strings"
 	"testing"
-
-	"github.com/kernelwatch/kernelwatch/harness"
 )
 
 // rowGridWinsOf is each row family's grid wins function (where it chooses row_grid; none for CrossEntropy and
@@ -27,29 +25,7 @@ func gridPlanOf(f *Family, c Case, cc int) (rowPlan, bool) {
 // six cases of the grid (Softmax fp32 65536 and 262144 and bf16 262144, LayerNorm fp32 65536 and 262144, RMSNorm
 // bf16 262144).
 func TestRowGridChoice(t *testing.T) {
-	if rowGridOn != (rowGridPending == "") && !harness.RunPending() {
-		t.Errorf("rowGridOn = %v with rowGridPending %q", rowGridOn, rowGridPending)
-	}
-	defer func(on bool) { rowGridOn = on }(rowGridOn)
-	chosen := 0
-	for _, on := range []bool{false, true} {
-		rowGridOn = on
-		eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
-			want, ok := gridPlanOf(f, c, cc)
-			if ok && cc < 90 {
-				t.Errorf("%s %s: row_grid on sm_%d", f.Name, f.BenchName(c, Fused), cc)
-			}
-			if (p.kind == rowGrid) != ok || ok && p != want {
-				t.Errorf("%s %s cc=%d grid on=%v: chose %v, want %v (%v)", f.Name, f.BenchName(c, Fused), cc, on, p, want, ok)
-			}
-			if p.kind == rowGrid {
-				chosen++
-			}
-		})
-	}
-	if chosen != 6 {
-		t.Errorf("row_grid was chosen for %d cases of the grid and the correctness shapes, want 6", chosen)
-	}
+	testPlanChoice(t, "row_grid", &rowGridOn, rowGridPending, rowGrid, gridPlanOf, 6)
 }
 
 // TestRowGridPlan checks rowGridPlan's groups (the most whose blocks' 32 KiB slices cover a row, on 132

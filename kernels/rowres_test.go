@@ -158,27 +158,36 @@ func resPlanOf(f *Family, c Case, cc int) (rowPlan, bool) {
 // sm_90, and on sm_90 for exactly the cases of the CUDA grid and the correctness shapes where the family's row_res
 // function gives a plan, that plan.
 func TestRowResChoice(t *testing.T) {
-	if rowResOn != (rowResPending == "") && !harness.RunPending() {
-		t.Errorf("rowResOn = %v with rowResPending %q", rowResOn, rowResPending)
+	testPlanChoice(t, "row_res", &rowResOn, rowResPending, rowRes, resPlanOf, 6)
+}
+
+// testPlanChoice checks where the plans of kind, switched by *on (pending says why off), are chosen: *on as pending
+// says (unless -kernels.pending), never when switched off or before sm_90, and on sm_90 for exactly the cases of
+// the CUDA grid and the correctness shapes where planOf gives a plan, that plan: want cases in all.
+func testPlanChoice(t *testing.T, name string, on *bool, pending string, kind rowKind,
+	planOf func(*Family, Case, int) (rowPlan, bool), want int) {
+	t.Helper()
+	if *on != (pending == "") && !harness.RunPending() {
+		t.Errorf("%s on = %v with pending %q", name, *on, pending)
 	}
-	defer func(on bool) { rowResOn = on }(rowResOn)
+	defer func(was bool) { *on = was }(*on)
 	chosen := 0
-	for _, on := range []bool{false, true} {
-		rowResOn = on
+	for _, o := range []bool{false, true} {
+		*on = o
 		eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
-			want, ok := resPlanOf(f, c, cc)
+			wantP, ok := planOf(f, c, cc)
 			if ok && cc < 90 {
-				t.Errorf("%s %s: row_res on sm_%d", f.Name, f.BenchName(c, Fused), cc)
+				t.Errorf("%s %s: %s on sm_%d", f.Name, f.BenchName(c, Fused), name, cc)
 			}
-			if (p.kind == rowRes) != ok || ok && p != want {
-				t.Errorf("%s %s cc=%d res on=%v: chose %v, want %v (%v)", f.Name, f.BenchName(c, Fused), cc, on, p, want, ok)
+			if (p.kind == kind) != ok || ok && p != wantP {
+				t.Errorf("%s %s cc=%d %s on=%v: chose %v, want %v (%v)", f.Name, f.BenchName(c, Fused), cc, name, o, p, wantP, ok)
 			}
-			if p.kind == rowRes {
+			if p.kind == kind {
 				chosen++
 			}
 		})
 	}
-	if chosen != 6 {
-		t.Errorf("row_res was chosen for %d cases of the grid and the correctness shapes, want 6", chosen)
+	if chosen != want {
+		t.Errorf("%s was chosen for %d cases of the grid and the correctness shapes, want %d", name, chosen, want)
 	}
 }
