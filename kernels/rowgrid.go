@@ -42,12 +42,11 @@ const rowGridPending = ""
 var rowGridOn = rowGridPending == ""
 
 // Sizes of row_grid, as ROW_GRID_ENTRIES builds it: blocks of rowGridThreads threads, rowGridPacks 16-byte packs
-// a thread of a row's slice, up to rowGridMaxBlocks blocks a group (the partials warp 0 merges), the ring of
+// a thread of a row's slice, up to rowGridMaxBlocks(dtype) blocks a group (the partials warp 0 merges), the ring of
 // rowGridRing rows (rowGridRing·32 KiB = 224 KiB, one block a multiprocessor) and the lag rowGridLag.
 const (
 	rowGridThreads   = 512
 	rowGridPacks     = 4
-	rowGridMaxBlocks = 64
 	rowGridRing      = 7
 	rowGridLag       = 3
 	rowGridMaxBytes  = rowRingMaxBytes
@@ -55,6 +54,15 @@ const (
 	rowGridCtlBytes  = 16 // the launch counter and the blocks that have left
 	rowGridMinLag    = 3  // the kernels load a row's slots two steps before they merge them: lag ≥ 3
 )
+
+// rowGridMaxBlocks is how many blocks' partials the kernels of dtype dt merge a row: 64 in fp32, 32 in bf16, whose
+// kernels hold one slot a lane of warp 0 rather than two (the registers LayerNorm's bf16 kernel needs for w and b).
+func rowGridMaxBlocks(dt DType) int {
+	if dt == BF16 {
+		return 32
+	}
+	return 64
+}
 
 // rowGridSmem is the dynamic shared memory a block of plan p (row_grid) takes: its ring.
 func rowGridSmem(p rowPlan) int { return p.ring * p.threads * p.nv * 16 }
@@ -86,8 +94,8 @@ func rowGridCheck(p rowPlan, c Case, cc, resident int) string {
 		return fmt.Sprintf("a lag of at least %d rows and a ring of at least lag + 3 rows in %d B", rowGridMinLag, rowGridMaxBytes)
 	case per < 1:
 		return fmt.Sprintf("%d groups of the %d blocks this GPU holds at once", p.groups, resident)
-	case per > rowGridMaxBlocks:
-		return fmt.Sprintf("groups of %d blocks (at most %d)", per, rowGridMaxBlocks)
+	case per > rowGridMaxBlocks(c.DType):
+		return fmt.Sprintf("groups of %d blocks (at most %d in %s)", per, rowGridMaxBlocks(c.DType), c.DType)
 	case per*p.threads*p.nv*e < c.Cols:
 		return fmt.Sprintf("%d blocks × %d threads × %d do not cover %d columns", per, p.threads, p.nv*e, c.Cols)
 	}

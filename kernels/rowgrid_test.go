@@ -75,7 +75,7 @@ func TestRowGridPlan(t *testing.T) {
 		{func(p *rowPlan) { p.ring = 5 }, 90, "ring of at least lag + 3"},
 		{func(p *rowPlan) { p.ring = 8 }, 90, "ring of at least lag + 3"}, // 8 × 32 KiB > 224 KiB
 		{func(p *rowPlan) { p.groups = 200 }, 90, "groups of the 132 blocks"},
-		{func(p *rowPlan) { p.groups = 1 }, 90, "groups of 132 blocks (at most 64)"},
+		{func(p *rowPlan) { p.groups = 1 }, 90, "groups of 132 blocks (at most 64 in fp32)"},
 		{func(p *rowPlan) { p.groups = 5 }, 90, "do not cover 262144 columns"},
 	} {
 		p := def
@@ -86,5 +86,13 @@ func TestRowGridPlan(t *testing.T) {
 	}
 	if got := rowGridCheck(def, c, 90, 132); got != "" {
 		t.Errorf("the default plan: %q", got)
+	}
+	// bf16 kernels merge at most 32 partials a row: 4 groups of 33 blocks is fp32's default, too many in bf16.
+	bf := Case{DType: BF16, Shape: c.Shape}
+	if got := rowGridCheck(def, bf, 90, 132); !strings.Contains(got, "groups of 33 blocks (at most 32 in bf16)") {
+		t.Errorf("plan %v in bf16: %q", def, got)
+	}
+	if p, ok := rowGridPlan(bf, 90, 132); !ok || p.groups != 8 {
+		t.Errorf("bf16 1024×262144: plan %v, %v; want 8 groups of 16", p, ok)
 	}
 }

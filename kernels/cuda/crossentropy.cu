@@ -382,7 +382,8 @@ struct XentDSMEM {
         bool live;
     };
     struct Fin {
-        float m, sum, inv;
+        RmSoft e;  // the row maximum m, 1 / Σ and rm_soft's constant
+        float sum;
     };
     __device__ __forceinline__ Ctx context(long long row) const {
         Ctx c;
@@ -398,24 +399,12 @@ struct XentDSMEM {
     }
     template <class P, int NV>
     __device__ __forceinline__ RowStat scan(const P (&v)[NV], int kv, const Ctx&) const {
-        float m = XENT_NEG_INF, s = 0.0f;
-#pragma unroll
-        for (int k = 0; k < NV; k++)
-            if (k < kv)
-#pragma unroll
-                for (int j = 0; j < P::E; j++) m = fmaxf(m, v[k].get(j));
-#pragma unroll
-        for (int k = 0; k < NV; k++)
-            if (k < kv)
-#pragma unroll
-                for (int j = 0; j < P::E; j++) s += ex2((v[k].get(j) - m) * XENT_L2E);
-        return RowStat{m, s};
+        return rm_pack_softstat<P, NV>(v, kv);
     }
     __device__ __forceinline__ Fin finish(RowStat t, long long, const Ctx&) const {
         Fin f;
-        f.m = t.a;
+        f.e = rm_soft_fin<Pack<S, true> >(t.a, t.b);
         f.sum = t.b;
-        f.inv = 1.0f / t.b;
         return f;
     }
     template <class P>
@@ -431,15 +420,15 @@ struct XentDSMEM {
         if (k.live) {
             float g[P::E];
 #pragma unroll
-            for (int j = 0; j < P::E; j++) g[j] = ex2((v.get(j) - f.m) * XENT_L2E) * f.inv;
+            for (int j = 0; j < P::E; j++) g[j] = rm_soft<P>(v.get(j), f.e);
             put_pack(o, g);
         }
         o.store(dr + c);
         if (k.live && k.label >= c && k.label < c + P::E)
-            dr[k.label] = S::put(ex2((v.get((int)(k.label - c)) - f.m) * XENT_L2E) * f.inv - 1.0f);
+            dr[k.label] = S::put(rm_soft<P>(v.get((int)(k.label - c)), f.e) - 1.0f);
     }
     __device__ __forceinline__ void row_out(long long row, const Fin& f, const Ctx& k) const {
-        loss[row] = k.live ? xent_loss<S>(x + row * cols, k.label, f.m, f.sum) : 0.0f;
+        loss[row] = k.live ? xent_loss<S>(x + row * cols, k.label, f.e.m, f.sum) : 0.0f;
     }
 };
 

@@ -238,16 +238,18 @@ __device__ __forceinline__ void row_grid(const Op& op, const typename Op::T* __r
 // ROW_GRID_ENTRIES declares the family's entry points <prefix>_grid_{f32,bf16}_v (rowFamily.kernel in rowplan.go,
 // 16-byte packs only) over the same PARAMS(S) and OP(S) as ROW_DSMEM_ENTRIES, with the grid's own parameters last:
 // groups, lag, the slots and the two counters (rowgrid.go allocates them). Blocks of 512 threads with 4 packs a
-// thread of a row's slice (32 KiB, fp32 or bf16), one a multiprocessor (at most 128 registers), warp 0 merging up to
-// 64 blocks' partials, the slots loaded two steps ahead.
-#define ROW_GRID_ENTRY(PREFIX, S, NAME, PARAMS, OP)                                                                 \
+// thread of a row's slice (32 KiB, fp32 or bf16), one a multiprocessor (at most 128 registers), the slots loaded
+// two steps ahead, warp 0 merging up to 64 blocks' partials in fp32 and 32 in bf16 (NS = 1: a bf16 row of 32 KiB
+// slices takes 16 blocks at 262144 columns, and the 8 registers a thread NS = 2 costs kept LayerNorm's bf16 kernel,
+// whose w and b take 32, spilling).
+#define ROW_GRID_ENTRY(PREFIX, S, NAME, NS, PARAMS, OP)                                                             \
     extern "C" __global__ void __launch_bounds__(512, 1)                                                          \
         PREFIX##_grid_##NAME##_v(PARAMS(S), long long groups, long long lag, GridSlot* slots, unsigned* ctl) {    \
         OP(S)                                                                                                      \
-        row_grid<decltype(op), 4, 2, 2>(op, x, rows, cols, (int)groups, (int)lag, slots, ctl);                    \
+        row_grid<decltype(op), 4, NS, 2>(op, x, rows, cols, (int)groups, (int)lag, slots, ctl);                   \
     }
 #define ROW_GRID_ENTRIES(PREFIX, PARAMS, OP)             \
-    ROW_GRID_ENTRY(PREFIX, F32, f32, PARAMS, OP)         \
-    ROW_GRID_ENTRY(PREFIX, BF16, bf16, PARAMS, OP)
+    ROW_GRID_ENTRY(PREFIX, F32, f32, 2, PARAMS, OP)      \
+    ROW_GRID_ENTRY(PREFIX, BF16, bf16, 1, PARAMS, OP)
 
 #endif

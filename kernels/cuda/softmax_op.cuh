@@ -15,7 +15,8 @@ struct SoftmaxOp {
         float m;  // INPLACE: this thread's maximum
     };
     struct Fin {
-        float m, inv, scale;  // the row maximum, 1 / Σ e^(x−m), and (INPLACE) e^(m_t − m) / Σ
+        RmSoft e;     // the row maximum m, 1 / Σ e^(x−m), and rm_soft's constant
+        float scale;  // (INPLACE) e^(m_t − m) / Σ
     };
     template <class P>
     struct Col {};
@@ -27,14 +28,7 @@ struct SoftmaxOp {
     __device__ __forceinline__ RowStat zero() const { return RowStat{-__int_as_float(0x7f800000), 0.0f}; }
     template <class P, int NV>
     __device__ __forceinline__ RowStat scan(const P (&v)[NV], int kv, const Ctx&) const {
-        const float m = rm_pack_max<P, NV>(v, kv);
-        float s = 0.0f;
-#pragma unroll
-        for (int k = 0; k < NV; k++)
-            if (k < kv)
-#pragma unroll
-                for (int j = 0; j < P::E; j++) s += rm_ex2((v[k].get(j) - m) * KW_LOG2E);
-        return RowStat{m, s};
+        return rm_pack_softstat<P, NV>(v, kv);
     }
     template <class P, int NV>
     __device__ __forceinline__ RowStat local(P (&v)[NV], int kv, Ctx& c) const {
@@ -52,9 +46,8 @@ struct SoftmaxOp {
     }
     __device__ __forceinline__ Fin finish(RowStat t, long long, const Ctx& c) const {
         Fin f;
-        f.m = t.a;
-        f.inv = 1.0f / t.b;
-        f.scale = INPLACE ? rm_ex2((c.m - t.a) * KW_LOG2E) * f.inv : 0.0f;
+        f.e = rm_soft_fin<Pack<S, true> >(t.a, t.b);
+        f.scale = INPLACE ? rm_ex2((c.m - t.a) * KW_LOG2E) * f.e.inv : 0.0f;
         return f;
     }
     template <class P>
@@ -64,7 +57,7 @@ struct SoftmaxOp {
     template <class P>
     __device__ __forceinline__ void apply_raw(const P& x, const Col<P>&, const Fin& f, float (&o)[P::E]) const {
 #pragma unroll
-        for (int j = 0; j < P::E; j++) o[j] = rm_ex2((x.get(j) - f.m) * KW_LOG2E) * f.inv;
+        for (int j = 0; j < P::E; j++) o[j] = rm_soft<P>(x.get(j), f.e);
     }
     template <class P>
     __device__ __forceinline__ void apply(const P& v, const Col<P>& k, const Fin& f, float (&o)[P::E]) const {
