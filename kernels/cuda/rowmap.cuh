@@ -79,9 +79,9 @@ __device__ __forceinline__ float rm_pack_max(const P (&v)[NV], int kv) {
 
 // rm_pack_softstat is the softmax statistic of the first kv of packs v: {m, Σ e^(x − m)} over their elements, m
 // their maximum. bf16 packs, which do twice fp32's arithmetic a byte, take each exponent as one
-// fma(x, log2 e, −m·log2 e) — the rounding of m·log2 e costs about 2^-24·|m·log2 e| absolute, far below bf16's
-// 2^-9 for any row whose elements are within 2^14 of its maximum — and the sum in two chains (elements j even
-// and odd) added at the end. fp32 packs keep (x − m)·log2 e, exact for neighbouring x and m, and one chain.
+// fma(x, log2 e, −m·log2 e) — the rounding of m·log2 e costs about 2^-24·|m·log2 e| in the exponent, a relative
+// error below 2^-13 of e^(x − m) wherever |m| < 2^10, against bf16's own 2^-9 — and the sum in two chains
+// (elements j even and odd) added at the end. fp32 packs keep (x − m)·log2 e, exact for neighbouring x and m, and one chain.
 template <class P, int NV>
 __device__ __forceinline__ RowStat rm_pack_softstat(const P (&v)[NV], int kv) {
     enum { BF = RmIsBF16<P>::value, C = BF ? 2 : 1 };
