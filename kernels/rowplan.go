@@ -291,18 +291,22 @@ func rowShortBF16(c Case) (rowPlan, bool) {
 }
 
 // layerNormChoosePlan is rowMapChoosePlan's, but for short bf16 rows the team of lanes (rowShortBF16), and for
-// bf16 rows of 8–32 KiB held by a block (4096 < cols ≤ 16384) the loop kernel in 256-thread blocks, whose second
-// read of the row comes from L2 (bf16 8192×16384 on an H200, timed side by side: 89% of the copy against 84% for
-// the block holding the row; on an H100 the block is faster, 94.4% against 89.1%, but the loop's worse GPU is the
-// faster one). On sm_90 row_res (rowres.go) comes first for the bf16 rows of 16384 and 65536 columns and the fp32
-// rows of 16384.
+// bf16 rows that 4 blocks of 1024 threads hold where rowMapChoosePlan takes 8 of 512, those 4 (1024×262144,
+// TestCUDARowTune, two runs on an H200: 72.4 and 72.5% of the copy against 69.9 and 70.3%; an H100 83.3% against
+// 83.7%). bf16 rows of 8–32 KiB (4096 < cols ≤ 16384) keep the block holding the row: with its packs written in
+// one store each (rm_store), 8192×16384 in 256 threads ran 94.0% on an H200 and 96.0 and 96.4% on an H100, against
+// 92.3% and 93.1–93.5% for row_res (teams of 512, the next row ahead), which had beaten the block's 84% and 94.4%
+// before, as had the loop kernel. On sm_90 row_res (rowres.go) comes first for the bf16 rows of 65536 columns and
+// the fp32 rows of 16384.
 func layerNormChoosePlan(c Case, cc, sms int) rowPlan {
 	if p, ok := rowShortBF16(c); ok {
 		return p
 	}
 	p := rowMapChoosePlan(layerNormRows, c, cc, sms)
-	if c.DType == BF16 && p.kind == rowBlock && p.nv == 8 && p.vec && c.Cols > 4096 && c.Cols <= 16384 {
-		return rowPlan{kind: rowLoop, vec: true, nv: 4, threads: 256}
+	if c.DType == BF16 && p.kind == rowCluster && p.cluster == 8 && p.threads == 512 {
+		if q, ok := rowCluster1024(c, cc); ok && q.cluster == 4 {
+			return q
+		}
 	}
 	return p
 }

@@ -24,7 +24,8 @@ import "fmt"
 //     block a row. The GPUs disagree; the plan whose slower GPU is faster is taken, the H100 staying at its 95% goal
 //     (the standalone program: 94.8–95.3% there);
 //   - LayerNorm bf16 8192×16384, a team of 512 threads, 4 packs a thread, w and b in shared memory, the next row
-//     ahead: 93.6 / 92.4% against 88.9 / 88.7% for the loop kernel;
+//     ahead: 93.6 / 92.4% against 88.9 / 88.7% for the loop kernel (no longer chosen: the block holding the row
+//     beat it once its packs left in one store each, layerNormChoosePlan);
 //   - LayerNorm bf16 4096×65536, one team of 1024 threads, w and b read from L2 for every row (the 256 KiB of them
 //     do not fit a block's shared memory): 93.0 / 84.3% against 93.9 / 80.3% for one block a row.
 //
@@ -200,15 +201,14 @@ func rmsNormRes(c Case, cc int) (rowPlan, bool) {
 	return p, rowResCheck(rmsNormRows, p, c, cc) == ""
 }
 
-// layerNormRes is LayerNorm's row_res plan where it wins: bf16 rows of 32 KiB (16384 columns) in teams of 512
-// threads, 4 packs a thread, w and b in shared memory, the next row ahead in registers; fp32 rows of 64 KiB (16384
-// columns) in teams of 512, 8 packs, and bf16 rows of 128 KiB (65536) in one team of 1024, 8 packs, each with w
-// and b from L2 and the next row ahead in shared memory.
+// layerNormRes is LayerNorm's row_res plan where it wins: fp32 rows of 64 KiB (16384 columns) in teams of 512
+// threads, 8 packs a thread, and bf16 rows of 128 KiB (65536) in one team of 1024, 8 packs, each with w and b from
+// L2 and the next row ahead in shared memory. (bf16 rows of 32 KiB took teams of 512 threads, 4 packs, w and b in
+// shared memory, the next row ahead in registers, until the block holding the row wrote its packs in one store
+// each: it then beat them, see layerNormChoosePlan.)
 func layerNormRes(c Case, cc int) (rowPlan, bool) {
 	var p rowPlan
 	switch {
-	case c.DType == BF16 && c.Cols*2 == 32<<10:
-		p = rowPlan{kind: rowRes, vec: true, nv: 4, threads: 512, group: 1, mode: rowResShared, ahead: true}
 	case c.DType == FP32 && c.Cols*4 == 64<<10:
 		p = rowPlan{kind: rowRes, vec: true, nv: 8, threads: 512, group: 1, mode: rowResGlobal, ahead: true, shared: true}
 	case c.DType == BF16 && c.Cols*2 == 128<<10:
