@@ -164,7 +164,7 @@ __device__ __forceinline__ unsigned rm_bf16x2_cvt(float lo, float hi) {
 // conversion, unless the pack's sum is NaN (a NaN output, or infinities), where the bit-exact software one runs.
 // One: the bf16 pack leaves in one 16-byte store written in PTX. row_chunk_store (the block and cluster kernels)
 // asks for it: nvcc 11.8 split their C++ store into four of 4 bytes, each a warp's partial writes to 16 sectors
-// (LayerNorm bf16 on an H200: 32768×4096 92.5 → 94.7% of the copy, 1024×262144 66.6 → 71.2%). The other kernels
+// (LayerNorm bf16 on an H200: 32768×4096 92.4 → 94.8% of the copy, 1024×262144 66.5 → 71.5%). The other kernels
 // keep the C++ store, which they vectorize and ptxas may place freely: ordered as an asm statement behind the
 // asm loads of the next row, it cost row_res 2.4 points at LayerNorm bf16 8192×16384.
 template <class S, bool V>
