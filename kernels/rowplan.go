@@ -363,9 +363,14 @@ func rowStreamChoosePlan(rf *rowFamily, c Case, cc, sms int) rowPlan {
 //
 // The cross-entropy's exponentials (two an element in bf16, whose registers cannot keep e^(x−m)) make its wide
 // rows slower than FP8Quant's with the same plans.
+//
+// bf16 rows of 65536 columns (crossEntropyBlockBF16) take the block of 1024 threads holding the row, since its
+// packs leave in one 16-byte store each (nvcc 11.8 had split them into four) and its exponents take one fma:
+// TestCUDARowTune at 4096×65536, pct of the suite's copy: H100 103.1% against 100.2% for the cluster of 2 × 512
+// and 99.4% for row_dsmem (2 × 256), which had won; H200 93.8% against 93.9% and 90.4%.
 func crossEntropyChoosePlan(c Case, cc, sms int) rowPlan {
 	e := 16 / c.DType.Size()
-	if c.Cols%e != 0 || cc < 90 || c.Cols <= 512*8*e {
+	if c.Cols%e != 0 || cc < 90 || c.Cols <= 512*8*e || crossEntropyBlockBF16(c) {
 		return rowStreamChoosePlan(crossEntropyRows, c, cc, sms)
 	}
 	if c.DType == FP32 {
@@ -375,6 +380,12 @@ func crossEntropyChoosePlan(c Case, cc, sms int) rowPlan {
 		return rowPlan{kind: rowCStream, cluster: 8, vec: true, nv: 8, threads: 512}
 	}
 	return rowCluster512(c)
+}
+
+// crossEntropyBlockBF16 reports whether case c is a bf16 row of 16-byte packs wider than 512 threads' worth that
+// one block of 1024 threads holds (8 packs a thread): the cross-entropy's rows of 65536 columns.
+func crossEntropyBlockBF16(c Case) bool {
+	return c.DType == BF16 && c.Cols%8 == 0 && c.Cols > 512*8*8 && c.Cols <= 1024*8*8
 }
 
 // rowCluster512 is a cluster of 512-thread blocks holding the row of case c (16-byte accesses, wider than one
@@ -441,11 +452,15 @@ var (
 //     ring of 8 × 128 comes first, softmaxRing; fp32 262144: 90% and 80% against 68% and 70% streaming; bf16
 //     262144: 84% and 72% against 67% and 67%);
 //   - CrossEntropy: rows of 128 KiB and more (H100: fp32 65536 102% against 98%, 262144 90% against 73%, bf16
-//     65536 99% against 91%, 262144 94% against 83%; H200: 96%, 77%, 89%, 80% against 88%, 73%, 80%, 68%);
+//     65536 99% against 91%, 262144 94% against 83%; H200: 96%, 77%, 89%, 80% against 88%, 73%, 80%, 68%), except
+//     the bf16 rows of 65536 columns, which since the block's packs leave in one store each take the block of 1024
+//     threads holding the row (crossEntropyChoosePlan);
 //   - LayerNorm and FP8Quant: nowhere (their clusters holding the row, or streaming it twice, are 2–20% faster).
-func rmsNormDSMEMWins(c Case) bool      { return c.DType == BF16 && c.Cols*c.DType.Size() >= 512<<10 }
-func softmaxDSMEMWins(c Case) bool      { return c.Cols*c.DType.Size() >= 256<<10 }
-func crossEntropyDSMEMWins(c Case) bool { return c.Cols*c.DType.Size() >= 128<<10 }
+func rmsNormDSMEMWins(c Case) bool { return c.DType == BF16 && c.Cols*c.DType.Size() >= 512<<10 }
+func softmaxDSMEMWins(c Case) bool { return c.Cols*c.DType.Size() >= 256<<10 }
+func crossEntropyDSMEMWins(c Case) bool {
+	return c.Cols*c.DType.Size() >= 128<<10 && !crossEntropyBlockBF16(c)
+}
 
 // ceilPow2 is the smallest power of two ≥ n (1 for n ≤ 1).
 func ceilPow2(n int) int {

@@ -100,14 +100,36 @@ __device__ __forceinline__ void put_pack(Pack<BF16, true>& o, const float* f) {
 }
 #endif
 
+// xent_store_pack writes pack o at p. A bf16 pack on sm_90 leaves in one 16-byte store written in PTX: nvcc 11.8
+// split XentShare's C++ store of it into four of 4 bytes. The memory clobber keeps it ahead of fix_label's store
+// to the label's column, which may fall in the same pack.
+template <class S, bool V>
+__device__ __forceinline__ void xent_store_pack(const Pack<S, V>& o, typename S::T* p) {
+    o.store(p);
+}
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void xent_store_pack(const Pack<BF16, true>& o, unsigned short* p) {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(o.raw.x), "r"(o.raw.y), "r"(o.raw.z),
+                 "r"(o.raw.w)
+                 : "memory");
+}
+#endif
+
 // XentShare is one thread's share of a row in registers: NV accesses `step` elements apart, the first at the
 // row's column c; access k exists when k·step < n.
 template <class S, bool V, int NV>
 struct XentShare {
     typedef Pack<S, V> P;
     // KEEP (fp32 storage): local() replaces each element by e^(x − m), m the share's own maximum, so that the
-    // write after the reduction costs one multiplication an element instead of a second exponential.
+    // write after the reduction costs one multiplication an element instead of a second exponential. FMA (bf16
+    // storage, the sm_90 module): each exponent is one fma, as in the row_dsmem Op (rm_pack_softstat, rm_soft):
+    // e^(x − m) as 2^fma(x, log2 e, −m·log2 e), the output e^(x − M)/Σ as 2^fma(x, log2 e, −(M·log2 e + log2 Σ)).
     enum { KEEP = sizeof(typename S::T) == 4 };
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    enum { FMA = !KEEP };
+#else
+    enum { FMA = 0 };
+#endif
     P v[NV];
 
     __device__ __forceinline__ void load(const typename S::T* xp, int step, int n) {
@@ -124,13 +146,15 @@ struct XentShare {
 #pragma unroll
                 for (int j = 0; j < P::E; j++) m = fmaxf(m, v[k].get(j));
             }
+        const float nm = -m * XENT_L2E;
         float s0 = 0.0f, s1 = 0.0f;
 #pragma unroll
         for (int k = 0; k < NV; k++)
             if (k * step < n) {
 #pragma unroll
                 for (int j = 0; j < P::E; j++) {
-                    const float e = ex2((v[k].get(j) - m) * XENT_L2E);
+                    const float x = v[k].get(j);
+                    const float e = ex2(FMA ? fmaf(x, XENT_L2E, nm) : (x - m) * XENT_L2E);
                     if (KEEP) v[k].set(j, e);
                     if (j & 1) s1 += e;
                     else s0 += e;
@@ -141,17 +165,26 @@ struct XentShare {
     // store writes the softmax e^(x−M)·inv of the share (the label's column is fixed up by fix_label); mloc is
     // the m local() returned.
     __device__ __forceinline__ void store(typename S::T* dp, int step, int n, float mloc, float M, float inv) const {
-        const float sc = KEEP ? ex2((mloc - M) * XENT_L2E) * inv : inv;
+        float sc = inv, c = 0.0f;
+        if (KEEP) {
+            sc = ex2((mloc - M) * XENT_L2E) * inv;
+        } else if (FMA) {
+            float l;  // log2 Σ = −log2(1/Σ)
+            asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(l) : "f"(inv));
+            c = fmaf(M, XENT_L2E, -l);
+        }
 #pragma unroll
         for (int k = 0; k < NV; k++)
             if (k * step < n) {
                 float f[P::E];
 #pragma unroll
                 for (int j = 0; j < P::E; j++)
-                    f[j] = KEEP ? v[k].get(j) * sc : ex2((v[k].get(j) - M) * XENT_L2E) * inv;
+                    f[j] = KEEP  ? v[k].get(j) * sc
+                           : FMA ? ex2(fmaf(v[k].get(j), XENT_L2E, -c))
+                                 : ex2((v[k].get(j) - M) * XENT_L2E) * inv;
                 P o = P();
                 put_pack(o, f);
-                o.store(dp + k * step);
+                xent_store_pack(o, dp + k * step);
             }
     }
     static __device__ __forceinline__ void zero(typename S::T* dp, int step, int n) {
