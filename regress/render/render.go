@@ -223,9 +223,10 @@ func budget(c *report.Comparison) string {
 	return "budget " + scaleValue(*c.Budget, c.Unit)
 }
 
-// percent formats a fraction as a percentage without float noise: 0.05 → 5%.
+// percent formats a fraction as a percentage to at most two decimals, without float noise: 0.05 → 5%,
+// 0.005 → 0.5%, and a threshold a noise floor raised to 0.0920634 → 9.21% (not 9.20634%).
 func percent(f float64) string {
-	return strconv.FormatFloat(math.Round(f*100*1e9)/1e9, 'f', -1, 64) + "%"
+	return strconv.FormatFloat(math.Round(f*100*100)/100, 'f', -1, 64) + "%"
 }
 
 // formatG formats f with as many digits as it takes, 'g' style.

@@ -734,3 +734,19 @@ func TestTextNoWorkflowCommands(t *testing.T) {
 		t.Errorf("the name is not shown escaped:\n%s", buf.String())
 	}
 }
+
+// TestPercent pins how thresholds read: configured values as written, thresholds derived from measured noise
+// (noise and cross-host floors) to two decimals rather than every digit of the floor.
+func TestPercent(t *testing.T) {
+	for _, tc := range []struct {
+		f    float64
+		want string
+	}{
+		{0.05, "5%"}, {0.005, "0.5%"}, {0.015, "1.5%"}, {0.0051, "0.51%"}, {0.0920634, "9.21%"},
+		{0.257, "25.7%"}, {1.0, "100%"}, {0, "0%"}, {0.07506747, "7.51%"},
+	} {
+		if got := percent(tc.f); got != tc.want {
+			t.Errorf("percent(%v) = %q, want %q", tc.f, got, tc.want)
+		}
+	}
+}
