@@ -65,10 +65,26 @@ func rowWidePlans(c Case, cc int) []rowPlan {
 	return []rowPlan{p}
 }
 
-// rmsNormPlans lists the plans that can run case c on a GPU of compute capability cc: every kernel of the
-// modules, in every block size that covers a row without leaving whole blocks idle.
-func rmsNormPlans(c Case, cc int) []rowPlan {
+// rowLeadPlans lists the look-ahead block plans of family rf (rowLead) whose block covers a row of case c on a GPU
+// of compute capability cc (sm_90, 16-byte packs).
+func rowLeadPlans(rf *rowFamily, c Case, cc int) []rowPlan {
+	e, ok := rowAccessElems(c, true)
+	if !ok || cc < 90 {
+		return nil
+	}
 	var ps []rowPlan
+	for _, l := range rf.leads {
+		if l.dt == c.DType && l.threads*8*e >= c.Cols {
+			ps = append(ps, rowPlan{kind: rowBlock, vec: true, nv: 8, threads: l.threads, lead: l.lead})
+		}
+	}
+	return ps
+}
+
+// rmsNormPlans lists the plans that can run case c on a GPU of compute capability cc: every kernel of the
+// modules, in every block size that covers a row without leaving whole blocks idle, and the look-ahead blocks.
+func rmsNormPlans(c Case, cc int) []rowPlan {
+	ps := rowLeadPlans(rmsNormRows, c, cc)
 	for _, vec := range []bool{true, false} {
 		e, ok := rowAccessElems(c, vec)
 		if !ok {

@@ -10,12 +10,13 @@ import "fmt"
 
 func init() { registerCUDA(RMSNormFamily, "rmsnorm", rmsNormFusedCUDA, rmsNormNaiveCUDA) }
 
-// rmsNormFusedCUDA runs one kernel of cuda/rmsnorm.cu: the shared row plans through launchRow, and RMSNorm's own
-// teams — one block per row (rowBlock, a team of one) or several meeting through global memory (rowTeam).
+// rmsNormFusedCUDA runs one kernel of cuda/rmsnorm.cu: the shared row plans through launchRow (the look-ahead
+// blocks of rowLead among them), and RMSNorm's own teams — one block per row (rowBlock, a team of one) or several
+// meeting through global memory (rowTeam).
 func rmsNormFusedCUDA(l cudaLaunch) {
 	p := rmsNormPlanFor(l.Case, l.CC(), l.SMs())
 	x, w, y := l.In[0], l.In[1], l.Out[0]
-	if p.kind != rowBlock && p.kind != rowTeam {
+	if p.kind != rowBlock && p.kind != rowTeam || p.lead > 0 {
 		launchRow(l, rmsNormRows, p, x, w, y, l.Rows, l.Cols, rmsNormEps)
 		return
 	}

@@ -74,13 +74,18 @@ func rowMapPlans(c Case, cc int) []rowPlan {
 	return ps
 }
 
+// layerNormPlans is rowMapPlans and LayerNorm's look-ahead blocks (rowLeadPlans).
+func layerNormPlans(c Case, cc int) []rowPlan {
+	return append(rowMapPlans(c, cc), rowLeadPlans(layerNormRows, c, cc)...)
+}
+
 // softmaxPlans is rowMapPlans and Softmax's wide blocks (rowWidePlans).
 func softmaxPlans(c Case, cc int) []rowPlan {
 	return append(rowMapPlans(c, cc), rowWidePlans(c, cc)...)
 }
 
 // TestCUDARowMapPlans checks every fused LayerNorm and Softmax kernel — warps, blocks, clusters, the loop — in
-// the block sizes rowMapPlans (softmaxPlans) lists, against the reference (TestKernels checks only the plans rowMapChoosePlan
+// the block sizes layerNormPlans (softmaxPlans) lists, against the reference (TestKernels checks only the plans rowMapChoosePlan
 // picks, and its shapes reach no cluster).
 func TestCUDARowMapPlans(t *testing.T) {
 	be := cudaBackend(t)
@@ -91,7 +96,7 @@ func TestCUDARowMapPlans(t *testing.T) {
 		{Rows: 4, Cols: 4099}, {Rows: 2, Cols: 131072}, {Rows: 3, Cols: 24576}, {Rows: 33, Cols: 1000},
 		{Rows: 3, Cols: 12288}}
 	for _, f := range []*Family{LayerNormFamily, SoftmaxFamily} {
-		plans := rowMapPlans
+		plans := layerNormPlans
 		if f == SoftmaxFamily {
 			plans = softmaxPlans
 		}

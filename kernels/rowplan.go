@@ -44,6 +44,7 @@ type rowPlan struct {
 	shared  bool // res, with ahead: that row loaded into shared memory (cp.async), not a second set of registers
 	groups  int  // grid: groups of blocks, each taking every groups-th row (ring: rows in a block's ring)
 	lag     int  // grid: steps a block makes between publishing a row's partial and merging the row's partials
+	lead    int  // block (sm_90, 16-byte packs): each pack's column data loaded lead packs ahead of its store (rowLead)
 	vec     bool
 	nv      int
 	threads int
@@ -69,11 +70,15 @@ type rowFamily struct {
 	resPlain bool
 	// grid: the family's _sm90 module has the row_grid kernels (<prefix>_grid_<dtype>_v; rowgrid.go).
 	grid bool
+	// leads: the one-block-a-row kernels of the family's _sm90 module that load the column data ahead (rowLead).
+	leads []rowLead
 }
 
 var (
-	rmsNormRows      = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", ring2: true, columns: 1, grid: true}
-	layerNormRows    = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, ring2: true, columns: 2, grid: true}
+	rmsNormRows = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", ring2: true, columns: 1, grid: true,
+		leads: []rowLead{{BF16, 64, 2}, {BF16, 256, 3}, {FP32, 128, 8}}}
+	layerNormRows = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, ring2: true, columns: 2, grid: true,
+		leads: []rowLead{{BF16, 64, 4}, {BF16, 256, 3}, {FP32, 128, 8}}}
 	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true, resPlain: true, grid: true}
 	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true, grid: true}
 	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true}
@@ -92,6 +97,9 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 	case rowLanes:
 		return fmt.Sprintf("%s_team_%s_%s%dl%d", rf.prefix, d, v, p.nv, p.lanes)
 	case rowBlock:
+		if p.lead > 0 {
+			return fmt.Sprintf("%s_blocka_%s_v%dt%da%d", rf.prefix, d, p.nv, p.threads, p.lead)
+		}
 		return fmt.Sprintf("%s_%s_%s_%s%d", rf.prefix, rf.block, d, v, p.nv)
 	case rowTeam:
 		return fmt.Sprintf("%s_team_%s_%s%d", rf.prefix, d, v, p.nv)
@@ -126,6 +134,9 @@ func (p rowPlan) String() string {
 	case rowLanes:
 		return fmt.Sprintf("lanes %s%d×%d", v, p.nv, p.lanes)
 	case rowBlock:
+		if p.lead > 0 {
+			return fmt.Sprintf("block %s%d t=%d a%d", v, p.nv, p.threads, p.lead)
+		}
 		return fmt.Sprintf("block %s%d t=%d", v, p.nv, p.threads)
 	case rowTeam:
 		return fmt.Sprintf("team %s%d t=%d", v, p.nv, p.threads)
@@ -240,6 +251,56 @@ func rowCluster1024(c Case, cc int) (rowPlan, bool) {
 		return rowPlan{}, false
 	}
 	return rowPlan{kind: rowCluster, cluster: ceilPow2(ceilDiv(c.Cols, 1024*nv*e)), vec: true, nv: nv, threads: 1024}, true
+}
+
+// rowLead is a one-block-a-row kernel of RMSNorm or LayerNorm (sm_90, <prefix>_blocka_<dtype>_v8t<threads>a<lead>,
+// rowmap.cuh's row_block_lead) that loads each 16-byte pack's column data lead packs ahead of the pack's store, the
+// first lead packs' before the row's statistic, in blocks of exactly threads threads (its launch bounds, which
+// leave it the registers the look-ahead takes). The one-block plans of the other kernels load a pack's column
+// data just before its store, and since the compiler cannot tell the column vectors from y, behind the previous
+// pack's store: a thread's column round trips run in series. Timed in scripts/experiments/column-ahead.cu
+// (2026-11-27, driver 580.159.04, two rounds each, the program's cold pct-copy, NVIDIA H200 / NVIDIA H100 80GB
+// HBM3, against the plan before):
+//
+//   - LayerNorm bf16 32768×4096, 64 threads, 4 ahead: 97.5 / 97.3% against 93.0–93.5 / 95.7–95.8%;
+//   - LayerNorm bf16 8192×16384, 256 threads, 3 ahead: 96.7 / 97.7% against 94.0–94.6 / 96.2–96.3%;
+//   - LayerNorm fp32 32768×4096, 128 threads, all 8 ahead: 101.1–101.5 / 100.2–100.3% against 93.4–94.5 / 98.5–98.8%;
+//   - RMSNorm bf16 8192×16384, 256 threads, 3 ahead: 97.9 / 98.4% against 94.5–95.0 / 97.2–97.5% (its team of one);
+//   - RMSNorm bf16 32768×4096, 64 threads, 2 ahead: 97.9–98.1 / 97.9% against 96.2–96.6 / 97.1–97.4%;
+//   - RMSNorm fp32 32768×4096, 128 threads, all 8 ahead: 100.1–100.2 / 99.8% against 99.8–99.9 / 98.5–99.0%.
+//
+// The same look-ahead under the 1024-thread bounds spilled (LayerNorm bf16 4096: 85.9–86.3% on the H200); more
+// packs ahead than these cost blocks a multiprocessor where the registers run out (LayerNorm bf16 16384, 4 ahead:
+// 88.9–89.2% on the H200), fewer left round trips in series. Other block sizes are not built.
+type rowLead struct {
+	dt            DType
+	threads, lead int
+}
+
+// leadOf is how many packs ahead the family's look-ahead kernel for dtype dt in blocks of threads threads loads
+// its column data, 0 when none is built.
+func (rf *rowFamily) leadOf(dt DType, threads int) int {
+	for _, l := range rf.leads {
+		if l.dt == dt && l.threads == threads {
+			return l.lead
+		}
+	}
+	return 0
+}
+
+// rowLeadOn: the look-ahead blocks are chosen (TestCUDARowTune turns it off to compare).
+var rowLeadOn = true
+
+// withRowLead is choose, except that on sm_90 a one-block-a-row plan of 8 16-byte packs a thread whose block size
+// has a look-ahead kernel in family rf (rowLead) takes that kernel.
+func withRowLead(rf *rowFamily, choose func(c Case, cc, sms int) rowPlan) func(c Case, cc, sms int) rowPlan {
+	return func(c Case, cc, sms int) rowPlan {
+		p := choose(c, cc, sms)
+		if rowLeadOn && cc >= 90 && p.kind == rowBlock && p.vec && p.nv == 8 {
+			p.lead = rf.leadOf(c.DType, p.threads)
+		}
+		return p
+	}
 }
 
 // rmsNormChoosePlan is rowChoosePlan; wider rows (measured on an H200, pct of the copy): fp32 rows on sm_90
@@ -426,10 +487,10 @@ func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
 
 // The plan of a case, per family (<family>PlanFor, which the tests swap and restore to <family>PlanDefault).
 var (
-	rmsNormPlanDefault = withRowGrid(withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(rmsNormChoosePlan,
-		rmsNormDSMEMWins), rmsNormRingWins), rmsNormRing2), rmsNormRes), rmsNormGridWins)
-	layerNormPlanDefault = withRowGrid(withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(layerNormChoosePlan, nil),
-		layerNormRingWins), layerNormRing2), layerNormRes), layerNormGridWins)
+	rmsNormPlanDefault = withRowGrid(withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(withRowLead(rmsNormRows,
+		rmsNormChoosePlan), rmsNormDSMEMWins), rmsNormRingWins), rmsNormRing2), rmsNormRes), rmsNormGridWins)
+	layerNormPlanDefault = withRowGrid(withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(withRowLead(layerNormRows,
+		layerNormChoosePlan), nil), layerNormRingWins), layerNormRing2), layerNormRes), layerNormGridWins)
 	softmaxPlanDefault = withRowGrid(withRowRingPlan(withRowRing(withRowDSMEM(softmaxChoosePlan,
 		softmaxDSMEMWins), softmaxRingWins), softmaxRing), softmaxGridWins)
 	crossEntropyPlanDefault = withRowRing(withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), rowRingWins1MiB)

@@ -79,7 +79,11 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 			l.Fail(fmt.Errorf("%s: blocks of %d threads (built for at most %d)", name, p.threads, rowBlockMaxThreads(p)))
 			return
 		}
-		if rowWide(p) {
+		if p.lead > 0 && (!p.vec || rf.leadOf(l.DType, p.threads) != p.lead) {
+			l.Fail(fmt.Errorf("%s: plan %v: no such look-ahead kernel is built", name, p))
+			return
+		}
+		if rowWide(p) || p.lead > 0 {
 			if l.CC() < 90 {
 				l.Fail(fmt.Errorf("%s: built for compute capability 9.0 (this GPU: %d)", name, l.CC()))
 				return

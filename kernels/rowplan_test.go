@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -453,6 +454,79 @@ func TestRowRingForm(t *testing.T) {
 	} {
 		if why := rowRingForm(tc.rf, tc.p); (why == "") != tc.want {
 			t.Errorf("%s %+v: %q, want built %v", tc.rf.prefix, tc.p, why, tc.want)
+		}
+	}
+}
+
+// TestRowLeadKernels checks the look-ahead block plans (rowLead) against the kernels built for them: each of a
+// family's leads is an entry of its _sm90 module declared for exactly its block size (.maxntid), those are all the
+// _blocka_ entries there are, no other module has any; and withRowLead gives them only on sm_90, to one-block plans
+// of 8 16-byte packs in the block sizes built.
+func TestRowLeadKernels(t *testing.T) {
+	entry := regexp.MustCompile(`\.visible \.entry ([a-z0-9_]+_blocka_[a-z0-9_]+)\(`)
+	for _, m := range []struct {
+		module string
+		rows   *rowFamily
+	}{{"rmsnorm", rmsNormRows}, {"layernorm", layerNormRows}, {"softmax", softmaxRows}, {"crossentropy", crossEntropyRows},
+		{"fp8quant", fp8QuantRows}} {
+		for _, suffix := range []string{"", "_sm90"} {
+			b, err := os.ReadFile("cuda/ptx/" + m.module + suffix + ".ptx")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ptx := string(b)
+			want := map[string]int{}
+			if suffix == "_sm90" {
+				for _, l := range m.rows.leads {
+					want[m.rows.kernel(rowPlan{kind: rowBlock, vec: true, nv: 8, threads: l.threads, lead: l.lead}, l.dt)] = l.threads
+				}
+			}
+			for name, threads := range want {
+				i := strings.Index(ptx, ".visible .entry "+name+"(")
+				if i < 0 {
+					t.Errorf("%s is not in cuda/ptx/%s%s.ptx", name, m.module, suffix)
+					continue
+				}
+				decl := ptx[i:]
+				decl = decl[strings.Index(decl, ")")+1 : strings.Index(decl, "{")]
+				if w := fmt.Sprintf(".maxntid %d, 1, 1\n", threads); !strings.Contains(decl, w) {
+					t.Errorf("%s declares %q, want %q", name, decl, w)
+				}
+			}
+			for _, e := range entry.FindAllStringSubmatch(ptx, -1) {
+				if _, ok := want[e[1]]; !ok {
+					t.Errorf("cuda/ptx/%s%s.ptx has %s, which no look-ahead plan names", m.module, suffix, e[1])
+				}
+			}
+		}
+	}
+
+	block := func(dt DType, cols int) Case { return Case{DType: dt, Shape: Shape{Rows: 32768, Cols: cols}} }
+	for _, tc := range []struct {
+		choose func(Case, int, int) rowPlan
+		c      Case
+		cc     int
+		want   int // the plan's lead
+	}{
+		{layerNormPlanDefault, block(BF16, 4096), 90, 4},
+		{layerNormPlanDefault, block(BF16, 16384), 90, 3},
+		{layerNormPlanDefault, block(FP32, 4096), 90, 8},
+		{layerNormPlanDefault, block(BF16, 4096), 80, 0},  // built for sm_90 only
+		{layerNormPlanDefault, block(BF16, 8192), 90, 0},  // 128 threads: not built
+		{layerNormPlanDefault, block(FP32, 16384), 90, 0}, // row_res
+		{rmsNormPlanDefault, block(BF16, 4096), 90, 2},
+		{rmsNormPlanDefault, block(BF16, 16384), 90, 3},
+		{rmsNormPlanDefault, block(FP32, 4096), 90, 8},
+		{rmsNormPlanDefault, block(FP32, 2048), 90, 0}, // 64 threads
+		{softmaxPlanDefault, block(BF16, 4096), 90, 0},
+		{layerNormPlanDefault, Case{DType: BF16, Shape: Shape{Rows: 32, Cols: 4096}}, 90, 0}, // few rows: 2 packs a thread
+	} {
+		p := tc.choose(tc.c, tc.cc, 132)
+		if p.lead != tc.want {
+			t.Errorf("cc %d %v: plan %v, want %d ahead", tc.cc, tc.c, p, tc.want)
+		}
+		if p.lead > 0 && (p.kind != rowBlock || !p.vec || p.nv != 8) {
+			t.Errorf("cc %d %v: look-ahead plan %v is not a block of 8 16-byte packs", tc.cc, tc.c, p)
 		}
 	}
 }

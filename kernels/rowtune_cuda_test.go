@@ -28,7 +28,7 @@ var (
 
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
 // rows, the plan the family picks (marked *) and those it picks without row_grid, without row_ring and row_res too
-// and without row_dsmem either, every plan its test enumerator lists with 16-byte accesses, the row_grid plans
+// and without row_dsmem and the look-ahead blocks (rowLead) either, every plan its test enumerator lists with 16-byte accesses, the row_grid plans
 // (rowGridPlans with its variants, rows of 16384 columns and more), the row_dsmem plans in blocks of 128–1024
 // threads, the row_res plans (rowResPlans: RMSNorm, LayerNorm and Softmax, rows of 4096 columns and more) and the
 // row_ring plans (rowRingPlans, rows of 4096 columns and more; two rows a pass for RMSNorm and LayerNorm), each as
@@ -49,7 +49,7 @@ func TestCUDARowTune(t *testing.T) {
 	defer s.Close()
 	fmt.Printf("rowtune: %s (cc %d, %d SMs), suite copy %.1f GB/s\n", be.Device().Name, be.CC(), be.Device().Workers, suiteCopy)
 	on, ringOn, resOn, gridOn := rowDSMEMOn, rowRingOn, rowResOn, rowGridOn
-	defer func() { rowDSMEMOn, rowRingOn, rowResOn, rowGridOn = on, ringOn, resOn, gridOn }()
+	defer func() { rowDSMEMOn, rowRingOn, rowResOn, rowGridOn, rowLeadOn = on, ringOn, resOn, gridOn, true }()
 	timeIt := func(l harness.Launch) (float64, error) {
 		if _, err := be.Time(l, 3, s.Policy.Timing); err != nil {
 			return 0, err
@@ -68,7 +68,7 @@ func TestCUDARowTune(t *testing.T) {
 	}
 	fams := []fam{
 		{RMSNormFamily, &rmsNormPlanFor, rmsNormRows, rmsNormPlans},
-		{LayerNormFamily, &layerNormPlanFor, layerNormRows, rowMapPlans},
+		{LayerNormFamily, &layerNormPlanFor, layerNormRows, layerNormPlans},
 		{SoftmaxFamily, &softmaxPlanFor, softmaxRows, softmaxPlans},
 		{CrossEntropyFamily, &crossEntropyPlanFor, crossEntropyRows, rowPlans},
 		{FP8QuantFamily, &fp8QuantPlanFor, fp8QuantRows, rowPlans},
@@ -105,9 +105,9 @@ func TestCUDARowTune(t *testing.T) {
 					t.Fatal(err)
 				}
 				bytes := float64(fm.f.MinBytes(c))
-				rowDSMEMOn, rowRingOn, rowResOn, rowGridOn = false, false, false, false
+				rowDSMEMOn, rowRingOn, rowResOn, rowGridOn, rowLeadOn = false, false, false, false, false
 				base := def(c, be.CC(), be.Device().Workers)
-				rowDSMEMOn = true
+				rowDSMEMOn, rowLeadOn = true, true
 				withD := def(c, be.CC(), be.Device().Workers)
 				rowRingOn, rowResOn = true, resOn
 				noGrid := def(c, be.CC(), be.Device().Workers)

@@ -13,6 +13,7 @@
 //   layernorm_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
 //   layernorm_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster holding the row in shared memory
 //   layernorm_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters reading rows ahead into a ring
+//   layernorm_blocka_*:  sm_90 only: one block per row, the column data loaded packs ahead of the stores
 //
 // layernorm_cuda.go picks the kernel per case (rowmap_cuda.go); the naive chain (row mean, x − μ, square, row mean,
 // + ε, rsqrt, ·rstd, ·w, + b) uses the eager kernels of eager.cu.
@@ -115,4 +116,16 @@ ROW_RING_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_ring (rowring.cuh), 
 ROW_GRID_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
 ROW_RING2_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // two rows a pass
 ROW_RES_ENTRIES(layernorm, LN_PARAMS, LN_OP)  // row_res (rowres.cuh): persistent teams
+
+// layernorm_blocka_<dtype>_v8t<T>a<LEAD>: one block of T threads a row, 8 packs a thread, each pack's w and b
+// loaded LEAD packs ahead of its store (row_block_lead), bounded by T threads rather than 1024. Built for the
+// block sizes of the rows where they were timed (rowplan.go's rowLeads): bf16 4096 and 16384 columns, fp32 4096.
+#define LN_BLOCKA(S, NAME, T, LEAD)                                                                            \
+    extern "C" __global__ void __launch_bounds__(T) layernorm_blocka_##NAME##_v8t##T##a##LEAD(LN_PARAMS(S)) {  \
+        LN_OP(S)                                                                                               \
+        row_block_lead<LayerNormOp<S>, 8, LEAD>(op, x, y, cols);                                                 \
+    }
+LN_BLOCKA(BF16, bf16, 64, 4)
+LN_BLOCKA(BF16, bf16, 256, 3)
+LN_BLOCKA(F32, f32, 128, 8)
 #endif

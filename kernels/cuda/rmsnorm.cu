@@ -15,9 +15,10 @@
 //   rmsnorm_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster of 2–16 blocks holding the row in
 //                      distributed shared memory.
 //   rmsnorm_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters of 1–16 blocks, each block's next
-//                      rows loading into a ring in shared memory while a row is reduced and stored. This file is compiled twice: -arch=compute_75 to ptx/rmsnorm.ptx (everything
-//                      but the sm_90 kernels) and -arch=compute_90 to ptx/rmsnorm_sm90.ptx (those alone: the
-//                      cluster, dsmem and ring kernels).
+//                      rows loading into a ring in shared memory while a row is reduced and stored.
+//   rmsnorm_blocka_*:  sm_90 only: rowmap.cuh's one block a row over RMSNormOp, w loaded packs ahead of the stores.
+// This file is compiled twice: -arch=compute_75 to ptx/rmsnorm.ptx (everything but the sm_90 kernels) and
+// -arch=compute_90 to ptx/rmsnorm_sm90.ptx (those alone: the cluster, dsmem, ring, res, grid and blocka kernels).
 //
 // rmsnorm_cuda.go picks the kernel and block size per case; the naive chain (square, row mean, +eps, rsqrt,
 // ·rsqrt, ·w) uses the generic eager kernels of eager.cu.
@@ -235,6 +236,18 @@ ROW_RING2_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // two rows a pass
     op.w = w;             \
     op.eps = (float)eps;
 ROW_RES_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_RES_OP)  // row_res (rowres.cuh): persistent teams
+
+// rmsnorm_blocka_<dtype>_v8t<T>a<LEAD>: rowmap.cuh's row_block_lead over RMSNormOp, one block of T threads a row,
+// 8 packs a thread, each pack's w loaded LEAD packs ahead of its store, bounded by T threads (rowplan.go's
+// rowLeads: bf16 4096 and 16384 columns, fp32 4096, where it beat the team of one on an H100 and an H200).
+#define RMSNORM_BLOCKA(S, NAME, T, LEAD)                                                                         \
+    extern "C" __global__ void __launch_bounds__(T) rmsnorm_blocka_##NAME##_v8t##T##a##LEAD(RMSNORM_PARAMS(S)) { \
+        RMSNORM_RES_OP(S)                                                                                        \
+        row_block_lead<RMSNormOp<S>, 8, LEAD>(op, x, y, cols);                                                     \
+    }
+RMSNORM_BLOCKA(BF16, bf16, 64, 2)
+RMSNORM_BLOCKA(BF16, bf16, 256, 3)
+RMSNORM_BLOCKA(F32, f32, 128, 8)
 
 
 #else  // the compute_75 module: every other kernel

@@ -375,21 +375,75 @@ __device__ __forceinline__ void row_chunk_store(const Op& op, const Pack<typenam
     }
 }
 
-// row_block: one block per row (grid = rows), holding all of it: blockDim·NV·E ≥ cols.
-template <class Op, bool V, int NV>
-__device__ __forceinline__ void row_block(const Op& op, const typename Op::T* __restrict__ x,
-                                          typename Op::T* __restrict__ y, long long cols) {
+// row_chunk_store_lead is row_chunk_store with each pack's column data loaded LEAD packs ahead of its store, into
+// col, whose first min(LEAD, NV) packs the caller loaded (row_block, before the row's statistic).
+template <class Op, bool V, int NV, int LEAD>
+__device__ __forceinline__ void row_chunk_store_lead(const Op& op, const Pack<typename Op::S, V> (&v)[NV],
+                                                     typename Op::template Col<Pack<typename Op::S, V> > (&col)[NV],
+                                                     int kv, typename Op::T* yr, long long c,
+                                                     const typename Op::Fin& f) {
     typedef Pack<typename Op::S, V> P;
-    __shared__ RowStat red[32];
+    const int step = blockDim.x * P::E;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        if (k + LEAD < NV && k + LEAD < kv)
+            col[k + LEAD] = op.template column<P>(c + (long long)(k + LEAD) * step);
+        if (k < kv) {
+            const long long ck = c + (long long)k * step;
+            float o[P::E];
+            op.apply(v[k], col[k], f, o);
+            rm_store<typename Op::S, V, true>(o, yr + ck);
+        }
+    }
+}
+
+// row_block_in is row_block and row_block_lead (below), red their 32 statistics in shared memory.
+template <class Op, bool V, int NV, int LEAD>
+__device__ __forceinline__ void row_block_in(const Op& op, const typename Op::T* __restrict__ x,
+                                             typename Op::T* __restrict__ y, long long cols, RowStat* red) {
+    typedef Pack<typename Op::S, V> P;
     const long long row = blockIdx.x;
     const typename Op::T* xr = x + row * cols;
     typename Op::Ctx ctx = op.context(xr);
     P v[NV];
     long long c;
     const int kv = row_chunk_load<P, NV>(v, xr, cols, 0, c);
+    typename Op::template Col<P> col[NV];
+    if (LEAD > 0) {
+        const int step = blockDim.x * P::E;
+#pragma unroll
+        for (int k = 0; k < LEAD && k < NV; k++)
+            if (k < kv) col[k] = op.template column<P>(c + (long long)k * step);
+    }
     const RowStat s = block_merge(op, op.template local<P, NV>(v, kv, ctx), red);
     const typename Op::Fin f = op.finish(s, cols, ctx);
-    row_chunk_store<Op, V, NV>(op, v, kv, y + row * cols, c, f);
+    if (LEAD > 0) {
+        row_chunk_store_lead<Op, V, NV, (LEAD > 0 ? LEAD : 1)>(op, v, col, kv, y + row * cols, c, f);
+    } else {
+        row_chunk_store<Op, V, NV>(op, v, kv, y + row * cols, c, f);
+    }
+}
+
+// row_block: one block per row (grid = rows), holding all of it: blockDim·NV·E ≥ cols.
+template <class Op, bool V, int NV>
+__device__ __forceinline__ void row_block(const Op& op, const typename Op::T* __restrict__ x,
+                                          typename Op::T* __restrict__ y, long long cols) {
+    __shared__ RowStat red[32];
+    row_block_in<Op, V, NV, 0>(op, x, y, cols, red);
+}
+
+// row_block_lead is row_block (16-byte packs) with each pack's column data loaded LEAD packs ahead of its store,
+// the first LEAD packs' before the row's statistic is merged (they do not depend on it): the _blocka_ kernels of
+// RMSNorm and LayerNorm (sm_90). row_block loads a pack's just before the pack's store, and the compiler, which
+// cannot tell that the column vectors and y do not alias, keeps each such load behind the previous pack's store,
+// so a thread's column round trips run one after another. The look-ahead needs registers that the 1024-thread
+// bounds of the other block kernels do not leave (there it spilled and lost 7–17 points of the copy on an H200),
+// so these kernels are bounded by the block size they are launched with (scripts/experiments/column-ahead.cu).
+template <class Op, int NV, int LEAD>
+__device__ __forceinline__ void row_block_lead(const Op& op, const typename Op::T* __restrict__ x,
+                                               typename Op::T* __restrict__ y, long long cols) {
+    __shared__ RowStat red[32];
+    row_block_in<Op, true, NV, LEAD>(op, x, y, cols, red);
 }
 
 // row_stream_scan reduces packs [lo, hi) of row xr (in packs of E elements), U in flight a thread; row_stream_map
