@@ -109,9 +109,7 @@ __device__ __forceinline__ void xent_store_pack(const Pack<S, V>& o, typename S:
 }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 __device__ __forceinline__ void xent_store_pack(const Pack<BF16, true>& o, unsigned short* p) {
-    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(o.raw.x), "r"(o.raw.y), "r"(o.raw.z),
-                 "r"(o.raw.w)
-                 : "memory");
+    st_v4_ordered(p, o.raw.x, o.raw.y, o.raw.z, o.raw.w);
 }
 #endif
 

@@ -222,8 +222,7 @@ struct RmStore<BF16, true> {
             r2 = rm_bf16x2_soft(o[4], o[5]);
             r3 = rm_bf16x2_soft(o[6], o[7]);
         }
-        // (as sm_32_intrinsics' __stwb, without its memory clobber)
-        asm("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(r0), "r"(r1), "r"(r2), "r"(r3));
+        st_v4(p, r0, r1, r2, r3);
     }
 };
 
