@@ -377,18 +377,11 @@ func eachRowChoice(visit func(f *Family, c Case, cc int, p rowPlan)) {
 // rowBlockMaxThreads threads and at least three blocks a multiprocessor (.maxntid, .minnctapersm); the wide kernels
 // that lost (RMSNorm's teams of one, LayerNorm's blocks, Softmax bf16) are in no module; and no other plan is wide.
 func TestRowWideKernels(t *testing.T) {
-	read := func(module string) string {
-		b, err := os.ReadFile("cuda/ptx/" + module + ".ptx")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
 	p := rowPlan{kind: rowBlock, vec: true, nv: 32, threads: 128}
 	if !rowWide(p) {
 		t.Fatalf("%v: not wide", p)
 	}
-	sm90, base := read("softmax_sm90"), read("softmax")
+	sm90, base := readPTX(t, "softmax_sm90"), readPTX(t, "softmax")
 	name := softmaxRows.kernel(p, FP32)
 	head := ".visible .entry " + name + "("
 	if i := strings.Index(sm90, head); i < 0 {
@@ -418,7 +411,7 @@ func TestRowWideKernels(t *testing.T) {
 				}
 				seen[name] = true
 				for _, m := range []string{rf.module, rf.module + "_sm90"} {
-					if strings.Contains(read(m), ".visible .entry "+name+"(") {
+					if strings.Contains(readPTX(t, m), ".visible .entry "+name+"(") {
 						t.Errorf("%s is in cuda/ptx/%s.ptx; only Softmax fp32 has a wide kernel", name, m)
 					}
 				}
@@ -458,23 +451,32 @@ func TestRowRingForm(t *testing.T) {
 	}
 }
 
+// rowModules are the row families' modules (cuda/ptx/<module>.ptx and <module>_sm90.ptx) and their rowFamily.
+var rowModules = []struct {
+	module string
+	rows   *rowFamily
+}{{"rmsnorm", rmsNormRows}, {"layernorm", layerNormRows}, {"softmax", softmaxRows}, {"crossentropy", crossEntropyRows},
+	{"fp8quant", fp8QuantRows}}
+
+// readPTX is the committed PTX of module (cuda/ptx/<module>.ptx).
+func readPTX(t *testing.T, module string) string {
+	t.Helper()
+	b, err := os.ReadFile("cuda/ptx/" + module + ".ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // TestRowLeadKernels checks the look-ahead block plans (rowLead) against the kernels built for them: each of a
 // family's leads is an entry of its _sm90 module declared for exactly its block size (.maxntid), those are all the
 // _blocka_ entries there are, no other module has any; and withRowLead gives them only on sm_90, to one-block plans
 // of 8 16-byte packs in the block sizes built.
 func TestRowLeadKernels(t *testing.T) {
 	entry := regexp.MustCompile(`\.visible \.entry ([a-z0-9_]+_blocka_[a-z0-9_]+)\(`)
-	for _, m := range []struct {
-		module string
-		rows   *rowFamily
-	}{{"rmsnorm", rmsNormRows}, {"layernorm", layerNormRows}, {"softmax", softmaxRows}, {"crossentropy", crossEntropyRows},
-		{"fp8quant", fp8QuantRows}} {
+	for _, m := range rowModules {
 		for _, suffix := range []string{"", "_sm90"} {
-			b, err := os.ReadFile("cuda/ptx/" + m.module + suffix + ".ptx")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ptx := string(b)
+			ptx := readPTX(t, m.module+suffix)
 			want := map[string]int{}
 			if suffix == "_sm90" {
 				for _, l := range m.rows.leads {

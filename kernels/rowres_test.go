@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"os"
 	"regexp"
 	"testing"
 
@@ -14,18 +13,10 @@ import (
 // there are (none in any other module); and rowResCheck refuses what the kernels cannot run.
 func TestRowResKernels(t *testing.T) {
 	entry := regexp.MustCompile(`\.entry ([a-z0-9_]+_res_[a-z0-9_]+)\(`)
-	for _, m := range []struct {
-		module string
-		rows   *rowFamily
-	}{{"rmsnorm", rmsNormRows}, {"layernorm", layerNormRows}, {"softmax", softmaxRows}, {"crossentropy", crossEntropyRows},
-		{"fp8quant", fp8QuantRows}} {
+	for _, m := range rowModules {
 		for _, suffix := range []string{"", "_sm90"} {
-			b, err := os.ReadFile("cuda/ptx/" + m.module + suffix + ".ptx")
-			if err != nil {
-				t.Fatal(err)
-			}
 			got := map[string]bool{}
-			for _, e := range entry.FindAllStringSubmatch(string(b), -1) {
+			for _, e := range entry.FindAllStringSubmatch(readPTX(t, m.module+suffix), -1) {
 				got[e[1]] = true
 			}
 			want := map[string]bool{}

@@ -117,15 +117,11 @@ ROW_GRID_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_grid (rowgrid.cuh), 
 ROW_RING2_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // two rows a pass
 ROW_RES_ENTRIES(layernorm, LN_PARAMS, LN_OP)  // row_res (rowres.cuh): persistent teams
 
-// layernorm_blocka_<dtype>_v8t<T>a<LEAD>: one block of T threads a row, 8 packs a thread, each pack's w and b
-// loaded LEAD packs ahead of its store (row_block_lead), bounded by T threads rather than 1024. Built for the
-// block sizes of the rows where they were timed (rowplan.go's rowLeads): bf16 4096 and 16384 columns, fp32 4096.
-#define LN_BLOCKA(S, NAME, T, LEAD)                                                                            \
-    extern "C" __global__ void __launch_bounds__(T) layernorm_blocka_##NAME##_v8t##T##a##LEAD(LN_PARAMS(S)) {  \
-        LN_OP(S)                                                                                               \
-        row_block_lead<LayerNormOp<S>, 8, LEAD>(op, x, y, cols);                                                 \
-    }
-LN_BLOCKA(BF16, bf16, 64, 4)
-LN_BLOCKA(BF16, bf16, 256, 3)
-LN_BLOCKA(F32, f32, 128, 8)
+// layernorm_blocka_<dtype>_v8t<T>a<LEAD> (rowmap.cuh's ROW_BLOCKA_ENTRY): one block of T threads a row, 8 packs a
+// thread, each pack's w and b loaded LEAD packs ahead of its store (row_block_lead), bounded by T threads rather than
+// 1024. Built for the block sizes of the rows where they were timed (rowplan.go's rowLead): bf16 4096 and 16384
+// columns, fp32 4096.
+ROW_BLOCKA_ENTRY(layernorm, BF16, bf16, 64, 4, LN_PARAMS, LN_OP)
+ROW_BLOCKA_ENTRY(layernorm, BF16, bf16, 256, 3, LN_PARAMS, LN_OP)
+ROW_BLOCKA_ENTRY(layernorm, F32, f32, 128, 8, LN_PARAMS, LN_OP)
 #endif

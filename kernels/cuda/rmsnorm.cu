@@ -237,17 +237,12 @@ ROW_RING2_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // two rows a pass
     op.eps = (float)eps;
 ROW_RES_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_RES_OP)  // row_res (rowres.cuh): persistent teams
 
-// rmsnorm_blocka_<dtype>_v8t<T>a<LEAD>: rowmap.cuh's row_block_lead over RMSNormOp, one block of T threads a row,
-// 8 packs a thread, each pack's w loaded LEAD packs ahead of its store, bounded by T threads (rowplan.go's
-// rowLeads: bf16 4096 and 16384 columns, fp32 4096, where it beat the team of one on an H100 and an H200).
-#define RMSNORM_BLOCKA(S, NAME, T, LEAD)                                                                         \
-    extern "C" __global__ void __launch_bounds__(T) rmsnorm_blocka_##NAME##_v8t##T##a##LEAD(RMSNORM_PARAMS(S)) { \
-        RMSNORM_RES_OP(S)                                                                                        \
-        row_block_lead<RMSNormOp<S>, 8, LEAD>(op, x, y, cols);                                                     \
-    }
-RMSNORM_BLOCKA(BF16, bf16, 64, 2)
-RMSNORM_BLOCKA(BF16, bf16, 256, 3)
-RMSNORM_BLOCKA(F32, f32, 128, 8)
+// rmsnorm_blocka_<dtype>_v8t<T>a<LEAD> (rowmap.cuh's ROW_BLOCKA_ENTRY): row_block_lead over RMSNormOp, one block of
+// T threads a row, 8 packs a thread, each pack's w loaded LEAD packs ahead of its store, bounded by T threads
+// (rowplan.go's rowLead: bf16 4096 and 16384 columns, fp32 4096, where it beat the team of one on an H100 and an H200).
+ROW_BLOCKA_ENTRY(rmsnorm, BF16, bf16, 64, 2, RMSNORM_PARAMS, RMSNORM_RES_OP)
+ROW_BLOCKA_ENTRY(rmsnorm, BF16, bf16, 256, 3, RMSNORM_PARAMS, RMSNORM_RES_OP)
+ROW_BLOCKA_ENTRY(rmsnorm, F32, f32, 128, 8, RMSNORM_PARAMS, RMSNORM_RES_OP)
 
 
 #else  // the compute_75 module: every other kernel

@@ -34,7 +34,7 @@
 // Build PTX alone (CUDA 11.8 or later), so that the driver compiles it as it compiles the suite's modules, and run
 // on the GPU host from the repository root:
 //   nvcc -O3 -gencode arch=compute_90,code=compute_90 -o column-ahead scripts/experiments/column-ahead.cu -lcuda
-//   ./column-ahead kernels/cuda/ptx [ABC]   (the letters pick shapes, in main; all by default)
+//   ./column-ahead kernels/cuda/ptx [ABCDEF]   (the letters pick shapes, in main; all by default)
 #include "experiment.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -171,53 +171,31 @@ static void all(const Shape& s, const Op& op) {
     run<Op, 8, 4, T, false>(s, op);
 }
 
+// shape times the suite's kernel (in blocks of T threads, its output the reference) and every blk variant over
+// shape s, when only is empty or names letter.
+template <class Op, int T>
+static void shape(const char* only, const char* letter, const Shape& s, const char* kernel, const Op& op) {
+    if (*only && !strstr(only, letter)) return;
+    prepare(s);
+    suite(s, kernel, T, true);
+    suite(s, kernel, T, false);
+    all<Op, T>(s, op);
+}
+
 int main(int argc, char** argv) {
     const char* dir = argc > 1 ? argv[1] : "kernels/cuda/ptx";
     const char* only = argc > 2 ? argv[2] : "";
     setup(dir);
     for (int rep = 0; rep < 2; rep++) {
-        if (!*only || strstr(only, "A")) {
-            Shape s = {"layernorm", 1, 32768, 4096, 2};
-            prepare(s);
-            suite(s, "layernorm_block_bf16_v8", 64, true);
-            suite(s, "layernorm_block_bf16_v8", 64, false);
-            all<LayerNormOp<BF16>, 64>(s, lnop<BF16>());
-        }
-        if (!*only || strstr(only, "B")) {
-            Shape s = {"layernorm", 1, 8192, 16384, 2};
-            prepare(s);
-            suite(s, "layernorm_block_bf16_v8", 256, true);
-            suite(s, "layernorm_block_bf16_v8", 256, false);
-            all<LayerNormOp<BF16>, 256>(s, lnop<BF16>());
-        }
-        if (!*only || strstr(only, "C")) {
-            Shape s = {"rmsnorm", 1, 8192, 16384, 1};
-            prepare(s);
-            suite(s, "rmsnorm_team_bf16_v8", 256, true);
-            suite(s, "rmsnorm_team_bf16_v8", 256, false);
-            all<RMSNormOp<BF16>, 256>(s, rmsop<BF16>());
-        }
-        if (!*only || strstr(only, "D")) {
-            Shape s = {"rmsnorm", 1, 32768, 4096, 1};
-            prepare(s);
-            suite(s, "rmsnorm_team_bf16_v8", 64, true);
-            suite(s, "rmsnorm_team_bf16_v8", 64, false);
-            all<RMSNormOp<BF16>, 64>(s, rmsop<BF16>());
-        }
-        if (!*only || strstr(only, "E")) {
-            Shape s = {"layernorm", 0, 32768, 4096, 2};
-            prepare(s);
-            suite(s, "layernorm_block_f32_v8", 128, true);
-            suite(s, "layernorm_block_f32_v8", 128, false);
-            all<LayerNormOp<F32>, 128>(s, lnop<F32>());
-        }
-        if (!*only || strstr(only, "F")) {
-            Shape s = {"rmsnorm", 0, 32768, 4096, 1};
-            prepare(s);
-            suite(s, "rmsnorm_team_f32_v8", 128, true);
-            suite(s, "rmsnorm_team_f32_v8", 128, false);
-            all<RMSNormOp<F32>, 128>(s, rmsop<F32>());
-        }
+        shape<LayerNormOp<BF16>, 64>(only, "A", {"layernorm", 1, 32768, 4096, 2}, "layernorm_block_bf16_v8",
+                                     lnop<BF16>());
+        shape<LayerNormOp<BF16>, 256>(only, "B", {"layernorm", 1, 8192, 16384, 2}, "layernorm_block_bf16_v8",
+                                      lnop<BF16>());
+        shape<RMSNormOp<BF16>, 256>(only, "C", {"rmsnorm", 1, 8192, 16384, 1}, "rmsnorm_team_bf16_v8", rmsop<BF16>());
+        shape<RMSNormOp<BF16>, 64>(only, "D", {"rmsnorm", 1, 32768, 4096, 1}, "rmsnorm_team_bf16_v8", rmsop<BF16>());
+        shape<LayerNormOp<F32>, 128>(only, "E", {"layernorm", 0, 32768, 4096, 2}, "layernorm_block_f32_v8",
+                                     lnop<F32>());
+        shape<RMSNormOp<F32>, 128>(only, "F", {"rmsnorm", 0, 32768, 4096, 1}, "rmsnorm_team_f32_v8", rmsop<F32>());
     }
     return 0;
 }
