@@ -29,7 +29,9 @@
 //   - LayerNorm fp32 32768×4096, 128 threads: suite 93.4–94.5 / 98.5–98.8; CM 1 (all 8 ahead) 101.1–101.5 /
 //     100.2–100.3; ahead 3 99.6–99.8 / 99.9–100.1.
 //   - RMSNorm fp32 32768×4096, 128 threads: suite 99.8–99.9 / 98.5–99.0; CM 1 100.1–100.2 / 99.8.
-// The modules now build these as the _blocka_ kernels (rowplan.go's rowLead).
+// The figures were taken with this program's own copies of the CM 0–2 loops, since moved into rowmap.cuh as
+// row_block_lead (which blk now calls); the modules build the chosen ones as the _blocka_ kernels (rowplan.go's
+// rowLead).
 //
 // Build PTX alone (CUDA 11.8 or later), so that the driver compiles it as it compiles the suite's modules, and run
 // on the GPU host from the repository root:
@@ -65,9 +67,10 @@ __device__ __forceinline__ typename Op::template Col<P> unit_col() {
     return k;
 }
 
-template <class Op, int NV, int CM, int D = 2>
-__device__ __forceinline__ void blk(const Op& op, const typename Op::T* __restrict__ x, typename Op::T* __restrict__ y,
-                                    long long cols) {
+// blk_cols is blk for CM 3 and 4, which the modules do not build.
+template <class Op, int NV, int CM>
+__device__ __forceinline__ void blk_cols(const Op& op, const typename Op::T* __restrict__ x,
+                                         typename Op::T* __restrict__ y, long long cols) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     typedef Pack<typename Op::S, true> P;
     typedef typename Op::template Col<P> C;
@@ -81,12 +84,6 @@ __device__ __forceinline__ void blk(const Op& op, const typename Op::T* __restri
     long long c;
     const int kv = row_chunk_load<P, NV>(v, xr, cols, 0, c);
     const int step = blockDim.x * P::E, T = blockDim.x, tid = threadIdx.x;
-    C col[NV];
-    if (CM == 1 || CM == 2) {
-#pragma unroll
-        for (int k = 0; k < (CM == 1 ? NV : D) && k < NV; k++)
-            if (k < kv) col[k] = op.template column<P>(c + (long long)k * step);
-    }
     if (CM == 3) {
 #pragma unroll
         for (int k = 0; k < NV; k++)
@@ -103,12 +100,9 @@ __device__ __forceinline__ void blk(const Op& op, const typename Op::T* __restri
     typename Op::T* yr = y + row * cols;
 #pragma unroll
     for (int k = 0; k < NV; k++) {
-        if (CM == 2 && k + D < NV && k + D < kv) col[k + D] = op.template column<P>(c + (long long)(k + D) * step);
         if (k < kv) {
             const long long ck = c + (long long)k * step;
             C cv;
-            if (CM == 0) cv = op.template column<P>(ck);
-            if (CM == 1 || CM == 2) cv = col[k];
             if (CM == 3) {
                 uint4* d = reinterpret_cast<uint4*>(&cv);
 #pragma unroll
@@ -121,6 +115,17 @@ __device__ __forceinline__ void blk(const Op& op, const typename Op::T* __restri
         }
     }
 #endif
+}
+
+// blk is row_block with the column loads placed by CM (the top of the file): CM 0–2 the suite's templates
+// (row_block; row_block_lead with all NV packs ahead, or D), CM 3 and 4 blk_cols.
+template <class Op, int NV, int CM, int D = 2>
+__device__ __forceinline__ void blk(const Op& op, const typename Op::T* __restrict__ x, typename Op::T* __restrict__ y,
+                                    long long cols) {
+    if (CM == 0) row_block<Op, true, NV>(op, x, y, cols);
+    if (CM == 1) row_block_lead<Op, NV, NV>(op, x, y, cols);
+    if (CM == 2) row_block_lead<Op, NV, D>(op, x, y, cols);
+    if (CM >= 3) blk_cols<Op, NV, CM>(op, x, y, cols);
 }
 
 template <class Op, int NV, int CM>
