@@ -11,6 +11,9 @@
 //   CM 2  each pack's columns two packs ahead of its store, the first two before the merge
 //   CM 3  staged in shared memory by cp.async.ca together with the row's loads, read from there for the stores
 //   CM 4  none: w = 1, b = 0 (no longer the Op: the output is not checked; the ceiling the column data leaves)
+//   CM 5  loaded just before the store as CM 0, but prefetched into L1 (prefetch.global.L1, no register) D packs
+//         ahead, the first D before the merge
+//   CM 6  the same with every pack's prefetched before the merge
 //
 // each under the suite's launch bounds (1024 threads, one block: at most 64 registers) or, LB, the launch's own
 // block size (more registers, fewer blocks a multiprocessor). The suite's kernel from the committed PTX writes
@@ -29,6 +32,9 @@
 //   - LayerNorm fp32 32768×4096, 128 threads: suite 93.4–94.5 / 98.5–98.8; CM 1 (all 8 ahead) 101.1–101.5 /
 //     100.2–100.3; ahead 3 99.6–99.8 / 99.9–100.1.
 //   - RMSNorm fp32 32768×4096, 128 threads: suite 99.8–99.9 / 98.5–99.0; CM 1 100.1–100.2 / 99.8.
+//   - The L1 prefetches (CM 5, 6) lost under the suite's bounds, whatever D (NVIDIA H200, 2026-11-27): LayerNorm bf16
+//     4096 74.1–74.8 (CM 0 93.0), 16384 83.6–85.5 (94.1), fp32 4096 80.7–81.1 (93.3). Each CCTL.E.PF1 costs more
+//     than the round trip it is meant to hide.
 // The figures were taken with this program's own copies of the CM 0–2 loops, since moved into rowmap.cuh as
 // row_block_lead (which blk now calls); the modules build the chosen ones as the _blocka_ kernels (rowplan.go's
 // rowLead).
@@ -46,16 +52,6 @@ __device__ __forceinline__ void ca_cp16(void* smem, const void* gmem) {
 }
 #endif
 
-// colvec is column vector i of the Op (LayerNorm: w, b; RMSNorm: w), in the order of its Col's packs.
-template <class S>
-__device__ __forceinline__ const typename S::T* colvec(const LayerNormOp<S>& op, int i) {
-    return i ? op.b : op.w;
-}
-template <class S>
-__device__ __forceinline__ const typename S::T* colvec(const RMSNormOp<S>& op, int) {
-    return op.w;
-}
-
 template <class Op, class P>
 __device__ __forceinline__ typename Op::template Col<P> unit_col() {
     typename Op::template Col<P> k;
@@ -67,8 +63,8 @@ __device__ __forceinline__ typename Op::template Col<P> unit_col() {
     return k;
 }
 
-// blk_cols is blk for CM 3 and 4, which the modules do not build.
-template <class Op, int NV, int CM>
+// blk_cols is blk for CM 3–6, which the modules do not build.
+template <class Op, int NV, int CM, int D = 2>
 __device__ __forceinline__ void blk_cols(const Op& op, const typename Op::T* __restrict__ x,
                                          typename Op::T* __restrict__ y, long long cols) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -94,6 +90,11 @@ __device__ __forceinline__ void blk_cols(const Op& op, const typename Op::T* __r
             }
         asm volatile("cp.async.commit_group;" ::: "memory");
     }
+    if (CM == 5 || CM == 6) {
+#pragma unroll
+        for (int k = 0; k < (CM == 6 ? NV : D) && k < NV; k++)
+            if (k < kv) col_prefetch<Op, P>(op, c + (long long)k * step);
+    }
     const RowStat s = block_merge(op, op.template local<P, NV>(v, kv, ctx), red);
     const typename Op::Fin f = op.finish(s, cols, ctx);
     if (CM == 3) asm volatile("cp.async.wait_all;" ::: "memory");
@@ -109,6 +110,8 @@ __device__ __forceinline__ void blk_cols(const Op& op, const typename Op::T* __r
                 for (int i = 0; i < W; i++) d[i] = ca_cols[(k * W + i) * T + tid];
             }
             if (CM == 4) cv = unit_col<Op, P>();
+            if (CM == 5 && k + D < NV && k + D < kv) col_prefetch<Op, P>(op, ck + (long long)D * step);
+            if (CM >= 5) cv = op.template column<P>(ck);
             float o[P::E];
             op.apply(v[k], cv, f, o);
             rm_store<typename Op::S, true, true>(o, yr + ck);
@@ -125,13 +128,13 @@ __device__ __forceinline__ void blk(const Op& op, const typename Op::T* __restri
     if (CM == 0) row_block<Op, true, NV>(op, x, y, cols);
     if (CM == 1) row_block_lead<Op, NV, NV>(op, x, y, cols);
     if (CM == 2) row_block_lead<Op, NV, D>(op, x, y, cols);
-    if (CM >= 3) blk_cols<Op, NV, CM>(op, x, y, cols);
+    if (CM >= 3) blk_cols<Op, NV, CM, D>(op, x, y, cols);
 }
 
-template <class Op, int NV, int CM>
+template <class Op, int NV, int CM, int D>
 __global__ void __launch_bounds__(1024, 1) blk_1024(Op op, const typename Op::T* __restrict__ x,
                                                    typename Op::T* __restrict__ y, long long cols) {
-    blk<Op, NV, CM>(op, x, y, cols);
+    blk<Op, NV, CM, D>(op, x, y, cols);
 }
 template <class Op, int NV, int CM, int T, int D>
 __global__ void __launch_bounds__(T) blk_t(Op op, const typename Op::T* __restrict__ x, typename Op::T* __restrict__ y,
@@ -144,7 +147,7 @@ template <class Op, int NV, int CM, int T, bool LB, int D = 2>
 static void run(const Shape& s, const Op& op) {
     typedef typename Op::T TT;
     typedef Pack<typename Op::S, true> P;
-    auto k = LB ? blk_t<Op, NV, CM, T, D> : blk_1024<Op, NV, CM>;
+    auto k = LB ? blk_t<Op, NV, CM, T, D> : blk_1024<Op, NV, CM, D>;
     const int smem = CM == 3 ? (int)(T * NV * sizeof(typename Op::template Col<P>)) : 0;
     if (smem > 48 * 1024) CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     cudaFuncAttributes a;
@@ -159,7 +162,7 @@ static void run(const Shape& s, const Op& op) {
     const float rel = CM == 4 ? -1.0f : check(s, "blk");
     char name[160];
     snprintf(name, sizeof name, "blk CM%d%s t=%d %s (%d regs, %d B local, %d blocks/SM)", CM,
-             CM == 2 && D != 2 ? (D == 3 ? " D3" : " D4") : "", T, LB ? "LB" : "1024", a.numRegs,
+             (CM == 2 || CM == 5) && D != 2 ? (D == 3 ? " D3" : D == 4 ? " D4" : " D8") : "", T, LB ? "LB" : "1024", a.numRegs,
              (int)a.localSizeBytes, per);
     report(s, name, launch, rel);
 }
@@ -174,6 +177,10 @@ static void all(const Shape& s, const Op& op) {
     run<Op, 8, 2, T, true, 4>(s, op);
     run<Op, 8, 1, T, true>(s, op);
     run<Op, 8, 4, T, false>(s, op);
+    run<Op, 8, 5, T, false>(s, op);
+    run<Op, 8, 5, T, false, 3>(s, op);
+    run<Op, 8, 5, T, false, 4>(s, op);
+    run<Op, 8, 6, T, false>(s, op);
 }
 
 // shape times the suite's kernel (in blocks of T threads, its output the reference) and every blk variant over

@@ -86,6 +86,25 @@ __global__ void compare_kernel(const void* a, const void* b, long long n, int bf
     atomicMax(worst + 1, __float_as_uint(r));
 }
 
+// colvec is column vector i of the Op (LayerNorm: w, b; RMSNorm: w), in the order of its Col's packs.
+template <class S>
+__device__ __forceinline__ const typename S::T* colvec(const LayerNormOp<S>& op, int i) {
+    return i ? op.b : op.w;
+}
+template <class S>
+__device__ __forceinline__ const typename S::T* colvec(const RMSNormOp<S>& op, int) {
+    return op.w;
+}
+
+// col_prefetch asks for the column data of the pack at column c (every vector of the Op) in L1: no register
+// waits for it, so it may run ahead of stores that a load of the same data would wait behind.
+template <class Op, class P>
+__device__ __forceinline__ void col_prefetch(const Op& op, long long c) {
+    enum { W = sizeof(typename Op::template Col<P>) / 16 };
+#pragma unroll
+    for (int i = 0; i < W; i++) asm volatile("prefetch.global.L1 [%0];" ::"l"(colvec(op, i) + c));
+}
+
 static void* X;
 static void* Y;
 static void* REF;
