@@ -65,6 +65,21 @@ func rowWidePlans(c Case, cc int) []rowPlan {
 	return []rowPlan{p}
 }
 
+// rowXATwins is ps followed by the twin (xa) of each of its plans that family rf builds in its _x_sm90a module
+// (rowFamily.hasXA), on a GPU of compute capability cc ≥ 90.
+func rowXATwins(rf *rowFamily, ps []rowPlan, cc int) []rowPlan {
+	if cc < 90 {
+		return ps
+	}
+	for _, p := range ps[:len(ps):len(ps)] {
+		if !p.xa && rf.hasXA(p) {
+			p.xa = true
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
 // rowLeadPlans lists the look-ahead block plans of family rf (rowLead) whose block covers a row of case c on a GPU
 // of compute capability cc (sm_90, 16-byte packs).
 func rowLeadPlans(rf *rowFamily, c Case, cc int) []rowPlan {
@@ -82,7 +97,8 @@ func rowLeadPlans(rf *rowFamily, c Case, cc int) []rowPlan {
 }
 
 // rmsNormPlans lists the plans that can run case c on a GPU of compute capability cc: every kernel of the
-// modules, in every block size that covers a row without leaving whole blocks idle, and the look-ahead blocks.
+// modules, in every block size that covers a row without leaving whole blocks idle, the look-ahead blocks and the
+// clusters' _x_sm90a twins.
 func rmsNormPlans(c Case, cc int) []rowPlan {
 	ps := rowLeadPlans(rmsNormRows, c, cc)
 	for _, vec := range []bool{true, false} {
@@ -112,7 +128,7 @@ func rmsNormPlans(c Case, cc int) []rowPlan {
 			}
 		}
 	}
-	return ps
+	return rowXATwins(rmsNormRows, ps, cc)
 }
 
 // TestCUDARMSNormPlans checks every fused RMSNorm kernel and block size, teams of up to 512 blocks and clusters

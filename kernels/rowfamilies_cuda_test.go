@@ -93,10 +93,14 @@ func TestCUDARowPlans(t *testing.T) {
 				} else {
 					gens = map[string]harness.Generator{"labels": someIgnored}
 				}
-				for _, p := range rowPlans(c, be.CC()) {
-					name := crossEntropyRows.kernel(p, dt)
-					if f == FP8QuantFamily {
-						name = fp8QuantRows.kernel(p, dt)
+				rows := crossEntropyRows
+				if f == FP8QuantFamily {
+					rows = fp8QuantRows
+				}
+				for _, p := range rowXATwins(rows, rowPlans(c, be.CC()), be.CC()) {
+					name := rows.kernel(p, dt)
+					if p.xa {
+						name += "/xa"
 					}
 					t.Run(fmt.Sprintf("%s/%s/%s/t=%d", f.Name, f.BenchName(c, Fused), name, p.threads), func(t *testing.T) {
 						crossEntropyPlanFor = func(Case, int, int) rowPlan { return p }

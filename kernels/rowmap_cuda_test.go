@@ -74,14 +74,14 @@ func rowMapPlans(c Case, cc int) []rowPlan {
 	return ps
 }
 
-// layerNormPlans is rowMapPlans and LayerNorm's look-ahead blocks (rowLeadPlans).
+// layerNormPlans is rowMapPlans, LayerNorm's look-ahead blocks (rowLeadPlans) and the clusters' _x_sm90a twins.
 func layerNormPlans(c Case, cc int) []rowPlan {
-	return append(rowMapPlans(c, cc), rowLeadPlans(layerNormRows, c, cc)...)
+	return rowXATwins(layerNormRows, append(rowMapPlans(c, cc), rowLeadPlans(layerNormRows, c, cc)...), cc)
 }
 
-// softmaxPlans is rowMapPlans and Softmax's wide blocks (rowWidePlans).
+// softmaxPlans is rowMapPlans, Softmax's wide blocks (rowWidePlans) and the clusters' _x_sm90a twins.
 func softmaxPlans(c Case, cc int) []rowPlan {
-	return append(rowMapPlans(c, cc), rowWidePlans(c, cc)...)
+	return rowXATwins(softmaxRows, append(rowMapPlans(c, cc), rowWidePlans(c, cc)...), cc)
 }
 
 // TestCUDARowMapPlans checks every fused LayerNorm and Softmax kernel — warps, blocks, clusters, the loop — in

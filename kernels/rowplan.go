@@ -45,6 +45,7 @@ type rowPlan struct {
 	groups  int  // grid: groups of blocks, each taking every groups-th row (ring: rows in a block's ring)
 	lag     int  // grid: steps a block makes between publishing a row's partial and merging the row's partials
 	lead    int  // block (sm_90, 16-byte packs): each pack's column data loaded lead packs ahead of its store (rowLead)
+	xa      bool // cluster (sm_90): the cluster exchange by st.async, from the family's _x_sm90a module (rowXA)
 	vec     bool
 	nv      int
 	threads int
@@ -72,16 +73,19 @@ type rowFamily struct {
 	grid bool
 	// leads: the one-block-a-row kernels of the family's _sm90 module that load the column data ahead (rowLead).
 	leads []rowLead
+	// xaCluster: the family's cluster kernels (rowCluster) are in its _x_sm90a module too, exchanging by st.async
+	// (rowXA).
+	xaCluster bool
 }
 
 var (
 	rmsNormRows = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", ring2: true, columns: 1, grid: true,
-		leads: []rowLead{{BF16, 64, 2}, {BF16, 256, 3}, {FP32, 128, 8}}}
+		leads: []rowLead{{BF16, 64, 2}, {BF16, 256, 3}, {FP32, 128, 8}}, xaCluster: true}
 	layerNormRows = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, ring2: true, columns: 2, grid: true,
-		leads: []rowLead{{BF16, 64, 4}, {BF16, 256, 3}, {FP32, 128, 8}}}
-	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true, resPlain: true, grid: true}
-	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true, grid: true}
-	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true}
+		leads: []rowLead{{BF16, 64, 4}, {BF16, 256, 3}, {FP32, 128, 8}}, xaCluster: true}
+	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true, resPlain: true, grid: true, xaCluster: true}
+	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true, grid: true, xaCluster: true}
+	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true, xaCluster: true}
 )
 
 // kernel is plan p's entry point in the family's modules for storage dtype dt.
@@ -127,6 +131,11 @@ func (rf *rowFamily) kernel(p rowPlan, dt DType) string {
 }
 
 func (p rowPlan) String() string {
+	if p.xa {
+		q := p
+		q.xa = false
+		return q.String() + " xa"
+	}
 	v := map[bool]string{true: "v", false: "s"}[p.vec]
 	switch p.kind {
 	case rowWarp:
@@ -301,6 +310,78 @@ func withRowLead(rf *rowFamily, choose func(c Case, cc, sms int) rowPlan) func(c
 		}
 		return p
 	}
+}
+
+// rowXA: the cluster kernels of the _x_sm90a modules (cuda/<module>_x_sm90a.cu, built by CUDA 12.4: the family's
+// .cu with KW_XASYNC, cuda/xasync.cuh), whose blocks send a row's partial statistics by st.async into each other's
+// shared memory, each write completing on the receiver's mbarrier, where the cluster kernels of the _sm90 modules
+// (PTX 7.8) take two cluster barriers a row, whose release and acquire compile to a GPU-wide memory barrier
+// before each arrive and an L1 invalidate after each wait. Measured first in
+// scripts/experiments/cluster-exchange.cu (NVIDIA H200, row_cluster over 1024 × 262144, pct of the copy):
+// RMSNorm bf16 in 8 × 512 threads 78.3% → 88.2% (96.3% with no exchange at all), LayerNorm bf16 71.7% → 81.0%,
+// fp32 in 8 × 1024 61.1% → 69.6%; LayerNorm bf16 4096 × 65536 in 2 × 512 79.6% → 88.9%. The rings (row_ring)
+// with the same exchange lost on the H200 (TestCUDARowTune: RMSNorm fp32 1024 × 262144 81.1% against 86.7%,
+// CrossEntropy fp32 80.4% against 82.8%, RMSNorm fp32 4096 × 65536 in two rows a pass 87.9% against 93.2%), so
+// only the cluster kernels are built there, in every row family.
+func (rf *rowFamily) hasXA(p rowPlan) bool { return p.kind == rowCluster && rf.xaCluster }
+
+// rowXAOn: the _x_sm90a kernels are chosen (TestCUDARowTune turns it off to compare).
+var rowXAOn = true
+
+// withRowXA is choose, except on sm_90 with rowXAOn: where wins says so (nil: nowhere), the cluster of 8 blocks
+// exchanging by st.async that holds the row (rowXACluster); elsewhere, a cluster plan that family rf has in its
+// _x_sm90a module (hasXA) takes that kernel.
+func withRowXA(rf *rowFamily, choose func(c Case, cc, sms int) rowPlan, wins func(Case) bool) func(c Case, cc, sms int) rowPlan {
+	return func(c Case, cc, sms int) rowPlan {
+		if rowXAOn && cc >= 90 && wins != nil && wins(c) {
+			if p, ok := rowXACluster(c, cc); ok {
+				return p
+			}
+		}
+		p := choose(c, cc, sms)
+		if rowXAOn && cc >= 90 && rf.hasXA(p) {
+			p.xa = true
+		}
+		return p
+	}
+}
+
+// rowXACluster is the cluster of 8 blocks, 8 16-byte packs a thread, exchanging by st.async (xa), that holds a
+// row of case c on sm_90: blocks of 64–1024 threads (rows of 64 KiB to 1 MiB).
+func rowXACluster(c Case, cc int) (rowPlan, bool) {
+	vec, e, nv := rowAccess(c)
+	t := ceilPow2(ceilDiv(c.Cols, 8*nv*e))
+	if !vec || cc < 90 || t < 64 || t > 1024 {
+		return rowPlan{}, false
+	}
+	return rowPlan{kind: rowCluster, cluster: 8, vec: true, nv: nv, threads: t, xa: true}, true
+}
+
+// The rows where rowXACluster beat the plan chosen before on both an H100 and an H200 (TestCUDARowTune, 2026-11-27,
+// driver 580.159.04, pct of the suite's copy, NVIDIA H100 80GB HBM3 / NVIDIA H200, against the plan before):
+//
+//   - 1024 × 262144: LayerNorm bf16 91.5 / 80.5% (cluster of 4 × 1024, the barriers' exchange: 83.8 / 72.7%),
+//     Softmax bf16 98.3 / 92.6% (row_grid 91.4 / 74.3%), CrossEntropy bf16 103.2 / 96.9% (row_dsmem 94.5 / 82.8%),
+//     FP8Quant fp32 in 8 × 1024 101.1 / 93.2% (row_ring 93.3 / 81.5%), FP8Quant bf16 101.0 / 102.4% (its cluster of
+//     8 × 512 with the barriers: 96.3 / 87.2%);
+//   - 4096 × 65536: RMSNorm fp32 99.2 / 93.7% (two rows a pass 95.2 / 93.5%), LayerNorm fp32 97.7 / 87.9% (row_grid
+//     94.6 / 87.7%), Softmax fp32 99.7 / 101.0% (row_grid 93.8 / 95.2%), Softmax bf16 in 8 × 128 99.1 / 99.5% (one
+//     block 98.5 / 93.3%), CrossEntropy fp32 105.1 / 103.7% (row_dsmem 101.5 / 95.6%), bf16 104.8 / 103.0% (one
+//     block 103.0 / 93.9%), FP8Quant fp32 102.7 / 105.2%, bf16 100.8 / 103.2% (one block 99.8 / 101.8%).
+//
+// Where it lost: the fp32 rows of 1 MiB but FP8Quant's (one 1024-thread block a multiprocessor: RMSNorm 90.2 /
+// 76.5%, LayerNorm 83.3 / 67.5%, Softmax 55.6 / 44.4%, CrossEntropy 60.0 / 48.1% against 92–97 / 82–92% for their
+// rings and row_grid), RMSNorm and LayerNorm bf16 rows of 128 KiB (H200: 86.1 and 86.4% against 93.6 and 89.2% for
+// row_res), RMSNorm bf16 rows of 512 KiB (H200: 77.1% against 87.9% for row_grid).
+func rmsNormXAWins(c Case) bool { return c.DType == FP32 && c.Cols*4 > 128<<10 && c.Cols*4 <= 256<<10 }
+func layerNormXAWins(c Case) bool {
+	return rmsNormXAWins(c) || c.DType == BF16 && c.Cols*2 > 256<<10 && c.Cols*2 <= 512<<10
+}
+func softmaxXAWins(c Case) bool {
+	return rmsNormXAWins(c) || c.DType == BF16 && c.Cols*2 > 64<<10 && c.Cols*2 <= 512<<10
+}
+func fp8QuantXAWins(c Case) bool {
+	return c.Cols*c.DType.Size() > 64<<10 && c.Cols*c.DType.Size() <= 1<<20
 }
 
 // rmsNormChoosePlan is rowChoosePlan; wider rows (measured on an H200, pct of the copy): fp32 rows on sm_90
@@ -487,14 +568,15 @@ func fp8QuantChoosePlan(c Case, cc, sms int) rowPlan {
 
 // The plan of a case, per family (<family>PlanFor, which the tests swap and restore to <family>PlanDefault).
 var (
-	rmsNormPlanDefault = withRowGrid(withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(withRowLead(rmsNormRows,
-		rmsNormChoosePlan), rmsNormDSMEMWins), rmsNormRingWins), rmsNormRing2), rmsNormRes), rmsNormGridWins)
-	layerNormPlanDefault = withRowGrid(withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(withRowLead(layerNormRows,
-		layerNormChoosePlan), nil), layerNormRingWins), layerNormRing2), layerNormRes), layerNormGridWins)
-	softmaxPlanDefault = withRowGrid(withRowRingPlan(withRowRing(withRowDSMEM(softmaxChoosePlan,
-		softmaxDSMEMWins), softmaxRingWins), softmaxRing), softmaxGridWins)
-	crossEntropyPlanDefault = withRowRing(withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins), rowRingWins1MiB)
-	fp8QuantPlanDefault     = withRowRing(withRowDSMEM(fp8QuantChoosePlan, nil), rowRingWins1MiB)
+	rmsNormPlanDefault = withRowXA(rmsNormRows, withRowGrid(withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(withRowLead(rmsNormRows,
+		rmsNormChoosePlan), rmsNormDSMEMWins), rmsNormRingWins), rmsNormRing2), rmsNormRes), rmsNormGridWins), rmsNormXAWins)
+	layerNormPlanDefault = withRowXA(layerNormRows, withRowGrid(withRowRes(withRowRingPlan(withRowRing(withRowDSMEM(withRowLead(layerNormRows,
+		layerNormChoosePlan), nil), layerNormRingWins), layerNormRing2), layerNormRes), layerNormGridWins), layerNormXAWins)
+	softmaxPlanDefault = withRowXA(softmaxRows, withRowGrid(withRowRingPlan(withRowRing(withRowDSMEM(softmaxChoosePlan,
+		softmaxDSMEMWins), softmaxRingWins), softmaxRing), softmaxGridWins), softmaxXAWins)
+	crossEntropyPlanDefault = withRowXA(crossEntropyRows, withRowRing(withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins),
+		rowRingWins1MiB), softmaxXAWins)
+	fp8QuantPlanDefault = withRowXA(fp8QuantRows, withRowRing(withRowDSMEM(fp8QuantChoosePlan, nil), rowRingWins1MiB), fp8QuantXAWins)
 
 	rmsNormPlanFor      = rmsNormPlanDefault
 	layerNormPlanFor    = layerNormPlanDefault

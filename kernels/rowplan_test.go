@@ -22,6 +22,9 @@ func rowPlanChoices() string {
 		if p.kind == rowGrid {
 			return fmt.Sprintf("%s t=%d g=%d r=%d l=%d", rf.kernel(p, c.DType), p.threads, p.groups, p.ring, p.lag)
 		}
+		if p.cluster > 0 && p.xa {
+			return fmt.Sprintf("%s t=%d c=%d xa", rf.kernel(p, c.DType), p.threads, p.cluster)
+		}
 		if p.cluster > 0 {
 			return fmt.Sprintf("%s t=%d c=%d", rf.kernel(p, c.DType), p.threads, p.cluster)
 		}
@@ -90,7 +93,8 @@ func TestRowPlanChoices(t *testing.T) {
 // for exactly the cases of the CUDA grid and the correctness shapes where the family measured it fastest (its
 // *DSMEMWins), with a cluster of 2–16 blocks whose slices cover the row and fit the shared memory limit.
 func TestRowDSMEMChoice(t *testing.T) {
-	defer func(on bool) { rowDSMEMOn = on }(rowDSMEMOn)
+	defer func(on, xa bool) { rowDSMEMOn, rowXAOn = on, xa }(rowDSMEMOn, rowXAOn)
+	rowXAOn = false // the _x_sm90a clusters come after every other choice (withRowXA); TestRowXAChoice checks them
 	wins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormDSMEMWins, SoftmaxFamily: softmaxDSMEMWins,
 		CrossEntropyFamily: crossEntropyDSMEMWins}
 	chosen := 0
@@ -304,7 +308,8 @@ func testRowRingChoice(t *testing.T) {
 	if rowRingOn != (rowRingPending == "") && !harness.RunPending() {
 		t.Errorf("rowRingOn = %v with rowRingPending %q", rowRingOn, rowRingPending)
 	}
-	defer func(on bool) { rowRingOn = on }(rowRingOn)
+	defer func(on, xa bool) { rowRingOn, rowXAOn = on, xa }(rowRingOn, rowXAOn)
+	rowXAOn = false // the _x_sm90a clusters come after every other choice (withRowXA); TestRowXAChoice checks them
 	chosen, chosen2 := 0, 0
 	for _, on := range []bool{false, true} {
 		rowRingOn = on
@@ -530,5 +535,57 @@ func TestRowLeadKernels(t *testing.T) {
 		if p.lead > 0 && (p.kind != rowBlock || !p.vec || p.nv != 8) {
 			t.Errorf("cc %d %v: look-ahead plan %v is not a block of 8 16-byte packs", tc.cc, tc.c, p)
 		}
+	}
+}
+
+// TestRowXAChoice checks where the _x_sm90a clusters are chosen (withRowXA): never when switched off or before sm_90;
+// on sm_90, rowXACluster's plan exactly where the family's XA wins function says so (and the plan exists), and
+// elsewhere the plan chosen without them, its cluster plans taking the _x_sm90a kernel where the family has it
+// (hasXA); and that every such kernel is in the family's _x_sm90a module.
+func TestRowXAChoice(t *testing.T) {
+	defer func(on bool) { rowXAOn = on }(rowXAOn)
+	wins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormXAWins, LayerNormFamily: layerNormXAWins,
+		SoftmaxFamily: softmaxXAWins, CrossEntropyFamily: softmaxXAWins, FP8QuantFamily: fp8QuantXAWins}
+	rows := map[*Family]*rowFamily{RMSNormFamily: rmsNormRows, LayerNormFamily: layerNormRows,
+		SoftmaxFamily: softmaxRows, CrossEntropyFamily: crossEntropyRows, FP8QuantFamily: fp8QuantRows}
+	modules := map[*Family]string{RMSNormFamily: "rmsnorm", LayerNormFamily: "layernorm", SoftmaxFamily: "softmax",
+		CrossEntropyFamily: "crossentropy", FP8QuantFamily: "fp8quant"}
+	key := func(f *Family, c Case, cc int) string {
+		return fmt.Sprintf("%s %s %d", f.Name, f.BenchName(c, Fused), cc)
+	}
+	off := map[string]rowPlan{}
+	rowXAOn = false
+	eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
+		if p.xa {
+			t.Errorf("%s %s cc=%d: %v with the _x_sm90a clusters off", f.Name, f.BenchName(c, Fused), cc, p)
+		}
+		off[key(f, c, cc)] = p
+	})
+	rowXAOn = true
+	won, twins := 0, 0
+	eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
+		want := off[key(f, c, cc)]
+		if x, ok := rowXACluster(c, cc); ok && cc >= 90 && wins[f](c) {
+			want = x
+			won++
+		} else if cc >= 90 && rows[f].hasXA(want) {
+			want.xa = true
+			twins++
+		}
+		if p != want {
+			t.Errorf("%s %s cc=%d: %v, want %v", f.Name, f.BenchName(c, Fused), cc, p, want)
+		}
+		if p.xa {
+			ptx, err := os.ReadFile("cuda/ptx/" + modules[f] + "_x_sm90a.ptx")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name := rows[f].kernel(p, c.DType); !strings.Contains(string(ptx), ".entry "+name+"(") {
+				t.Errorf("%s %s: %s is not in %s_x_sm90a", f.Name, f.BenchName(c, Fused), name, modules[f])
+			}
+		}
+	})
+	if won == 0 {
+		t.Errorf("rowXACluster never chosen (other clusters' _x_sm90a kernels: %d)", twins)
 	}
 }

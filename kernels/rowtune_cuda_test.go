@@ -28,7 +28,8 @@ var (
 
 // TestCUDARowTune (with -kernels.tune) times, for the five row families on every cuda-grid shape of more than 64
 // rows, the plan the family picks (marked *) and those it picks without row_grid, without row_ring and row_res too
-// and without row_dsmem and the look-ahead blocks (rowLead) either, every plan its test enumerator lists with 16-byte accesses, the row_grid plans
+// and without row_dsmem and the look-ahead blocks (rowLead) either, the chosen plan's kernel from the _sm90 module where
+// the _x_sm90a module has it too (rowXA) and the _x_sm90a twin of every plan below that has one, every plan its test enumerator lists with 16-byte accesses, the row_grid plans
 // (rowGridPlans with its variants, rows of 16384 columns and more), the row_dsmem plans in blocks of 128–1024
 // threads, the row_res plans (rowResPlans: RMSNorm, LayerNorm and Softmax, rows of 4096 columns and more) and the
 // row_ring plans (rowRingPlans, rows of 4096 columns and more; two rows a pass for RMSNorm and LayerNorm), each as
@@ -49,7 +50,9 @@ func TestCUDARowTune(t *testing.T) {
 	defer s.Close()
 	fmt.Printf("rowtune: %s (cc %d, %d SMs), suite copy %.1f GB/s\n", be.Device().Name, be.CC(), be.Device().Workers, suiteCopy)
 	on, ringOn, resOn, gridOn := rowDSMEMOn, rowRingOn, rowResOn, rowGridOn
-	defer func() { rowDSMEMOn, rowRingOn, rowResOn, rowGridOn, rowLeadOn = on, ringOn, resOn, gridOn, true }()
+	defer func() {
+		rowDSMEMOn, rowRingOn, rowResOn, rowGridOn, rowLeadOn, rowXAOn = on, ringOn, resOn, gridOn, true, true
+	}()
 	timeIt := func(l harness.Launch) (float64, error) {
 		if _, err := be.Time(l, 3, s.Policy.Timing); err != nil {
 			return 0, err
@@ -105,20 +108,22 @@ func TestCUDARowTune(t *testing.T) {
 					t.Fatal(err)
 				}
 				bytes := float64(fm.f.MinBytes(c))
-				rowDSMEMOn, rowRingOn, rowResOn, rowGridOn, rowLeadOn = false, false, false, false, false
+				rowDSMEMOn, rowRingOn, rowResOn, rowGridOn, rowLeadOn, rowXAOn = false, false, false, false, false, false
 				base := def(c, be.CC(), be.Device().Workers)
 				rowDSMEMOn, rowLeadOn = true, true
 				withD := def(c, be.CC(), be.Device().Workers)
 				rowRingOn, rowResOn = true, resOn
 				noGrid := def(c, be.CC(), be.Device().Workers)
 				rowGridOn = gridOn
+				chosenPTX78 := def(c, be.CC(), be.Device().Workers)
+				rowXAOn = true
 				chosen := def(c, be.CC(), be.Device().Workers)
 				fmt.Printf("rowtune %-12s %s | copy %7.1f µs | default %v | with dsmem %v | with ring and res %v | with grid (chosen) %v\n",
 					fm.f.Name, fm.f.BenchName(c, Fused), cns/1e3, base, withD, noGrid, chosen)
 				seen := map[rowPlan]bool{}
-				try := []rowPlan{chosen, noGrid, base, withD}
+				try := []rowPlan{chosen, chosenPTX78, noGrid, base, withD}
 				if rowTuneGridOnly {
-					try = []rowPlan{chosen, noGrid}
+					try = []rowPlan{chosen, chosenPTX78, noGrid}
 				}
 				if !rowTuneRingOnly && !rowTuneGridOnly {
 					try = append(try, fm.plans(c, be.CC())...)
@@ -144,6 +149,7 @@ func TestCUDARowTune(t *testing.T) {
 						}
 					}
 				}
+				try = rowXATwins(fm.rows, try, be.CC())
 				for _, p := range try {
 					if seen[p] || !p.vec && c.Cols%(16/dt.Size()) == 0 {
 						continue

@@ -12,3 +12,11 @@ package kernels
 //
 //go:generate ../scripts/nvcc-hopper -ptx -gencode=arch=compute_90a,code=compute_90a -o cuda/ptx/wsgemm_sm90a.ptx cuda/wsgemm_sm90a.cu
 //go:generate ../scripts/nvcc-hopper -ptx -gencode=arch=compute_90a,code=compute_90a -o cuda/ptx/wsattn_sm90a.ptx cuda/wsattn_sm90a.cu
+//
+// The row families' _x_sm90a modules: each family's .cu again, with KW_XASYNC (its rings and cluster kernels
+// exchanging by st.async, PTX 8.1: cuda/xasync.cuh).
+//go:generate ../scripts/nvcc-hopper -ptx -gencode=arch=compute_90a,code=compute_90a -o cuda/ptx/rmsnorm_x_sm90a.ptx cuda/rmsnorm_x_sm90a.cu
+//go:generate ../scripts/nvcc-hopper -ptx -gencode=arch=compute_90a,code=compute_90a -o cuda/ptx/layernorm_x_sm90a.ptx cuda/layernorm_x_sm90a.cu
+//go:generate ../scripts/nvcc-hopper -ptx -gencode=arch=compute_90a,code=compute_90a -o cuda/ptx/softmax_x_sm90a.ptx cuda/softmax_x_sm90a.cu
+//go:generate ../scripts/nvcc-hopper -ptx -gencode=arch=compute_90a,code=compute_90a -o cuda/ptx/crossentropy_x_sm90a.ptx cuda/crossentropy_x_sm90a.cu
+//go:generate ../scripts/nvcc-hopper -ptx -gencode=arch=compute_90a,code=compute_90a -o cuda/ptx/fp8quant_x_sm90a.ptx cuda/fp8quant_x_sm90a.cu

@@ -37,6 +37,7 @@
 // The naive chain's steps that are not generic eager ops (nll_loss's gather, the one-hot subtraction with the
 // ignore mask) are the one-thread-per-row kernels xent_naive_loss and xent_naive_onehot.
 #include "common.cuh"
+#include "xasync.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include <cooperative_groups.h>
@@ -254,14 +255,20 @@ __device__ __forceinline__ void xent_stream_ms(const typename S::T* __restrict__
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // xent_cluster (module crossentropy_sm90): a cluster of CS consecutive blocks per row, block rank = part of the
-// row; the blocks' pairs meet in distributed shared memory between two cluster barriers.
+// row; the blocks' pairs meet in distributed shared memory between two cluster barriers (in crossentropy_x_sm90a,
+// KW_XASYNC: by st.async, xasync.cuh).
 template <class S, int NV, int CS>
 __device__ __forceinline__ void xent_cluster(const typename S::T* __restrict__ x, const int* __restrict__ labels,
                                              float* __restrict__ loss, typename S::T* __restrict__ dl,
                                              long long cols) {
     typedef XentShare<S, true, NV> Sh;
     __shared__ float rm[32], rs[32];
+#ifdef KW_XASYNC
+    __shared__ __align__(8) float parts[CS][2];
+    __shared__ __align__(8) unsigned long long xbar;
+#else
     __shared__ float mine[2];
+#endif
     cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
     const int E = Sh::P::E;
     const int step = blockDim.x * E;
@@ -278,6 +285,9 @@ __device__ __forceinline__ void xent_cluster(const typename S::T* __restrict__ x
         if (rank == 0 && threadIdx.x == 0) loss[row] = 0.0f;
         return;
     }
+#ifdef KW_XASYNC
+    xa_init(&xbar, 1);  // after the return above, which the whole cluster takes or none of it
+#endif
     const bool own = owns_label(label, c, n, step, E);
     Sh sh;
     sh.load(xr + c, step, n);
@@ -287,6 +297,20 @@ __device__ __forceinline__ void xent_cluster(const typename S::T* __restrict__ x
     sh.local(step, n, m, s);
     const float mloc = m;
     block_ms(m, s, rm, rs);
+#ifdef KW_XASYNC
+    xa_started();
+    if (threadIdx.x == 0) {
+        const float w[2] = {m, s};
+        xa_send<2>(w, parts[rank], &xbar, CS);
+    }
+    xa_wait(&xbar, 0);
+    float M = XENT_NEG_INF, sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < CS; i++) ms_merge(M, sum, parts[i][0], parts[i][1]);
+    const float inv = 1.0f / sum;
+    sh.store(dr + c, step, n, mloc, M, inv);
+    if (own) fix_label<S>(dr, loss + row, label, xl, M, sum, inv);
+#else
     if (threadIdx.x == 0) mine[0] = m, mine[1] = s;
     asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");  // every part published
     float M = XENT_NEG_INF, sum = 0.0f;
@@ -300,6 +324,7 @@ __device__ __forceinline__ void xent_cluster(const typename S::T* __restrict__ x
     sh.store(dr + c, step, n, mloc, M, inv);
     if (own) fix_label<S>(dr, loss + row, label, xl, M, sum, inv);
     asm volatile("barrier.cluster.wait;" ::: "memory");  // keep `mine` until every block has read it
+#endif
 }
 
 // xent_cstream (module crossentropy_sm90): a cluster of CS blocks per row, each streaming its slice of the row
@@ -372,12 +397,14 @@ __device__ __forceinline__ void xent_cstream(const typename S::T* __restrict__ x
                                     long long cols) {                                                              \
         xent_cstream<S, 8, CS>(x, labels, loss, dl, cols);                                                         \
     }
+#ifndef KW_XASYNC  // crossentropy_x_sm90a: the cluster kernels alone
 XENT_CSTREAM(F32, f32, 2)
 XENT_CSTREAM(F32, f32, 4)
 XENT_CSTREAM(F32, f32, 8)
 XENT_CSTREAM(BF16, bf16, 2)
 XENT_CSTREAM(BF16, bf16, 4)
 XENT_CSTREAM(BF16, bf16, 8)
+#endif
 
 #define XENT_CLUSTER(S, NAME, NV, CS)                                                                                \
     extern "C" __global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(1024, 1)                                 \
@@ -471,9 +498,15 @@ struct XentDSMEM {
     op.loss = loss;      \
     op.dl = dl;          \
     op.cols = cols;
+#ifndef KW_XASYNC
 ROW_DSMEM_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)
+#endif
+#ifndef KW_XASYNC
 ROW_RING_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+#endif
+#ifndef KW_XASYNC
 ROW_GRID_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
+#endif
 #endif  // clusters
 
 // Every other kernel, in both modules.
@@ -640,9 +673,12 @@ __device__ __forceinline__ void xent_stream(const typename S::T* __restrict__ x,
     XENT_STREAM(S, NAME, true, v)                                                                                    \
     XENT_STREAM(S, NAME, false, s)
 
+#ifndef KW_XASYNC
 XENT_DTYPE(F32, f32)
 XENT_DTYPE(BF16, bf16)
+#endif
 
+#ifndef KW_XASYNC
 // The naive chain's two row kernels, one thread per row. xent_naive_loss: loss[r] = −logp[r, label], 0 for an
 // ignored row (nll_loss). xent_naive_onehot: p[r, label] −= 1 and mask[r] = 1 for a kept row, mask[r] = 0 for
 // an ignored one.
@@ -666,3 +702,4 @@ extern "C" __global__ void xent_naive_onehot(float* p, float* mask, const int* l
         mask[r] = 0.0f;
     }
 }
+#endif

@@ -29,6 +29,7 @@
 // The naive chain (|x|, group max, clamp_min, /448, x/scale, clamp ±448) uses the eager kernels of eager.cu, and
 // fp8_naive_cast for the final .to(float8_e4m3fn) of its fp32 intermediate.
 #include "common.cuh"
+#include "xasync.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include <cooperative_groups.h>
@@ -163,13 +164,19 @@ __device__ __forceinline__ int share_len(long long cols, long long c, long long 
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // fp8_row_cluster (module fp8quant_sm90): a cluster of CS blocks per row; the blocks' amaxes meet in distributed
-// shared memory between two cluster barriers.
+// shared memory between two cluster barriers (in fp8quant_x_sm90a, KW_XASYNC: by st.async, xasync.cuh).
 template <class S, int NV, int CS>
 __device__ __forceinline__ void fp8_row_cluster(const typename S::T* __restrict__ x, unsigned char* __restrict__ q,
                                                 float* __restrict__ scale, long long cols) {
     typedef Fp8Share<S, true, NV> Sh;
     __shared__ float red[32];
+#ifdef KW_XASYNC
+    __shared__ __align__(8) float parts[CS];
+    __shared__ __align__(8) unsigned long long xbar;
+    xa_init(&xbar, 1);
+#else
     __shared__ float mine;
+#endif
     cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
     const int E = Sh::P::E;
     const int step = blockDim.x * E;
@@ -181,6 +188,17 @@ __device__ __forceinline__ void fp8_row_cluster(const typename S::T* __restrict_
     Sh sh;
     sh.load(x + row * cols + c, step, n);
     const float a = block_max(sh.amax(step, n), red);
+#ifdef KW_XASYNC
+    xa_started();
+    if (threadIdx.x == 0) xa_send<1>(&a, &parts[rank], &xbar, CS);
+    xa_wait(&xbar, 0);
+    float amax = 0.0f;
+#pragma unroll
+    for (int i = 0; i < CS; i++) amax = fmaxf(amax, parts[i]);
+    const float s = fp8_scale(amax);
+    sh.store(q + row * cols + c, step, n, 1.0f / s);
+    if (rank == 0 && threadIdx.x == 0) scale[row] = s;
+#else
     if (threadIdx.x == 0) mine = a;
     asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");  // every part published
     float amax = 0.0f;
@@ -191,6 +209,7 @@ __device__ __forceinline__ void fp8_row_cluster(const typename S::T* __restrict_
     sh.store(q + row * cols + c, step, n, 1.0f / s);
     if (rank == 0 && threadIdx.x == 0) scale[row] = s;
     asm volatile("barrier.cluster.wait;" ::: "memory");  // keep `mine` until every block has read it
+#endif
 }
 
 // fp8_row_cstream (module fp8quant_sm90): a cluster of CS blocks per row, each streaming its slice twice (amax,
@@ -241,12 +260,14 @@ __device__ __forceinline__ void fp8_row_cstream(const typename S::T* __restrict_
                                        long long cols) {                                                           \
         fp8_row_cstream<S, 8, CS>(x, q, scale, cols);                                                              \
     }
+#ifndef KW_XASYNC  // fp8quant_x_sm90a: the cluster kernels alone
 FP8_ROW_CSTREAM(F32, f32, 2)
 FP8_ROW_CSTREAM(F32, f32, 4)
 FP8_ROW_CSTREAM(F32, f32, 8)
 FP8_ROW_CSTREAM(BF16, bf16, 2)
 FP8_ROW_CSTREAM(BF16, bf16, 4)
 FP8_ROW_CSTREAM(BF16, bf16, 8)
+#endif
 
 #define FP8_ROW_CLUSTER(S, NAME, NV, CS)                                                                             \
     extern "C" __global__ void __cluster_dims__(CS, 1, 1) __launch_bounds__(1024, 1)                                 \
@@ -316,11 +337,15 @@ struct Fp8DSMEM {
     op.q = q;               \
     op.scale = scale;       \
     op.cols = cols;
+#ifndef KW_XASYNC
 ROW_DSMEM_ENTRIES(fp8_row, FP8_ROW_PARAMS, FP8_ROW_DSMEM_OP)
+#endif
+#ifndef KW_XASYNC
 ROW_RING_ENTRIES(fp8_row, FP8_ROW_PARAMS, FP8_ROW_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+#endif
 #endif  // clusters
 
-#ifdef __CUDA_ARCH__  // every other kernel, in both modules
+#if defined(__CUDA_ARCH__) && !defined(KW_XASYNC)  // every other kernel, in both modules (not the x one)
 
 // fp8_b128: teams of L lanes (aligned within the warp), each team G groups of 128 columns at once: group
 // gi = (block's first team·G) + g·(teams a block) + team in block. Lane t of a team holds accesses t, t + L, …

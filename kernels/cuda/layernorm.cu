@@ -74,8 +74,10 @@
     LN_LOOP(S, NAME, true, v)            \
     LN_LOOP(S, NAME, false, s)
 
+#ifndef KW_XASYNC  // layernorm_x_sm90a: the cluster kernels alone (LN_SM90)
 LN_DTYPE(F32, f32)
 LN_DTYPE(BF16, bf16)
+#endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // sm_90 only: a cluster per row, holding it in registers (cluster) or streaming it twice (cstream, 4 packs in
@@ -92,6 +94,9 @@ LN_DTYPE(BF16, bf16)
         LN_OP(S)                                                                                               \
         row_cstream<LayerNormOp<S>, CS, 4>(op, x, y, cols);                                                    \
     }
+#ifdef KW_XASYNC  // the _x_sm90a module: the cluster kernels alone
+#define LN_SM90(S, NAME) LN_CLUSTER(S, NAME, 8, 2) LN_CLUSTER(S, NAME, 8, 4) LN_CLUSTER(S, NAME, 8, 8)
+#else
 #define LN_SM90(S, NAME)          \
     LN_CLUSTER(S, NAME, 8, 2)     \
     LN_CLUSTER(S, NAME, 8, 4)     \
@@ -99,6 +104,7 @@ LN_DTYPE(BF16, bf16)
     LN_CSTREAM(S, NAME, 2)        \
     LN_CSTREAM(S, NAME, 4)        \
     LN_CSTREAM(S, NAME, 8)
+#endif
 LN_SM90(F32, f32)
 LN_SM90(BF16, bf16)
 
@@ -111,12 +117,23 @@ LN_SM90(BF16, bf16)
     op.x = x;                         \
     op.y = y;                         \
     op.cols = cols;
+#ifndef KW_XASYNC
 ROW_DSMEM_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)
+#endif
+#ifndef KW_XASYNC
 ROW_RING_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+#endif
+#ifndef KW_XASYNC
 ROW_GRID_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
+#endif
+#ifndef KW_XASYNC
 ROW_RING2_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // two rows a pass
+#endif
+#ifndef KW_XASYNC
 ROW_RES_ENTRIES(layernorm, LN_PARAMS, LN_OP)  // row_res (rowres.cuh): persistent teams
+#endif
 
+#ifndef KW_XASYNC
 // layernorm_blocka_<dtype>_v8t<T>a<LEAD> (rowmap.cuh's ROW_BLOCKA_ENTRY): one block of T threads a row, 8 packs a
 // thread, each pack's w and b loaded LEAD packs ahead of its store (row_block_lead), bounded by T threads rather than
 // 1024. Built for the block sizes of the rows where they were timed (rowplan.go's rowLead): bf16 4096 and 16384
@@ -124,4 +141,5 @@ ROW_RES_ENTRIES(layernorm, LN_PARAMS, LN_OP)  // row_res (rowres.cuh): persisten
 ROW_BLOCKA_ENTRY(layernorm, BF16, bf16, 64, 4, LN_PARAMS, LN_OP)
 ROW_BLOCKA_ENTRY(layernorm, BF16, bf16, 256, 3, LN_PARAMS, LN_OP)
 ROW_BLOCKA_ENTRY(layernorm, F32, f32, 128, 8, LN_PARAMS, LN_OP)
+#endif
 #endif

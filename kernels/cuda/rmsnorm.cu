@@ -23,6 +23,7 @@
 // rmsnorm_cuda.go picks the kernel and block size per case; the naive chain (square, row mean, +eps, rsqrt,
 // ·rsqrt, ·w) uses the generic eager kernels of eager.cu.
 #include "common.cuh"
+#include "xasync.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include <cooperative_groups.h>
@@ -149,7 +150,8 @@ __device__ __forceinline__ void rmsnorm_team(const typename S::T* __restrict__ x
 // rmsnorm_cluster (sm_90, module rmsnorm_sm90): one thread-block cluster of CS blocks per row, each block holding
 // blockDim·NV·E elements of it in registers. The blocks add their partial sums through distributed shared
 // memory between two hardware cluster barriers, so a row longer than one multiprocessor's registers is still
-// read once, with no global atomics and no persistent grid. grid = rows·CS; the cluster's blocks are
+// read once, with no global atomics and no persistent grid. (In rmsnorm_x_sm90a, KW_XASYNC: by st.async instead,
+// xasync.cuh.) grid = rows·CS; the cluster's blocks are
 // consecutive, its rank the block's part of the row.
 template <class S, int NV, int CS>
 __device__ __forceinline__ void rmsnorm_cluster(const typename S::T* __restrict__ x,
@@ -157,7 +159,13 @@ __device__ __forceinline__ void rmsnorm_cluster(const typename S::T* __restrict_
                                                 long long cols, float eps) {
     typedef Pack<S, true> P;
     __shared__ float red[32];
+#ifdef KW_XASYNC
+    __shared__ __align__(8) float parts[CS];
+    __shared__ __align__(8) unsigned long long xbar;
+    xa_init(&xbar, 1);
+#else
     __shared__ float mine;
+#endif
     cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
     const int E = P::E;
     const int step = blockDim.x * E;
@@ -183,12 +191,21 @@ __device__ __forceinline__ void rmsnorm_cluster(const typename S::T* __restrict_
         }
     }
     ss = block_sum(ss, red);
+#ifdef KW_XASYNC
+    xa_started();
+    if (threadIdx.x == 0) xa_send<1>(&ss, &parts[cluster.block_rank()], &xbar, CS);
+    xa_wait(&xbar, 0);
+    float total = 0.0f;
+#pragma unroll
+    for (int i = 0; i < CS; i++) total += parts[i];
+#else
     if (threadIdx.x == 0) mine = ss;
     asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");  // every part published
     float total = 0.0f;
 #pragma unroll
     for (int i = 0; i < CS; i++) total += *cluster.map_shared_rank(&mine, i);
     asm volatile("barrier.cluster.arrive;" ::: "memory");  // done reading the others' parts
+#endif
     const float inv = rsqrtf(total / (float)cols + eps);
     const typename S::T* wp = w + c;
     typename S::T* yp = y + row * cols + c;
@@ -200,7 +217,9 @@ __device__ __forceinline__ void rmsnorm_cluster(const typename S::T* __restrict_
             rms_put<S, true>(v[k], wv, inv, yp + k * step);
         }
     }
+#ifndef KW_XASYNC
     asm volatile("barrier.cluster.wait;" ::: "memory");  // keep `mine` until every block has read it
+#endif
 }
 
 #define RMSNORM_CLUSTER(S, NAME, NV, CS)                                                                          \
@@ -227,16 +246,27 @@ RMSNORM_CLUSTER(BF16, bf16, 8, 8)
     op.x = x;                       \
     op.y = y;                       \
     op.cols = cols;
+#ifndef KW_XASYNC
 ROW_DSMEM_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)
+#endif
+#ifndef KW_XASYNC
 ROW_RING_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+#endif
+#ifndef KW_XASYNC
 ROW_GRID_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
+#endif
+#ifndef KW_XASYNC
 ROW_RING2_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // two rows a pass
+#endif
 #define RMSNORM_RES_OP(S) \
     RMSNormOp<S> op;      \
     op.w = w;             \
     op.eps = (float)eps;
+#ifndef KW_XASYNC
 ROW_RES_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_RES_OP)  // row_res (rowres.cuh): persistent teams
+#endif
 
+#ifndef KW_XASYNC
 // rmsnorm_blocka_<dtype>_v8t<T>a<LEAD> (rowmap.cuh's ROW_BLOCKA_ENTRY): row_block_lead over RMSNormOp, one block of
 // T threads a row, 8 packs a thread, each pack's w loaded LEAD packs ahead of its store, bounded by T threads
 // (rowplan.go's rowLead: bf16 4096 and 16384 columns, fp32 4096, where it beat the team of one on an H100 and an H200).
@@ -244,6 +274,7 @@ ROW_BLOCKA_ENTRY(rmsnorm, BF16, bf16, 64, 2, RMSNORM_PARAMS, RMSNORM_RES_OP)
 ROW_BLOCKA_ENTRY(rmsnorm, BF16, bf16, 256, 3, RMSNORM_PARAMS, RMSNORM_RES_OP)
 ROW_BLOCKA_ENTRY(rmsnorm, F32, f32, 128, 8, RMSNORM_PARAMS, RMSNORM_RES_OP)
 
+#endif
 
 #else  // the compute_75 module: every other kernel
 

@@ -27,6 +27,7 @@
 // All reductions run in a fixed order (deterministic).
 #pragma once
 #include "common.cuh"
+#include "xasync.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include <cooperative_groups.h>
@@ -529,13 +530,20 @@ __device__ __forceinline__ RowStat cluster_merge(const Op& op, RowStat s, RowSta
 
 // row_cluster (sm_90): one thread-block cluster of CS blocks per row (grid = rows·CS), each block holding
 // blockDim·NV·E columns of it in registers, as rmsnorm_cluster. The cluster's blocks are consecutive, its rank
-// the block's part of the row.
+// the block's part of the row. In the _x_sm90a modules (KW_XASYNC) the blocks' statistics meet by st.async
+// (xasync.cuh) instead of cluster_merge's barriers.
 template <class Op, int NV, int CS>
 __device__ __forceinline__ void row_cluster(const Op& op, const typename Op::T* __restrict__ x,
                                             typename Op::T* __restrict__ y, long long cols) {
     typedef Pack<typename Op::S, true> P;
     __shared__ RowStat red[32];
+#ifdef KW_XASYNC
+    __shared__ __align__(8) RowStat parts[CS];
+    __shared__ __align__(8) unsigned long long xbar;
+    xa_init(&xbar, 1);
+#else
     __shared__ RowStat mine;
+#endif
     const long long row = blockIdx.x / CS;
     const typename Op::T* xr = x + row * cols;
     typename Op::Ctx ctx = op.context(xr);
@@ -543,9 +551,20 @@ __device__ __forceinline__ void row_cluster(const Op& op, const typename Op::T* 
     long long c;
     const int kv = row_chunk_load<P, NV>(v, xr, cols, (long long)cooperative_groups::this_cluster().block_rank(), c);
     const RowStat s = block_merge(op, op.template local<P, NV>(v, kv, ctx), red);
+#ifdef KW_XASYNC
+    xa_started();
+    if (threadIdx.x == 0)
+        xa_send<2>(&s.a, &parts[cooperative_groups::this_cluster().block_rank()].a, &xbar, CS);
+    xa_wait(&xbar, 0);
+    RowStat t = parts[0];
+#pragma unroll
+    for (int i = 1; i < CS; i++) t = op.merge(t, parts[i]);
+    row_chunk_store<Op, true, NV>(op, v, kv, y + row * cols, c, op.finish(t, cols, ctx));
+#else
     const RowStat t = cluster_merge<Op, CS>(op, s, &mine);
     row_chunk_store<Op, true, NV>(op, v, kv, y + row * cols, c, op.finish(t, cols, ctx));
     asm volatile("barrier.cluster.wait;" ::: "memory");
+#endif
 }
 
 // row_cstream (sm_90): one cluster of CS blocks per row (grid = rows·CS), each block streaming its ⌈1/CS⌉ share

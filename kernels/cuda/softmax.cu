@@ -74,8 +74,10 @@
     SM_LOOP(S, NAME, true, v)            \
     SM_LOOP(S, NAME, false, s)
 
+#ifndef KW_XASYNC  // softmax_x_sm90a: the cluster kernels alone
 SM_DTYPE(F32, f32)
 SM_DTYPE(BF16, bf16)
+#endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // sm_90 only: a cluster per row, holding it in registers (cluster) or streaming it twice (cstream, 4 packs in
@@ -90,6 +92,9 @@ SM_DTYPE(BF16, bf16)
         softmax_cstream_##NAME##_c##CS(SM_PARAMS(S)) {                                                         \
         row_cstream<SoftmaxOp<S>, CS, 4>(SoftmaxOp<S>(), x, y, cols);                                          \
     }
+#ifdef KW_XASYNC  // the _x_sm90a module: the cluster kernels alone
+#define SM_SM90(S, NAME) SM_CLUSTER(S, NAME, 8, 2) SM_CLUSTER(S, NAME, 8, 4) SM_CLUSTER(S, NAME, 8, 8)
+#else
 #define SM_SM90(S, NAME)          \
     SM_CLUSTER(S, NAME, 8, 2)     \
     SM_CLUSTER(S, NAME, 8, 4)     \
@@ -97,9 +102,12 @@ SM_DTYPE(BF16, bf16)
     SM_CSTREAM(S, NAME, 2)        \
     SM_CSTREAM(S, NAME, 4)        \
     SM_CSTREAM(S, NAME, 8)
+#endif
 SM_SM90(F32, f32)
 SM_SM90(BF16, bf16)
+#ifndef KW_XASYNC
 SM_BLOCKW(F32, f32, 32, 128, 3)
+#endif
 
 // row_dsmem (rowdsmem.cuh): a cluster of 2–16 blocks holding the row in distributed shared memory.
 #define SM_DSMEM_OP(S)              \
@@ -107,11 +115,19 @@ SM_BLOCKW(F32, f32, 32, 128, 3)
     op.x = x;                       \
     op.y = y;                       \
     op.cols = cols;
+#ifndef KW_XASYNC
 ROW_DSMEM_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)
+#endif
+#ifndef KW_XASYNC
 ROW_RING_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
+#endif
+#ifndef KW_XASYNC
 ROW_GRID_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
+#endif
 
 // row_res (rowres.cuh): persistent teams, the next row in shared memory (no column data to keep).
 #define SM_RES_OP(S) SoftmaxOp<S> op;
+#ifndef KW_XASYNC
 ROW_RES_PLAIN_ENTRIES(softmax, SM_PARAMS, SM_RES_OP)
+#endif
 #endif
