@@ -9,7 +9,8 @@
 //   layernorm_team_*:    a team of L lanes per row (rows of at most L·NV·E elements)
 //   layernorm_block_*:   one block per row
 //   layernorm_loop_*:    one block per row of any width, reading it twice
-//   layernorm_cluster_*: sm_90 only (module layernorm_sm90): a thread-block cluster per row
+//   layernorm_cluster_*: sm_90 only (module layernorm_sm90): a thread-block cluster per row (again in
+//                        layernorm_x_sm90a, built with KW_XASYNC: the exchange by st.async, xasync.cuh)
 //   layernorm_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
 //   layernorm_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster holding the row in shared memory
 //   layernorm_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters reading rows ahead into a ring

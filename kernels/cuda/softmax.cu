@@ -11,7 +11,8 @@
 //   softmax_team_*:    a team of L lanes per row (rows of at most L·NV·E elements)
 //   softmax_block_*:   one block per row (softmax_block_f32_v32, sm_90 only: 32 packs a thread, ≤ 128 threads)
 //   softmax_loop_*:    one block per row of any width, reading it twice
-//   softmax_cluster_*: sm_90 only (module softmax_sm90): a thread-block cluster per row
+//   softmax_cluster_*: sm_90 only (module softmax_sm90): a thread-block cluster per row (again in
+//                      softmax_x_sm90a, built with KW_XASYNC: the exchange by st.async, xasync.cuh)
 //   softmax_cstream_*: sm_90 only: a cluster per row, each block streaming its share twice
 //   softmax_dsmem_*:   sm_90 only: row_dsmem (rowdsmem.cuh), a cluster holding the row in shared memory
 //   softmax_ring_*:    sm_90 only: row_ring (rowring.cuh), persistent clusters reading rows ahead into a ring

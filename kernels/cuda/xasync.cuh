@@ -1,24 +1,19 @@
 // xasync.cuh: the cluster exchange of the row kernels by st.async, for the <family>_x_sm90a modules
 // (cuda/<family>_x_sm90a.cu: the family's .cu built by CUDA 12.4 with KW_XASYNC defined; PTX 8.1).
 //
-// The cluster kernels (row_cluster, fp8_row_cluster) and the rings (row_ring) exchange each row's partial
-// statistics across their cluster through distributed shared memory. With PTX 7.8 (CUDA 11.8, the other
-// modules) that takes barrier.cluster.arrive and .wait, whose release and acquire semantics ptxas compiles to a
-// MEMBAR.ALL.GPU before each arrive — which waits for every global store the thread still has in flight — and an
-// L1 invalidate after each wait. Here each block's thread 0 writes its partial into the same slot of every
-// block's shared memory by st.async, each write completing (complete_tx) on the receiving block's mbarrier, and
-// every thread waits on its own block's mbarrier: no fence, no barrier a row. One relaxed cluster barrier,
-// arrived at when the block starts (after its mbarriers are initialized) and waited on before its first
-// writes, makes sure every block of the cluster can take them.
+// The cluster kernels (row_cluster over a family's Op, rmsnorm_cluster, xent_cluster, fp8_row_cluster: one cluster
+// a row) exchange the row's partial statistics across the cluster through distributed shared memory. With PTX 7.8
+// (CUDA 11.8, the other modules) that takes barrier.cluster.arrive and .wait twice a row, whose release and acquire
+// semantics ptxas compiles to a MEMBAR.ALL.GPU before each arrive and an L1 invalidate after each wait. Here each
+// block's thread 0 writes its partial into its own slot of every block's shared memory by st.async, each write
+// completing (complete_tx) on the receiving block's mbarrier, and every thread waits on its own block's mbarrier:
+// no fence, and only one cluster barrier, a relaxed one, arrived at when the block starts (after its mbarrier is
+// initialized) and waited on before its writes, so that every block of the cluster can take them. A block leaves
+// after it has received every block's partial, so no write is addressed to a block that has left.
 //
-// Measured first in scripts/experiments/cluster-exchange.cu (NVIDIA H200, 2026-11-27): row_cluster over 1024
-// rows of 262144 columns, RMSNorm bf16 in clusters of 8 × 512 threads 78.3% of the copy with the barriers, 88.2%
-// this way, 96.3% with no exchange at all; LayerNorm bf16 71.7% → 81.0%.
-//
-// A block reuses a slot (a ring: two rows later, by the row's parity) only after it has received every block's
-// partial of the row between, which each block sends after it has read the slot's previous partials: so no
-// write lands in a slot still being read. A block leaves after it has received every partial of its last row,
-// so no write is addressed to a block that has left.
+// Measured first in scripts/experiments/cluster-exchange.cu (NVIDIA H200, 2026-11-27): row_cluster over 1024 rows
+// of 262144 columns, RMSNorm bf16 in clusters of 8 × 512 threads 78.3% of the copy with the barriers, 88.2% this
+// way, 96.3% with no exchange at all; LayerNorm bf16 71.7% → 81.0% (rowplan.go's rowXA has the suite's figures).
 #pragma once
 
 
