@@ -498,15 +498,9 @@ struct XentDSMEM {
     op.loss = loss;      \
     op.dl = dl;          \
     op.cols = cols;
-#ifndef KW_XASYNC
 ROW_DSMEM_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)
-#endif
-#ifndef KW_XASYNC
 ROW_RING_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
-#endif
-#ifndef KW_XASYNC
 ROW_GRID_ENTRIES(xent, XENT_PARAMS, XENT_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
-#endif
 #endif  // clusters
 
 // Every other kernel, in both modules.

@@ -337,12 +337,8 @@ struct Fp8DSMEM {
     op.q = q;               \
     op.scale = scale;       \
     op.cols = cols;
-#ifndef KW_XASYNC
 ROW_DSMEM_ENTRIES(fp8_row, FP8_ROW_PARAMS, FP8_ROW_DSMEM_OP)
-#endif
-#ifndef KW_XASYNC
 ROW_RING_ENTRIES(fp8_row, FP8_ROW_PARAMS, FP8_ROW_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
-#endif
 #endif  // clusters
 
 #if defined(__CUDA_ARCH__) && !defined(KW_XASYNC)  // every other kernel, in both modules (not the x one)

@@ -118,23 +118,12 @@ LN_SM90(BF16, bf16)
     op.x = x;                         \
     op.y = y;                         \
     op.cols = cols;
-#ifndef KW_XASYNC
 ROW_DSMEM_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)
-#endif
-#ifndef KW_XASYNC
 ROW_RING_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
-#endif
-#ifndef KW_XASYNC
 ROW_GRID_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
-#endif
-#ifndef KW_XASYNC
 ROW_RING2_ENTRIES(layernorm, LN_PARAMS, LN_DSMEM_OP)  // two rows a pass
-#endif
-#ifndef KW_XASYNC
 ROW_RES_ENTRIES(layernorm, LN_PARAMS, LN_OP)  // row_res (rowres.cuh): persistent teams
-#endif
 
-#ifndef KW_XASYNC
 // layernorm_blocka_<dtype>_v8t<T>a<LEAD> (rowmap.cuh's ROW_BLOCKA_ENTRY): one block of T threads a row, 8 packs a
 // thread, each pack's w and b loaded LEAD packs ahead of its store (row_block_lead), bounded by T threads rather than
 // 1024. Built for the block sizes of the rows where they were timed (rowplan.go's rowLead): bf16 4096 and 16384
@@ -142,5 +131,4 @@ ROW_RES_ENTRIES(layernorm, LN_PARAMS, LN_OP)  // row_res (rowres.cuh): persisten
 ROW_BLOCKA_ENTRY(layernorm, BF16, bf16, 64, 4, LN_PARAMS, LN_OP)
 ROW_BLOCKA_ENTRY(layernorm, BF16, bf16, 256, 3, LN_PARAMS, LN_OP)
 ROW_BLOCKA_ENTRY(layernorm, F32, f32, 128, 8, LN_PARAMS, LN_OP)
-#endif
 #endif

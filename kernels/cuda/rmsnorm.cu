@@ -246,27 +246,16 @@ RMSNORM_CLUSTER(BF16, bf16, 8, 8)
     op.x = x;                       \
     op.y = y;                       \
     op.cols = cols;
-#ifndef KW_XASYNC
 ROW_DSMEM_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)
-#endif
-#ifndef KW_XASYNC
 ROW_RING_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
-#endif
-#ifndef KW_XASYNC
 ROW_GRID_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
-#endif
-#ifndef KW_XASYNC
 ROW_RING2_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_DSMEM_OP)  // two rows a pass
-#endif
 #define RMSNORM_RES_OP(S) \
     RMSNormOp<S> op;      \
     op.w = w;             \
     op.eps = (float)eps;
-#ifndef KW_XASYNC
 ROW_RES_ENTRIES(rmsnorm, RMSNORM_PARAMS, RMSNORM_RES_OP)  // row_res (rowres.cuh): persistent teams
-#endif
 
-#ifndef KW_XASYNC
 // rmsnorm_blocka_<dtype>_v8t<T>a<LEAD> (rowmap.cuh's ROW_BLOCKA_ENTRY): row_block_lead over RMSNormOp, one block of
 // T threads a row, 8 packs a thread, each pack's w loaded LEAD packs ahead of its store, bounded by T threads
 // (rowplan.go's rowLead: bf16 4096 and 16384 columns, fp32 4096, where it beat the team of one on an H100 and an H200).
@@ -274,7 +263,6 @@ ROW_BLOCKA_ENTRY(rmsnorm, BF16, bf16, 64, 2, RMSNORM_PARAMS, RMSNORM_RES_OP)
 ROW_BLOCKA_ENTRY(rmsnorm, BF16, bf16, 256, 3, RMSNORM_PARAMS, RMSNORM_RES_OP)
 ROW_BLOCKA_ENTRY(rmsnorm, F32, f32, 128, 8, RMSNORM_PARAMS, RMSNORM_RES_OP)
 
-#endif
 
 #else  // the compute_75 module: every other kernel
 

@@ -167,10 +167,14 @@ struct RowMapDSMEM {
         OP(S)                                                                                                  \
         row_dsmem<decltype(op), V, (V ? 4 : 8)>(op, x, cols);                                                   \
     }
+#ifdef KW_XASYNC  // the _x_sm90a modules: the cluster kernels alone (xasync.cuh)
+#define ROW_DSMEM_ENTRIES(PREFIX, PARAMS, OP)
+#else
 #define ROW_DSMEM_ENTRIES(PREFIX, PARAMS, OP)                \
     ROW_DSMEM_ENTRY(PREFIX, F32, f32, true, v, PARAMS, OP)   \
     ROW_DSMEM_ENTRY(PREFIX, F32, f32, false, s, PARAMS, OP)  \
     ROW_DSMEM_ENTRY(PREFIX, BF16, bf16, true, v, PARAMS, OP) \
     ROW_DSMEM_ENTRY(PREFIX, BF16, bf16, false, s, PARAMS, OP)
+#endif
 
 #endif

@@ -248,8 +248,12 @@ __device__ __forceinline__ void row_grid(const Op& op, const typename Op::T* __r
         OP(S)                                                                                                      \
         row_grid<decltype(op), 4, NS, 2>(op, x, rows, cols, (int)groups, (int)lag, slots, ctl);                   \
     }
+#ifdef KW_XASYNC  // the _x_sm90a modules: the cluster kernels alone (xasync.cuh)
+#define ROW_GRID_ENTRIES(PREFIX, PARAMS, OP)
+#else
 #define ROW_GRID_ENTRIES(PREFIX, PARAMS, OP)             \
     ROW_GRID_ENTRY(PREFIX, F32, f32, 2, PARAMS, OP)      \
     ROW_GRID_ENTRY(PREFIX, BF16, bf16, 1, PARAMS, OP)
+#endif
 
 #endif

@@ -506,11 +506,15 @@ __device__ __forceinline__ void row_loop(const Op& op, const typename Op::T* __r
 // ROW_BLOCKA_ENTRY declares <prefix>_blocka_<NAME>_v8t<T>a<LEAD> (rowFamily.kernel in rowplan.go: a rowLead of the
 // family): row_block_lead over the Op that OP(S) declares as `op`, 8 packs a thread, bounded by T threads. The
 // families with column data build theirs in their _sm90 modules.
+#ifdef KW_XASYNC  // the _x_sm90a modules: the cluster kernels alone (xasync.cuh)
+#define ROW_BLOCKA_ENTRY(PREFIX, S, NAME, T, LEAD, PARAMS, OP)
+#else
 #define ROW_BLOCKA_ENTRY(PREFIX, S, NAME, T, LEAD, PARAMS, OP)                                                 \
     extern "C" __global__ void __launch_bounds__(T) PREFIX##_blocka_##NAME##_v8t##T##a##LEAD(PARAMS(S)) {      \
         OP(S)                                                                                                  \
         row_block_lead<decltype(op), 8, LEAD>(op, x, y, cols);                                                 \
     }
+#endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // cluster_merge: every block of the cluster publishes its RowStat s and gets the cluster's, merged in rank order

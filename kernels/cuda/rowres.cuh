@@ -174,10 +174,18 @@ __device__ __forceinline__ void row_res(const Op& op, const typename Op::T* __re
     ROW_RES_ENTRY(PREFIX, S, NAME, 8, 512, 1, 0, 2, s, PARAMS, OP)               \
     ROW_RES_ENTRY(PREFIX, S, NAME, 4, 512, 1, 1, 2, s, PARAMS, OP)               \
     ROW_RES_ENTRY(PREFIX, S, NAME, 4, 128, 4, 1, 2, s, PARAMS, OP)
+#ifdef KW_XASYNC  // the _x_sm90a modules: the cluster kernels alone (xasync.cuh)
+#define ROW_RES_ENTRIES(PREFIX, PARAMS, OP)
+#else
 #define ROW_RES_ENTRIES(PREFIX, PARAMS, OP)              \
     ROW_RES_DTYPE(PREFIX, F32, f32, PARAMS, OP)          \
     ROW_RES_DTYPE(PREFIX, BF16, bf16, PARAMS, OP)
+#endif
+#ifdef KW_XASYNC  // the _x_sm90a modules: the cluster kernels alone (xasync.cuh)
+#define ROW_RES_PLAIN_ENTRIES(PREFIX, PARAMS, OP)
+#else
 #define ROW_RES_PLAIN_ENTRIES(PREFIX, PARAMS, OP)        \
     ROW_RES_PLAIN_DTYPE(PREFIX, F32, f32, PARAMS, OP)    \
     ROW_RES_PLAIN_DTYPE(PREFIX, BF16, bf16, PARAMS, OP)
+#endif
 #endif

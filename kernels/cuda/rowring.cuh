@@ -268,11 +268,15 @@ __device__ __forceinline__ void row_ring2(const Op& op, const typename Op::T* __
         OP(S)                                                                                                  \
         row_ring<decltype(op), V, K>(op, x, rows, cols);                                                       \
     }
+#ifdef KW_XASYNC  // the _x_sm90a modules: the cluster kernels alone (xasync.cuh)
+#define ROW_RING_ENTRIES(PREFIX, PARAMS, OP)
+#else
 #define ROW_RING_ENTRIES(PREFIX, PARAMS, OP)                       \
     ROW_RING_ENTRY(PREFIX, F32, f32, true, v, 4, PARAMS, OP)       \
     ROW_RING_ENTRY(PREFIX, F32, f32, false, s, 8, PARAMS, OP)      \
     ROW_RING_ENTRY(PREFIX, BF16, bf16, true, v, 4, PARAMS, OP)     \
     ROW_RING_ENTRY(PREFIX, BF16, bf16, false, s, 8, PARAMS, OP)
+#endif
 
 // ROW_RING2_ENTRIES declares <prefix>_ring2_{f32,bf16}_v (row_ring2: two rows a pass, 16-byte packs only; the
 // single-element kernels stay one row a pass) and <prefix>_ring2e_{f32,bf16}_v (the same, the first chunk's
@@ -282,10 +286,14 @@ __device__ __forceinline__ void row_ring2(const Op& op, const typename Op::T* __
         OP(S)                                                                                                  \
         row_ring2<decltype(op), K, E>(op, x, rows, cols);                                                      \
     }
+#ifdef KW_XASYNC  // the _x_sm90a modules: the cluster kernels alone (xasync.cuh)
+#define ROW_RING2_ENTRIES(PREFIX, PARAMS, OP)
+#else
 #define ROW_RING2_ENTRIES(PREFIX, PARAMS, OP)                     \
     ROW_RING2_ENTRY(PREFIX, F32, f32, 4, false, , PARAMS, OP)     \
     ROW_RING2_ENTRY(PREFIX, BF16, bf16, 4, false, , PARAMS, OP)   \
     ROW_RING2_ENTRY(PREFIX, F32, f32, 4, true, e, PARAMS, OP)     \
     ROW_RING2_ENTRY(PREFIX, BF16, bf16, 4, true, e, PARAMS, OP)
+#endif
 
 #endif

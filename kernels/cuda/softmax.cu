@@ -116,19 +116,11 @@ SM_BLOCKW(F32, f32, 32, 128, 3)
     op.x = x;                       \
     op.y = y;                       \
     op.cols = cols;
-#ifndef KW_XASYNC
 ROW_DSMEM_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)
-#endif
-#ifndef KW_XASYNC
 ROW_RING_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)  // row_ring (rowring.cuh), the same Op
-#endif
-#ifndef KW_XASYNC
 ROW_GRID_ENTRIES(softmax, SM_PARAMS, SM_DSMEM_OP)  // row_grid (rowgrid.cuh), the same Op
-#endif
 
 // row_res (rowres.cuh): persistent teams, the next row in shared memory (no column data to keep).
 #define SM_RES_OP(S) SoftmaxOp<S> op;
-#ifndef KW_XASYNC
 ROW_RES_PLAIN_ENTRIES(softmax, SM_PARAMS, SM_RES_OP)
-#endif
 #endif
