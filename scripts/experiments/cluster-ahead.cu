@@ -134,32 +134,14 @@ static void run(const Shape& s, const Op& op) {
     report(s, name, launch, rel);
 }
 
-// ref launches the suite's cluster kernel (compile-time cluster of cs blocks of t threads) into REF (ref) or Y.
-static void ref(const Shape& s, const char* kernel, int cs, int t, bool into_ref) {
-    CUfunction fn;
-    CU(cuModuleGetFunction(&fn, s.family[0] == 'r' ? rms90 : lnMod, kernel));
-    CUdeviceptr x = (CUdeviceptr)X, w = (CUdeviceptr)Wd, b = (CUdeviceptr)Bd, y = (CUdeviceptr)(into_ref ? REF : Y);
-    long long rows = s.rows, cols = s.cols;
-    double eps = 1e-5;
-    void* rms[] = {&x, &w, &y, &rows, &cols, &eps};
-    void* ln[] = {&x, &w, &b, &y, &rows, &cols, &eps};
-    void** args = s.family[0] == 'r' ? rms : ln;
-    auto launch = [&] { CU(cuLaunchKernel(fn, (unsigned)(s.rows * cs), 1, 1, t, 1, 1, 0, 0, args, nullptr)); };
-    if (!into_ref) CK(cudaMemset(Y, 0xff, s.bytes()));
-    launch();
-    CK(cudaDeviceSynchronize());
-    float rel = -1.0f;
-    if (!into_ref) rel = check(s, kernel);
-    char name[120];
-    snprintf(name, sizeof name, "suite %s t=%d", kernel, t);
-    report(s, name, launch, rel);
-}
-
+// pick prepares shape s when only is empty or names letter: the suite's cluster kernel (compile-time clusters of cs
+// blocks of t threads) writes REF and is timed.
 static bool pick(const char* only, const char* letter, const Shape& s, const char* kernel, int cs, int t) {
     if (*only && !strstr(only, letter)) return false;
     prepare(s);
-    ref(s, kernel, cs, t, true);
-    ref(s, kernel, cs, t, false);
+    CUmodule mod = s.family[0] == 'r' ? rms90 : lnMod;
+    suite(s, kernel, t, true, cs, mod);
+    suite(s, kernel, t, false, cs, mod);
     return true;
 }
 

@@ -153,19 +153,12 @@ static void all(const Shape& s, const Op& op) {
     run<Op, NV, T, MB, CS, 3>(s, op);
 }
 
-// ref launches the suite's cluster kernel (compile-time cluster of cs blocks of t threads) into REF.
+// pick prepares shape s when only is empty or names letter, and has the suite's cluster kernel (compile-time
+// clusters of cs blocks of t threads) write REF.
 static bool pick(const char* only, const char* letter, const Shape& s, const char* kernel, int cs, int t) {
     if (*only && !strstr(only, letter)) return false;
     prepare(s);
-    CUfunction fn;
-    CU(cuModuleGetFunction(&fn, s.family[0] == 'r' ? rms90 : lnMod, kernel));
-    CUdeviceptr x = (CUdeviceptr)X, w = (CUdeviceptr)Wd, b = (CUdeviceptr)Bd, y = (CUdeviceptr)REF;
-    long long rows = s.rows, cols = s.cols;
-    double eps = 1e-5;
-    void* rms[] = {&x, &w, &y, &rows, &cols, &eps};
-    void* ln[] = {&x, &w, &b, &y, &rows, &cols, &eps};
-    CU(cuLaunchKernel(fn, (unsigned)(s.rows * cs), 1, 1, t, 1, 1, 0, 0, s.family[0] == 'r' ? rms : ln, nullptr));
-    CK(cudaDeviceSynchronize());
+    suite(s, kernel, t, true, cs, s.family[0] == 'r' ? rms90 : lnMod);
     return true;
 }
 

@@ -235,20 +235,22 @@ static void setup(const char* dir) {
     printf("copy_chunk 1 GiB cold: %.1f us, %.0f GB/s (the pct-copy yardstick)\n", us, copyColdGBps);
 }
 
-// suite launches a committed one-block-a-row kernel (grid = rows, block = t) into REF (ref) or Y; RMSNorm's team
-// kernels with team = 1 and no partials.
-static void suite(const Shape& s, const char* kernel, int t, bool ref) {
+// suite launches a committed kernel into REF (ref) or Y: one-block-a-row kernels (grid = rows, block = t; RMSNorm's
+// team kernels with team = 1 and no partials), or with cs > 1 cluster kernels of compile-time clusters of cs
+// blocks (grid = rows·cs), from module mod (by default the family's: setup's).
+static void suite(const Shape& s, const char* kernel, int t, bool ref, int cs = 1, CUmodule mod = nullptr) {
     CUfunction fn;
-    CU(cuModuleGetFunction(&fn, s.family[0] == 'r' ? rmsMod : s.family[0] == 'l' ? lnMod : smMod, kernel));
+    if (!mod) mod = s.family[0] == 'r' ? rmsMod : s.family[0] == 'l' ? lnMod : smMod;
+    CU(cuModuleGetFunction(&fn, mod, kernel));
     CUdeviceptr x = (CUdeviceptr)X, w = (CUdeviceptr)Wd, b = (CUdeviceptr)Bd, y = (CUdeviceptr)(ref ? REF : Y);
     long long rows = s.rows, cols = s.cols, team = 1;
     double eps = 1e-5;
     CUdeviceptr nul = 0;
-    void* rms[] = {&x, &w, &y, &rows, &cols, &eps, &team, &nul, &nul, &nul};
+    void* rms[] = {&x, &w, &y, &rows, &cols, &eps, &team, &nul, &nul, &nul};  // the cluster kernels read six
     void* ln[] = {&x, &w, &b, &y, &rows, &cols, &eps};
     void* sm[] = {&x, &y, &rows, &cols};
     void** args = s.family[0] == 'r' ? rms : s.family[0] == 'l' ? ln : sm;
-    auto launch = [&] { CU(cuLaunchKernel(fn, (unsigned)s.rows, 1, 1, t, 1, 1, 0, 0, args, nullptr)); };
+    auto launch = [&] { CU(cuLaunchKernel(fn, (unsigned)(s.rows * cs), 1, 1, t, 1, 1, 0, 0, args, nullptr)); };
     if (!ref) CK(cudaMemset(Y, 0xff, s.bytes()));
     launch();
     CK(cudaDeviceSynchronize());
