@@ -66,9 +66,9 @@ func rowWidePlans(c Case, cc int) []rowPlan {
 }
 
 // rowXATwins is ps followed by the twin (xa) of each of its plans that family rf builds in its _x_sm90a module
-// (rowFamily.hasXA), on a GPU of compute capability cc ≥ 90.
+// (rowFamily.hasXA), on a GPU of compute capability 9.0 (sm_90a PTX).
 func rowXATwins(rf *rowFamily, ps []rowPlan, cc int) []rowPlan {
-	if cc < 90 {
+	if cc != 90 {
 		return ps
 	}
 	for _, p := range ps[:len(ps):len(ps)] {

@@ -328,18 +328,19 @@ func (rf *rowFamily) hasXA(p rowPlan) bool { return p.kind == rowCluster && rf.x
 // rowXAOn: the _x_sm90a kernels are chosen (TestCUDARowTune turns it off to compare).
 var rowXAOn = true
 
-// withRowXA is choose, except on sm_90 with rowXAOn: where wins says so (nil: nowhere), the cluster of 8 blocks
+// withRowXA is choose, except on sm_90 (compute capability 9.0 exactly: the _x_sm90a modules are sm_90a PTX, as the
+// wgmma modules are) with rowXAOn: where wins says so (nil: nowhere), the cluster of 8 blocks
 // exchanging by st.async that holds the row (rowXACluster); elsewhere, a cluster plan that family rf has in its
 // _x_sm90a module (hasXA) takes that kernel.
 func withRowXA(rf *rowFamily, choose func(c Case, cc, sms int) rowPlan, wins func(Case) bool) func(c Case, cc, sms int) rowPlan {
 	return func(c Case, cc, sms int) rowPlan {
-		if rowXAOn && cc >= 90 && wins != nil && wins(c) {
+		if rowXAOn && cc == 90 && wins != nil && wins(c) {
 			if p, ok := rowXACluster(c, cc); ok {
 				return p
 			}
 		}
 		p := choose(c, cc, sms)
-		if rowXAOn && cc >= 90 && rf.hasXA(p) {
+		if rowXAOn && cc == 90 && rf.hasXA(p) {
 			p.xa = true
 		}
 		return p
@@ -351,7 +352,7 @@ func withRowXA(rf *rowFamily, choose func(c Case, cc, sms int) rowPlan, wins fun
 func rowXACluster(c Case, cc int) (rowPlan, bool) {
 	vec, e, nv := rowAccess(c)
 	t := ceilPow2(ceilDiv(c.Cols, 8*nv*e))
-	if !vec || cc < 90 || t < 64 || t > 1024 {
+	if !vec || cc != 90 || t < 64 || t > 1024 {
 		return rowPlan{}, false
 	}
 	return rowPlan{kind: rowCluster, cluster: 8, vec: true, nv: nv, threads: t, xa: true}, true

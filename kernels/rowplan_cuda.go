@@ -57,9 +57,9 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 		mod = l.Module() + "_sm90"
 	}
 	if p.xa {
-		if l.CC() < 90 || !rf.hasXA(p) {
-			l.Fail(fmt.Errorf("%s: plan %v: the st.async exchange is built for the rings and the cluster kernels of some "+
-				"families, on compute capability 9.0 (this GPU: %d)", name, p, l.CC()))
+		if l.CC() != 90 || !rf.hasXA(p) {
+			l.Fail(fmt.Errorf("%s: plan %v: the st.async exchange is built for the cluster kernels of some families, "+
+				"in sm_90a modules: compute capability 9.0 (this GPU: %d)", name, p, l.CC()))
 			return
 		}
 		mod = l.Module() + "_x_sm90a"

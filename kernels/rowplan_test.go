@@ -538,8 +538,8 @@ func TestRowLeadKernels(t *testing.T) {
 	}
 }
 
-// TestRowXAChoice checks where the _x_sm90a clusters are chosen (withRowXA): never when switched off or before sm_90;
-// on sm_90, rowXACluster's plan exactly where the family's XA wins function says so (and the plan exists), and
+// TestRowXAChoice checks where the _x_sm90a clusters are chosen (withRowXA): never when switched off or on another
+// compute capability than 9.0 (sm_90a PTX); on sm_90, rowXACluster's plan exactly where the family's XA wins function says so (and the plan exists), and
 // elsewhere the plan chosen without them, its cluster plans taking the _x_sm90a kernel where the family has it
 // (hasXA); and that every such kernel is in the family's _x_sm90a module.
 func TestRowXAChoice(t *testing.T) {
@@ -565,10 +565,10 @@ func TestRowXAChoice(t *testing.T) {
 	won, twins := 0, 0
 	eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
 		want := off[key(f, c, cc)]
-		if x, ok := rowXACluster(c, cc); ok && cc >= 90 && wins[f](c) {
+		if x, ok := rowXACluster(c, cc); ok && cc == 90 && wins[f](c) {
 			want = x
 			won++
-		} else if cc >= 90 && rows[f].hasXA(want) {
+		} else if cc == 90 && rows[f].hasXA(want) {
 			want.xa = true
 			twins++
 		}
@@ -587,5 +587,11 @@ func TestRowXAChoice(t *testing.T) {
 	})
 	if won == 0 {
 		t.Errorf("rowXACluster never chosen (other clusters' _x_sm90a kernels: %d)", twins)
+	}
+	// A later compute capability (eachRowChoice visits 8.0 and 9.0) does not run sm_90a PTX.
+	for _, c := range []Case{{DType: BF16, Shape: Shape{Rows: 1024, Cols: 262144}}, {DType: FP32, Shape: Shape{Rows: 4096, Cols: 65536}}} {
+		if p := softmaxPlanDefault(c, 100, 148); p.xa {
+			t.Errorf("Softmax %v cc=100: %v", c.Shape, p)
+		}
 	}
 }
