@@ -381,6 +381,7 @@ func layerNormXAWins(c Case) bool {
 func softmaxXAWins(c Case) bool {
 	return rmsNormXAWins(c) || c.DType == BF16 && c.Cols*2 > 64<<10 && c.Cols*2 <= 512<<10
 }
+func crossEntropyXAWins(c Case) bool { return softmaxXAWins(c) }
 func fp8QuantXAWins(c Case) bool {
 	return c.Cols*c.DType.Size() > 64<<10 && c.Cols*c.DType.Size() <= 1<<20
 }
@@ -576,7 +577,7 @@ var (
 	softmaxPlanDefault = withRowXA(softmaxRows, withRowGrid(withRowRingPlan(withRowRing(withRowDSMEM(softmaxChoosePlan,
 		softmaxDSMEMWins), softmaxRingWins), softmaxRing), softmaxGridWins), softmaxXAWins)
 	crossEntropyPlanDefault = withRowXA(crossEntropyRows, withRowRing(withRowDSMEM(crossEntropyChoosePlan, crossEntropyDSMEMWins),
-		rowRingWins1MiB), softmaxXAWins)
+		rowRingWins1MiB), crossEntropyXAWins)
 	fp8QuantPlanDefault = withRowXA(fp8QuantRows, withRowRing(withRowDSMEM(fp8QuantChoosePlan, nil), rowRingWins1MiB), fp8QuantXAWins)
 
 	rmsNormPlanFor      = rmsNormPlanDefault

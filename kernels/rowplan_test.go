@@ -545,7 +545,7 @@ func TestRowLeadKernels(t *testing.T) {
 func TestRowXAChoice(t *testing.T) {
 	defer func(on bool) { rowXAOn = on }(rowXAOn)
 	wins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormXAWins, LayerNormFamily: layerNormXAWins,
-		SoftmaxFamily: softmaxXAWins, CrossEntropyFamily: softmaxXAWins, FP8QuantFamily: fp8QuantXAWins}
+		SoftmaxFamily: softmaxXAWins, CrossEntropyFamily: crossEntropyXAWins, FP8QuantFamily: fp8QuantXAWins}
 	rows := map[*Family]*rowFamily{RMSNormFamily: rmsNormRows, LayerNormFamily: layerNormRows,
 		SoftmaxFamily: softmaxRows, CrossEntropyFamily: crossEntropyRows, FP8QuantFamily: fp8QuantRows}
 	modules := map[*Family]string{RMSNormFamily: "rmsnorm", LayerNormFamily: "layernorm", SoftmaxFamily: "softmax",

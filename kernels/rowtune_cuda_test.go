@@ -115,15 +115,15 @@ func TestCUDARowTune(t *testing.T) {
 				rowRingOn, rowResOn = true, resOn
 				noGrid := def(c, be.CC(), be.Device().Workers)
 				rowGridOn = gridOn
-				chosenPTX78 := def(c, be.CC(), be.Device().Workers)
+				withGrid := def(c, be.CC(), be.Device().Workers)
 				rowXAOn = true
 				chosen := def(c, be.CC(), be.Device().Workers)
-				fmt.Printf("rowtune %-12s %s | copy %7.1f µs | default %v | with dsmem %v | with ring and res %v | with grid (chosen) %v\n",
-					fm.f.Name, fm.f.BenchName(c, Fused), cns/1e3, base, withD, noGrid, chosen)
+				fmt.Printf("rowtune %-12s %s | copy %7.1f µs | default %v | with dsmem %v | with ring and res %v | with grid %v | with xa (chosen) %v\n",
+					fm.f.Name, fm.f.BenchName(c, Fused), cns/1e3, base, withD, noGrid, withGrid, chosen)
 				seen := map[rowPlan]bool{}
-				try := []rowPlan{chosen, chosenPTX78, noGrid, base, withD}
+				try := []rowPlan{chosen, withGrid, noGrid, base, withD}
 				if rowTuneGridOnly {
-					try = []rowPlan{chosen, chosenPTX78, noGrid}
+					try = []rowPlan{chosen, withGrid, noGrid}
 				}
 				if !rowTuneRingOnly && !rowTuneGridOnly {
 					try = append(try, fm.plans(c, be.CC())...)

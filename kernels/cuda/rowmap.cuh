@@ -557,8 +557,10 @@ __device__ __forceinline__ void row_cluster(const Op& op, const typename Op::T* 
     const RowStat s = block_merge(op, op.template local<P, NV>(v, kv, ctx), red);
 #ifdef KW_XASYNC
     xa_started();
-    if (threadIdx.x == 0)
-        xa_send<2>(&s.a, &parts[cooperative_groups::this_cluster().block_rank()].a, &xbar, CS);
+    if (threadIdx.x == 0) {
+        const float w[2] = {s.a, s.b};
+        xa_send<2>(w, &parts[cooperative_groups::this_cluster().block_rank()].a, &xbar, CS);
+    }
     xa_wait(&xbar, 0);
     RowStat t = parts[0];
 #pragma unroll

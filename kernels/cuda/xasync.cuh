@@ -16,7 +16,6 @@
 // way, 96.3% with no exchange at all; LayerNorm bf16 71.7% → 81.0% (rowplan.go's rowXA has the suite's figures).
 #pragma once
 
-
 #if defined(KW_XASYNC) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 __device__ __forceinline__ unsigned xa_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 
