@@ -138,6 +138,25 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 		}
 		l.KernelCluster(mod, name, ncl*p.cluster, p.threads, p.cluster, smem, args...)
 	case rowRes:
+		if p.cluster > 1 { // row_res_cluster (rowXARes), from the _x_sm90a module (p.xa, above)
+			if why := rowXAResCheck(rf, p, l.Case, l.CC()); why != "" {
+				l.Fail(fmt.Errorf("%s: plan %v: %s", name, p, why))
+				return
+			}
+			// Persistent: as many clusters as the GPU runs at once, at most one a row.
+			smem := rowResSmem(rf, p, l.Case)
+			ncl := min(l.ResidentTMA(mod, name, p.threads, p.cluster, smem)/p.cluster, l.Rows)
+			if l.Err() != nil {
+				return
+			}
+			if ncl < 1 {
+				l.Fail(fmt.Errorf("%s: no cluster of %d blocks × %d threads with %d B of shared memory each fits this GPU",
+					name, p.cluster, p.threads, smem))
+				return
+			}
+			l.KernelCluster(mod, name, ncl*p.cluster, p.threads, p.cluster, smem, args...)
+			return
+		}
 		if why := rowResCheck(rf, p, l.Case, l.CC()); why != "" {
 			l.Fail(fmt.Errorf("%s: plan %v: %s", name, p, why))
 			return

@@ -539,13 +539,15 @@ func TestRowLeadKernels(t *testing.T) {
 }
 
 // TestRowXAChoice checks where the _x_sm90a clusters are chosen (withRowXA): never when switched off or on another
-// compute capability than 9.0 (sm_90a PTX); on sm_90, rowXACluster's plan exactly where the family's XA wins function says so (and the plan exists), and
+// compute capability than 9.0 (sm_90a PTX); on sm_90, rowXARes's plan exactly where the family's XARes wins
+// function says so, else rowXACluster's where its XA wins function says so (and the plan exists), and
 // elsewhere the plan chosen without them, its cluster plans taking the _x_sm90a kernel where the family has it
 // (hasXA); and that every such kernel is in the family's _x_sm90a module.
 func TestRowXAChoice(t *testing.T) {
 	defer func(on bool) { rowXAOn = on }(rowXAOn)
 	wins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormXAWins, LayerNormFamily: layerNormXAWins,
 		SoftmaxFamily: softmaxXAWins, CrossEntropyFamily: crossEntropyXAWins, FP8QuantFamily: fp8QuantXAWins}
+	resWins := map[*Family]func(Case) bool{RMSNormFamily: rmsNormXAResWins, LayerNormFamily: layerNormXAResWins}
 	rows := map[*Family]*rowFamily{RMSNormFamily: rmsNormRows, LayerNormFamily: layerNormRows,
 		SoftmaxFamily: softmaxRows, CrossEntropyFamily: crossEntropyRows, FP8QuantFamily: fp8QuantRows}
 	modules := map[*Family]string{RMSNormFamily: "rmsnorm", LayerNormFamily: "layernorm", SoftmaxFamily: "softmax",
@@ -562,10 +564,13 @@ func TestRowXAChoice(t *testing.T) {
 		off[key(f, c, cc)] = p
 	})
 	rowXAOn = true
-	won, twins := 0, 0
+	won, twins, res := 0, 0, 0
 	eachRowChoice(func(f *Family, c Case, cc int, p rowPlan) {
 		want := off[key(f, c, cc)]
-		if x, ok := rowXACluster(c, cc); ok && cc == 90 && wins[f](c) {
+		if x, ok := rowXARes(rows[f], c, cc); ok && cc == 90 && resWins[f] != nil && resWins[f](c) {
+			want = x
+			res++
+		} else if x, ok := rowXACluster(c, cc); ok && cc == 90 && wins[f](c) {
 			want = x
 			won++
 		} else if cc == 90 && rows[f].hasXA(want) {
@@ -585,8 +590,8 @@ func TestRowXAChoice(t *testing.T) {
 			}
 		}
 	})
-	if won == 0 {
-		t.Errorf("rowXACluster never chosen (other clusters' _x_sm90a kernels: %d)", twins)
+	if won == 0 || res == 0 {
+		t.Errorf("rowXACluster chosen %d times, rowXARes %d (other clusters' _x_sm90a kernels: %d)", won, res, twins)
 	}
 	// A later compute capability (eachRowChoice visits 8.0 and 9.0) does not run sm_90a PTX.
 	for _, c := range []Case{{DType: BF16, Shape: Shape{Rows: 1024, Cols: 262144}}, {DType: FP32, Shape: Shape{Rows: 4096, Cols: 65536}}} {

@@ -69,7 +69,9 @@ import "fmt"
 // stage, 39.6–67.6% against 71.4–90.8%. Staging the column data was worth 6–19 points in all but RMSNorm fp32 in
 // 16 × 1024 threads (within a point there, bound by its 7 clusters). With each block's next slice in shared memory
 // (shared-ahead.cu) it lost as well: 62–84% at 65536 and 262144 columns against 75–91% for the rings, but for
-// LayerNorm bf16 1024×262144 (72.0–72.3% against 66.5%, far from the goal).
+// LayerNorm bf16 1024×262144 (72.0–72.3% against 66.5%, far from the goal). What held it back was the barrier
+// (its release waits for the loads ahead): with the exchange by st.async instead it beat every chosen plan at rows
+// of 128 KiB to 1 MiB (rowXARes, below).
 
 // Where row_res keeps the column data.
 const (
@@ -130,12 +132,12 @@ const rowResMaxBytes = rowRingMaxBytes
 
 // rowResSmem is the dynamic shared memory a block of plan p (row_res) of family rf takes for case c: with the
 // column data in shared memory, each thread's packs of every column vector (16 bytes each; all nv of them where
-// the next rows follow), and with the next row in shared memory, nv packs of each thread of each team.
+// the next rows follow, and in a cluster's blocks), and with the next row in shared memory, nv packs of each thread of each team.
 func rowResSmem(rf *rowFamily, p rowPlan, c Case) int {
 	e, n := 16/c.DType.Size(), 0
 	next := p.ahead && p.shared
 	switch {
-	case p.mode == rowResShared && next:
+	case p.mode == rowResShared && (next || p.cluster > 1):
 		n = p.nv * rf.columns * p.threads * 16
 	case p.mode == rowResShared:
 		n = ceilDiv(ceilDiv(c.Cols, e), p.threads) * rf.columns * p.threads * 16
@@ -172,6 +174,89 @@ func rowResCheck(rf *rowFamily, p rowPlan, c Case, cc int) string {
 		return fmt.Sprintf("%d B of column data a block (at most %d)", rowResSmem(rf, p, c), rowResMaxBytes)
 	}
 	return ""
+}
+
+// rowXARes: row_res_cluster (cuda/rowres.cuh), in the _x_sm90a modules of the families with row_res kernels
+// (RMSNorm and LayerNorm, which stage their column data in shared memory, and Softmax, which has none): a row over
+// a cluster of 2–16 blocks of 512 threads, 8 packs a thread in registers, as many clusters as the GPU runs at once,
+// each block the same slice of every row its cluster takes. The blocks' statistics meet by st.async (rowXA), and
+// each block's slice of the next row is loaded into a second set of registers as soon as this row's local
+// statistic is taken, so those loads are in flight through the exchange and the stores. With the barriers'
+// exchange (PTX 7.8) it lost everywhere (above: the barrier's release waits for the loads ahead). Measured first in
+// scripts/experiments/cluster-resident.cu (NVIDIA H200, 2026-11-27, pct of the copy, cold, two rounds): RMSNorm
+// bf16 1024 × 262144 in 8 × 512 97.2–97.3% (row_grid 87.9% in the baseline), fp32 in 16 × 512 95.7–95.8% (row_ring
+// 87.1%), LayerNorm bf16 1024 × 262144 in 8 × 512 94.1–94.5% (79.7%), fp32 in 16 × 512 96.8–97.2% (83.9%),
+// LayerNorm bf16 4096 × 65536 in 2 × 512 97.1–97.2% (91.3%), fp32 in 4 × 512 96.5–96.7% (88.3%); with the next
+// row loaded after the stores or into shared memory 64–91%, and with the column data read from L2 for every row
+// 74–95%.
+const (
+	rowXAResThreads = 512
+	rowXAResNV      = 8
+)
+
+// rowXAResClusters are the cluster sizes built (ROW_RESC_DTYPE).
+var rowXAResClusters = []int{2, 4, 8, 16}
+
+// hasXARes is whether family rf's _x_sm90a module has row_res_cluster kernels.
+func (rf *rowFamily) hasXARes() bool { return rf.xaCluster && (rf.columns > 0 || rf.resPlain) }
+
+// xaResMode is where family rf's row_res_cluster kernels keep the column data: in shared memory where it has any.
+func (rf *rowFamily) xaResMode() int {
+	if rf.columns > 0 {
+		return rowResShared
+	}
+	return rowResGlobal
+}
+
+// rowXAResCheck says why plan p (kind rowRes, cluster > 1) is not one family rf can run for case c on compute
+// capability cc ("" where it is): a configuration built for the family, sm_90 exactly (sm_90a PTX), 16-byte
+// packs, a cluster that covers the row, the column data within rowResMaxBytes.
+func rowXAResCheck(rf *rowFamily, p rowPlan, c Case, cc int) string {
+	e := 16 / c.DType.Size()
+	built := false
+	for _, cs := range rowXAResClusters {
+		built = built || p.cluster == cs
+	}
+	want := rowPlan{kind: rowRes, vec: true, nv: rowXAResNV, threads: rowXAResThreads, group: 1, mode: rf.xaResMode(),
+		ahead: true, xa: true, cluster: p.cluster}
+	switch {
+	case !rf.hasXARes():
+		return "row_res_cluster is not built for this family"
+	case !built || p != want:
+		return fmt.Sprintf("not a configuration cuda/rowres.cuh builds (%v)", want)
+	case cc != 90:
+		return fmt.Sprintf("built for compute capability 9.0 in sm_90a PTX (this GPU: %d)", cc)
+	case c.Cols%e != 0:
+		return fmt.Sprintf("%d columns do not allow 16-byte accesses", c.Cols)
+	case p.cluster*p.threads*p.nv*e < c.Cols:
+		return fmt.Sprintf("a cluster of %d × %d threads × %d does not cover %d columns", p.cluster, p.threads, p.nv*e, c.Cols)
+	case rowResSmem(rf, p, c) > rowResMaxBytes:
+		return fmt.Sprintf("%d B of column data a block (at most %d)", rowResSmem(rf, p, c), rowResMaxBytes)
+	}
+	return ""
+}
+
+// rowXAResPlans lists family rf's row_res_cluster plans that run case c, smallest cluster first.
+func rowXAResPlans(rf *rowFamily, c Case) []rowPlan {
+	var ps []rowPlan
+	for _, cs := range rowXAResClusters {
+		p := rowPlan{kind: rowRes, vec: true, nv: rowXAResNV, threads: rowXAResThreads, group: 1, mode: rf.xaResMode(),
+			ahead: true, xa: true, cluster: cs}
+		if rowXAResCheck(rf, p, c, 90) == "" {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// rowXARes is family rf's row_res_cluster plan for case c on compute capability cc: the smallest cluster that
+// holds the row.
+func rowXARes(rf *rowFamily, c Case, cc int) (rowPlan, bool) {
+	ps := rowXAResPlans(rf, c)
+	if len(ps) == 0 || cc != 90 {
+		return rowPlan{}, false
+	}
+	return ps[0], true
 }
 
 // rowResPlans lists the row_res plans of family rf for case c: every configuration built for it that can run it.

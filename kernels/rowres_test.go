@@ -181,3 +181,76 @@ func testPlanChoice(t *testing.T, name string, on *bool, pending string, kind ro
 		t.Errorf("%s was chosen for %d cases of the grid and the correctness shapes, want %d", name, chosen, want)
 	}
 }
+
+// TestRowXAResKernels checks the row_res_cluster plans (rowXARes) against the kernels built for them: in each row
+// family's _x_sm90a module, the families with row_res kernels have one entry a built cluster size and dtype, named
+// as rowFamily.kernel names it, the others none; and that rowXARes takes the smallest cluster that holds the row,
+// refusing rows no cluster holds, widths without 16-byte packs and other compute capabilities than 9.0.
+func TestRowXAResKernels(t *testing.T) {
+	entry := regexp.MustCompile(`\.entry ([a-z0-9_]+_resc_[a-z0-9_]+)\(`)
+	for _, m := range rowModules {
+		got := map[string]bool{}
+		for _, e := range entry.FindAllStringSubmatch(readPTX(t, m.module+"_x_sm90a"), -1) {
+			got[e[1]] = true
+		}
+		want := map[string]bool{}
+		if m.rows.hasXARes() {
+			for _, dt := range StorageDTypes {
+				for _, cs := range rowXAResClusters {
+					p := rowPlan{kind: rowRes, vec: true, nv: 8, threads: 512, group: 1, mode: m.rows.xaResMode(), ahead: true, xa: true, cluster: cs}
+					if why := rowXAResCheck(m.rows, p, Case{DType: dt, Shape: Shape{Rows: 8, Cols: 4096}}, 90); why != "" {
+						t.Errorf("%s %v: %s", m.module, p, why)
+					}
+					want[m.rows.kernel(p, dt)] = true
+				}
+			}
+		}
+		for name := range want {
+			if !got[name] {
+				t.Errorf("%s is not in cuda/ptx/%s_x_sm90a.ptx", name, m.module)
+			}
+		}
+		for name := range got {
+			if !want[name] {
+				t.Errorf("cuda/ptx/%s_x_sm90a.ptx has %s, which no row_res_cluster plan names", m.module, name)
+			}
+		}
+	}
+	if rmsNormRows.xaResMode() != rowResShared || layerNormRows.xaResMode() != rowResShared || softmaxRows.xaResMode() != rowResGlobal {
+		t.Error("RMSNorm and LayerNorm stage their column data, Softmax has none")
+	}
+	if crossEntropyRows.hasXARes() || fp8QuantRows.hasXARes() {
+		t.Error("the cross-entropy and FP8Quant have no row_res kernels")
+	}
+	for _, w := range []struct {
+		dt      DType
+		cols    int
+		cluster int // 0: none
+	}{
+		{BF16, 65536, 2}, {FP32, 65536, 4}, {BF16, 262144, 8}, {FP32, 262144, 16}, {BF16, 131080, 8}, {FP32, 131080, 16},
+		{FP32, 4096, 2}, {FP32, 262148, 0}, {BF16, 524288, 16}, {BF16, 524296, 0}, {FP32, 65537, 0},
+	} {
+		c := Case{DType: w.dt, Shape: Shape{Rows: 1024, Cols: w.cols}}
+		for _, rf := range []*rowFamily{rmsNormRows, layerNormRows, softmaxRows} {
+			p, ok := rowXARes(rf, c, 90)
+			if ok != (w.cluster > 0) || ok && p.cluster != w.cluster {
+				t.Errorf("%s %v %d: %v %v, want a cluster of %d", rf.prefix, w.dt, w.cols, p, ok, w.cluster)
+			}
+			if _, ok := rowXARes(rf, c, 100); ok {
+				t.Errorf("%s %v %d: a plan on compute capability 10.0", rf.prefix, w.dt, w.cols)
+			}
+		}
+		if _, ok := rowXARes(crossEntropyRows, c, 90); ok {
+			t.Errorf("CrossEntropy %v %d: a row_res_cluster plan", w.dt, w.cols)
+		}
+	}
+	// LayerNorm's w and b of a block's slice in 16 blocks of fp32 1 MiB rows: 8 packs × 2 × 512 threads × 16 B.
+	p, _ := rowXARes(layerNormRows, Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 262144}}, 90)
+	if got := rowResSmem(layerNormRows, p, Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 262144}}); got != 128<<10 {
+		t.Errorf("LayerNorm fp32 262144 %v: %d B of shared memory, want %d", p, got, 128<<10)
+	}
+	if got := rowResSmem(softmaxRows, rowPlan{kind: rowRes, vec: true, nv: 8, threads: 512, group: 1, ahead: true, xa: true, cluster: 8},
+		Case{DType: BF16, Shape: Shape{Rows: 1, Cols: 262144}}); got != 0 {
+		t.Errorf("Softmax's row_res_cluster: %d B of shared memory, want none", got)
+	}
+}

@@ -149,6 +149,9 @@ func TestCUDARowTune(t *testing.T) {
 						}
 					}
 				}
+				if sh.Cols >= 16384 && be.CC() == 90 {
+					try = append(try, rowXAResPlans(fm.rows, c)...)
+				}
 				try = rowXATwins(fm.rows, try, be.CC())
 				for _, p := range try {
 					if seen[p] || !p.vec && c.Cols%(16/dt.Size()) == 0 {

@@ -353,128 +353,13 @@ static void res(const Shape& s, const Op& op) {
     report(s, name, launch, rel);
 }
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// row_res_cluster is row_res with a row spread over a thread-block cluster of CS blocks (the launch's cluster
-// dimension), one team a block: block k of the cluster holds packs [k·T·NV, (k + 1)·T·NV) of each of the
-// cluster's rows (rows c, c + clusters, … for cluster c) and stages that slice of the column data. The blocks'
-// statistics meet through distributed shared memory, merged in rank order (the same in every block), behind one
-// cluster barrier a row: each block's part is double-buffered by row parity, and a block writes part[par] again
-// two rows on, after every block has arrived at the barrier between, that is, after every block has read it. PF as
-// row_res's: the block's slice of the next row is loaded after the stores (0), into registers before them (1) or
-// into shared memory as soon as this row's slice has been read from there (2). With PF 0 and 1 it lost to the
-// rows' plans on an H200 (the figures are in kernels/rowres.go), so the modules do not build it.
-template <class Op, int NV, int T, int MODE, int PF, int CS>
-__device__ __forceinline__ void row_res_cluster(const Op& op, const typename Op::T* __restrict__ x,
-                                                typename Op::T* __restrict__ y, long long rows, long long cols) {
-    typedef Pack<typename Op::S, true> P;
-    typedef typename Op::template Col<P> C;
-    enum { E = P::E, W = sizeof(C) / 16, WARPS = T / 32 };
-    static_assert(T % 32 == 0 && T >= 64 && MODE >= 0 && MODE <= 1 && CS >= 2 && CS <= 16, "row_res_cluster");
-    extern __shared__ uint4 res_cols[];  // MODE 1, then PF 2's next row (as row_res: rowres.cuh)
-    __shared__ RowStat red[2][WARPS];
-    __shared__ RowStat part[2];
-    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-    const int tl = threadIdx.x, warp = tl >> 5, lane = tl & 31;
-    const long long base = (long long)cluster.block_rank() * T * NV;  // this block's first pack of a row
-    const long long packs = cols / E - base;
-    const int kv = tl < packs ? (int)min((long long)NV, (packs - tl + T - 1) / T) : 0;
-    const long long c0 = (base + tl) * E;  // this thread's first column
-    if (MODE == 1) {
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            if (k < kv) {
-                const C c = op.template column<P>(c0 + (long long)k * T * E);
-                const uint4* s = reinterpret_cast<const uint4*>(&c);
-#pragma unroll
-                for (int i = 0; i < W; i++) res_cols[(k * W + i) * T + tl] = s[i];
-            }
-        }
-    }
-    const long long stride = gridDim.x / CS;
-    long long row = blockIdx.x / CS;
-    P v[NV], vn[PF == 1 ? NV : 1];
-    P* nx = reinterpret_cast<P*>(res_cols + (MODE == 1 ? NV * W * T : 0));  // PF 2
-    if (row < rows) {
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            if (k < kv) {
-                if (PF == 2) dsmem_cp16(nx + k * T + tl, x + row * cols + c0 + (long long)k * T * E);
-                else v[k].load(x + row * cols + c0 + (long long)k * T * E);
-            }
-        }
-    }
-    if (PF == 2) ring_commit();
-    int par = 0;
-    for (; row < rows; row += stride) {
-        if (PF == 2) {
-            ring_wait(0);
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                if (k < kv) v[k] = nx[k * T + tl];
-            if (row + stride < rows) {
-#pragma unroll
-                for (int k = 0; k < NV; k++)
-                    if (k < kv) dsmem_cp16(nx + k * T + tl, x + (row + stride) * cols + c0 + (long long)k * T * E);
-            }
-            ring_commit();
-        }
-        typename Op::Ctx ctx = op.context(x + row * cols);
-        RowStat s = warp_merge(op, op.template local<P, NV>(v, kv, ctx));
-        if (lane == 0) red[par][warp] = s;
-        __syncthreads();  // also: the column data staged (first row)
-        s = red[par][0];
-#pragma unroll
-        for (int i = 1; i < WARPS; i++) s = op.merge(s, red[par][i]);
-        if (tl == 0) part[par] = s;
-        asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
-        s = *cluster.map_shared_rank(&part[par], 0);
-#pragma unroll
-        for (int i = 1; i < CS; i++) s = op.merge(s, *cluster.map_shared_rank(&part[par], i));
-        const typename Op::Fin f = op.finish(s, cols, ctx);
-        const long long next = row + stride;
-        if (PF == 1 && next < rows) {
-#pragma unroll
-            for (int k = 0; k < NV; k++)
-                if (k < kv) vn[PF == 1 ? k : 0].load(x + next * cols + c0 + (long long)k * T * E);
-        }
-        typename Op::T* yr = y + row * cols;
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            if (k < kv) {
-                const long long c = c0 + (long long)k * T * E;
-                C cv;
-                if (MODE == 0) cv = op.template column<P>(c);
-                if (MODE == 1) {
-                    uint4* d = reinterpret_cast<uint4*>(&cv);
-#pragma unroll
-                    for (int i = 0; i < W; i++) d[i] = res_cols[(k * W + i) * T + tl];
-                }
-                float o[E];
-                op.apply(v[k], cv, f, o);
-                rm_store<typename Op::S, true>(o, yr + c);
-            }
-        }
-        if (PF != 2 && next < rows) {
-#pragma unroll
-            for (int k = 0; k < NV; k++) {
-                if (PF == 1) v[k] = vn[PF == 1 ? k : 0];
-                else if (k < kv) v[k].load(x + next * cols + c0 + (long long)k * T * E);
-            }
-        }
-        par ^= 1;
-    }
-    // No block leaves while another may still read its part (every block of a cluster takes the same rows).
-    asm volatile("barrier.cluster.arrive;\n\tbarrier.cluster.wait;" ::: "memory");
-}
-
-#endif
-
-// resc_kernel launches row_res_cluster (above): a cluster of CS blocks a row, one team of T threads a block.
-template <class Op, int NV, int T, int MODE, int PF, int CS>
+// resc_kernel launches row_res_cluster (kernels/cuda/rowres.cuh): a cluster of CS blocks a row, one team of T
+// threads a block (XA 1: the program defines KW_XASYNC and is built by CUDA 12.4 or later).
+template <class Op, int NV, int T, int MODE, int PF, int CS, int XA = 0>
 __global__ void __launch_bounds__(T, 1) resc_kernel(Op op, const typename Op::T* __restrict__ x,
                                                     typename Op::T* __restrict__ y, long long rows, long long cols) {
 #if defined(__CUDA_ARCH__)
-    row_res_cluster<Op, NV, T, MODE, PF, CS>(op, x, y, rows, cols);
+    row_res_cluster<Op, NV, T, MODE, PF, CS, XA>(op, x, y, rows, cols);
 #endif
 }
 
@@ -501,13 +386,18 @@ struct ClusterLaunch {
 
 // resc times row_res_cluster: as many clusters as the GPU runs at once (cudaOccupancyMaxActiveClusters), at
 // most one a row.
-template <class Op, int NV, int T, int MODE, int PF, int CS>
+template <class Op, int NV, int T, int MODE, int PF, int CS, int XA = 0>
 static void resc(const Shape& s, const Op& op) {
     typedef typename Op::T TT;
     typedef Pack<typename Op::S, true> P;
-    auto k = resc_kernel<Op, NV, T, MODE, PF, CS>;
+    auto k = resc_kernel<Op, NV, T, MODE, PF, CS, XA>;
     const int smem =
         (MODE == 1 ? (int)(NV * T * sizeof(typename Op::template Col<P>)) : 0) + (PF == 2 ? NV * T * 16 : 0);
+    if (smem > 227 * 1024) {
+        printf("  resc NV=%d T=%d CS=%d MODE=%d PF=%d: %d KiB of shared memory do not fit\n", NV, T, CS, MODE, PF,
+               smem / 1024);
+        return;
+    }
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     ClusterLaunch cl(k, CS, T, smem, CS * SMS);
     cudaLaunchConfig_t& cfg = cl.cfg;
@@ -516,8 +406,8 @@ static void resc(const Shape& s, const Op& op) {
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, k));
     char name[120];
-    snprintf(name, sizeof name, "row_res_cluster NV=%d T=%d CS=%d MODE=%d PF=%d (%d clusters, %d regs, %d KiB)", NV, T,
-             CS, MODE, (int)PF, ncl, fa.numRegs, smem / 1024);
+    snprintf(name, sizeof name, "resc%s NV=%d T=%d CS=%d MODE=%d PF=%d (%d cl, %d regs, %d B lmem, %d KiB)",
+             XA ? " xa" : "", NV, T, CS, MODE, (int)PF, ncl, fa.numRegs, (int)fa.localSizeBytes, smem / 1024);
     if ((long long)CS * NV * T * P::E < s.cols || ncl == 0) {
         printf("  %-58s does not cover the row or fit\n", name);
         return;
