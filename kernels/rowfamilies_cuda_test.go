@@ -82,7 +82,8 @@ func TestCUDARowPlans(t *testing.T) {
 	defer func() {
 		crossEntropyPlanFor, fp8QuantPlanFor = crossEntropyPlanDefault, fp8QuantPlanDefault
 	}()
-	shapes := []Shape{{Rows: 3, Cols: 4096}, {Rows: 5, Cols: 1000}, {Rows: 2, Cols: 65536}, {Rows: 3, Cols: 20001}, {Rows: 9, Cols: 256}, {Rows: 19, Cols: 64}, {Rows: 2, Cols: 262144}, {Rows: 40, Cols: 100}, {Rows: 1, Cols: 1}, {Rows: 3, Cols: 12}}
+	shapes := []Shape{{Rows: 3, Cols: 4096}, {Rows: 5, Cols: 1000}, {Rows: 2, Cols: 65536}, {Rows: 3, Cols: 20001}, {Rows: 9, Cols: 256}, {Rows: 19, Cols: 64}, {Rows: 2, Cols: 262144}, {Rows: 40, Cols: 100}, {Rows: 1, Cols: 1}, {Rows: 3, Cols: 12},
+		{Rows: 40, Cols: 200004}}
 	for _, f := range []*Family{CrossEntropyFamily, FP8QuantFamily} {
 		for _, dt := range StorageDTypes {
 			for _, s := range shapes {
@@ -97,7 +98,11 @@ func TestCUDARowPlans(t *testing.T) {
 				if f == FP8QuantFamily {
 					rows = fp8QuantRows
 				}
-				for _, p := range rowXATwins(rows, rowPlans(c, be.CC()), be.CC()) {
+				ps := rowXATwins(rows, rowPlans(c, be.CC()), be.CC())
+				if p, ok := rowXACluster16(rows, c, be.CC()); ok {
+					ps = append(ps, p)
+				}
+				for _, p := range ps {
 					name := rows.kernel(p, dt)
 					if p.xa {
 						name += "/xa"

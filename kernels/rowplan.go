@@ -76,15 +76,19 @@ type rowFamily struct {
 	// xaCluster: the family's cluster kernels (rowCluster) are in its _x_sm90a module too, exchanging by st.async
 	// (rowXA).
 	xaCluster bool
+	// xaRes: the family's _x_sm90a module has row_res_cluster kernels (rowXARes).
+	xaRes bool
+	// xaCluster16: the family's _x_sm90a module has the fp32 cluster of 16 blocks of 512 threads (rowXACluster16).
+	xaCluster16 bool
 }
 
 var (
 	rmsNormRows = &rowFamily{prefix: "rmsnorm", short: rowWarp, block: "team", loop: "loop", ring2: true, columns: 1, grid: true,
-		leads: []rowLead{{BF16, 64, 2}, {BF16, 256, 3}, {FP32, 128, 8}}, xaCluster: true}
+		leads: []rowLead{{BF16, 64, 2}, {BF16, 256, 3}, {FP32, 128, 8}}, xaCluster: true, xaRes: true}
 	layerNormRows = &rowFamily{prefix: "layernorm", short: rowWarp, block: "block", loop: "loop", sm90All: true, ring2: true, columns: 2, grid: true,
-		leads: []rowLead{{BF16, 64, 4}, {BF16, 256, 3}, {FP32, 128, 8}}, xaCluster: true}
+		leads: []rowLead{{BF16, 64, 4}, {BF16, 256, 3}, {FP32, 128, 8}}, xaCluster: true, xaRes: true}
 	softmaxRows      = &rowFamily{prefix: "softmax", short: rowWarp, block: "block", loop: "loop", sm90All: true, resPlain: true, grid: true, xaCluster: true}
-	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true, grid: true, xaCluster: true}
+	crossEntropyRows = &rowFamily{prefix: "xent", short: rowLanes, block: "block", loop: "stream", sm90All: true, grid: true, xaCluster: true, xaCluster16: true}
 	fp8QuantRows     = &rowFamily{prefix: "fp8_row", short: rowLanes, block: "block", loop: "stream", sm90All: true, xaCluster: true}
 )
 
@@ -331,7 +335,21 @@ func withRowLead(rf *rowFamily, choose func(c Case, cc, sms int) rowPlan) func(c
 // only the cluster kernels are built there, in every row family.
 // The families' row_res_cluster kernels (rowXARes) are only in their _x_sm90a modules, and only with this exchange.
 func (rf *rowFamily) hasXA(p rowPlan) bool {
-	return p.kind == rowCluster && rf.xaCluster || p.kind == rowRes && p.cluster > 1 && rf.hasXARes()
+	return p.kind == rowCluster && rf.xaCluster && (p.cluster <= 8 || rf.xaCluster16 && p.cluster == 16 && p.threads == 512) ||
+		p.kind == rowRes && p.cluster > 1 && rf.hasXARes()
+}
+
+// rowXACluster16 is family rf's cluster of 16 blocks of 512 threads, 8 16-byte packs a thread, exchanging by
+// st.async, for fp32 rows of more than 512 KiB up to 1 MiB on sm_90 (xaCluster16: the cross-entropy's
+// xent_cluster_f32_v8_c16). Its 64 registers a thread leave two blocks a multiprocessor, where the cluster of 8
+// blocks of 1024 threads that holds the same row runs one.
+func rowXACluster16(rf *rowFamily, c Case, cc int) (rowPlan, bool) {
+	vec, e, nv := rowAccess(c)
+	chunk := 512 * nv * e
+	if !rf.xaCluster16 || !vec || cc != 90 || c.DType != FP32 || 16*chunk < c.Cols || 8*chunk >= c.Cols {
+		return rowPlan{}, false
+	}
+	return rowPlan{kind: rowCluster, cluster: 16, vec: true, nv: nv, threads: 512, xa: true}, true
 }
 
 // rowXAOn: the _x_sm90a kernels are chosen (TestCUDARowTune turns it off to compare).
@@ -349,7 +367,7 @@ func withRowXA(rf *rowFamily, choose func(c Case, cc, sms int) rowPlan, wins, re
 			}
 		}
 		if rowXAOn && cc == 90 && wins != nil && wins(c) {
-			if p, ok := rowXACluster(c, cc); ok {
+			if p, ok := rowXACluster(rf, c, cc); ok {
 				return p
 			}
 		}
@@ -362,8 +380,12 @@ func withRowXA(rf *rowFamily, choose func(c Case, cc, sms int) rowPlan, wins, re
 }
 
 // rowXACluster is the cluster of 8 blocks, 8 16-byte packs a thread, exchanging by st.async (xa), that holds a
-// row of case c on sm_90: blocks of 64–1024 threads (rows of 64 KiB to 1 MiB).
-func rowXACluster(c Case, cc int) (rowPlan, bool) {
+// row of case c on sm_90: blocks of 64–1024 threads (rows of 64 KiB to 1 MiB); where family rf has it
+// (rowXACluster16), the cluster of 16 blocks of 512 threads instead.
+func rowXACluster(rf *rowFamily, c Case, cc int) (rowPlan, bool) {
+	if p, ok := rowXACluster16(rf, c, cc); ok {
+		return p, true
+	}
 	vec, e, nv := rowAccess(c)
 	t := ceilPow2(ceilDiv(c.Cols, 8*nv*e))
 	if !vec || cc != 90 || t < 64 || t > 1024 {
@@ -417,7 +439,9 @@ func layerNormXAWins(c Case) bool {
 func softmaxXAWins(c Case) bool {
 	return rmsNormXAWins(c) || c.DType == BF16 && c.Cols*2 > 64<<10 && c.Cols*2 <= 512<<10
 }
-func crossEntropyXAWins(c Case) bool { return softmaxXAWins(c) }
+func crossEntropyXAWins(c Case) bool {
+	return softmaxXAWins(c) || c.DType == FP32 && c.Cols*4 > 512<<10 && c.Cols*4 <= 1<<20
+}
 func fp8QuantXAWins(c Case) bool {
 	return c.Cols*c.DType.Size() > 64<<10 && c.Cols*c.DType.Size() <= 1<<20
 }

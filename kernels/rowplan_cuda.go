@@ -104,6 +104,10 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 			l.Fail(fmt.Errorf("%s: %d × %d threads × %d do not cover %d columns", name, p.cluster, p.threads, p.nv*e, l.Cols))
 			return
 		}
+		if p.cluster > 8 { // a non-portable size (rowXACluster16), given at launch
+			l.KernelCluster(mod, name, l.Rows*p.cluster, p.threads, p.cluster, 0, args...)
+			return
+		}
 		l.KernelIn(mod, name, l.Rows*p.cluster, p.threads, args...)
 	case rowCStream:
 		l.KernelIn(mod, name, l.Rows*p.cluster, p.threads, args...)

@@ -570,7 +570,7 @@ func TestRowXAChoice(t *testing.T) {
 		if x, ok := rowXARes(rows[f], c, cc); ok && cc == 90 && resWins[f] != nil && resWins[f](c) {
 			want = x
 			res++
-		} else if x, ok := rowXACluster(c, cc); ok && cc == 90 && wins[f](c) {
+		} else if x, ok := rowXACluster(rows[f], c, cc); ok && cc == 90 && wins[f](c) {
 			want = x
 			won++
 		} else if cc == 90 && rows[f].hasXA(want) {
@@ -597,6 +597,32 @@ func TestRowXAChoice(t *testing.T) {
 	for _, c := range []Case{{DType: BF16, Shape: Shape{Rows: 1024, Cols: 262144}}, {DType: FP32, Shape: Shape{Rows: 4096, Cols: 65536}}} {
 		if p := softmaxPlanDefault(c, 100, 148); p.xa {
 			t.Errorf("Softmax %v cc=100: %v", c.Shape, p)
+		}
+	}
+}
+
+// TestRowXACluster16 checks where the cluster of 16 blocks is a plan: the cross-entropy's fp32 rows of more than
+// 512 KiB up to 1 MiB on sm_90 alone (no other family or dtype has the kernel), in 512-thread blocks.
+func TestRowXACluster16(t *testing.T) {
+	fp32 := func(cols int) Case { return Case{DType: FP32, Shape: Shape{Rows: 4, Cols: cols}} }
+	if p, ok := rowXACluster16(crossEntropyRows, fp32(262144), 90); !ok || p.cluster != 16 || p.threads != 512 || !p.xa ||
+		!crossEntropyRows.hasXA(p) || crossEntropyRows.kernel(p, FP32) != "xent_cluster_f32_v8_c16" {
+		t.Errorf("CrossEntropy fp32 262144: %v %v", p, ok)
+	}
+	if p, ok := rowXACluster16(crossEntropyRows, fp32(200004), 90); !ok || p.cluster != 16 {
+		t.Errorf("CrossEntropy fp32 200004: %v %v", p, ok)
+	}
+	for _, c := range []Case{fp32(131072), fp32(262148), fp32(200001), {DType: BF16, Shape: Shape{Rows: 4, Cols: 262144}}} {
+		if p, ok := rowXACluster16(crossEntropyRows, c, 90); ok {
+			t.Errorf("CrossEntropy %v %d: %v", c.DType, c.Cols, p)
+		}
+	}
+	if _, ok := rowXACluster16(crossEntropyRows, fp32(262144), 100); ok {
+		t.Error("a cluster of 16 on compute capability 10.0")
+	}
+	for _, rf := range []*rowFamily{rmsNormRows, layerNormRows, softmaxRows, fp8QuantRows} {
+		if p, ok := rowXACluster16(rf, fp32(262144), 90); ok || rf.hasXA(rowPlan{kind: rowCluster, cluster: 16, vec: true, nv: 8, threads: 512}) {
+			t.Errorf("%s: %v", rf.prefix, p)
 		}
 	}
 }

@@ -176,8 +176,8 @@ func rowResCheck(rf *rowFamily, p rowPlan, c Case, cc int) string {
 	return ""
 }
 
-// rowXARes: row_res_cluster (cuda/rowres.cuh), in the _x_sm90a modules of the families with row_res kernels
-// (RMSNorm and LayerNorm, which stage their column data in shared memory, and Softmax, which has none): a row over
+// rowXARes: row_res_cluster (cuda/rowres.cuh), in the _x_sm90a modules of RMSNorm and LayerNorm, which stage
+// their column data in shared memory: a row over
 // a cluster of 2–16 blocks of 512 threads, 8 packs a thread in registers, as many clusters as the GPU runs at once,
 // each block the same slice of every row its cluster takes. The blocks' statistics meet by st.async (rowXA), and
 // each block's slice of the next row is loaded into a second set of registers as soon as this row's local
@@ -188,7 +188,10 @@ func rowResCheck(rf *rowFamily, p rowPlan, c Case, cc int) string {
 // 87.1%), LayerNorm bf16 1024 × 262144 in 8 × 512 94.1–94.5% (79.7%), fp32 in 16 × 512 96.8–97.2% (83.9%),
 // LayerNorm bf16 4096 × 65536 in 2 × 512 97.1–97.2% (91.3%), fp32 in 4 × 512 96.5–96.7% (88.3%); with the next
 // row loaded after the stores or into shared memory 64–91%, and with the column data read from L2 for every row
-// 74–95%.
+// 74–95%. Without column data to keep it lost (TestCUDARowTune, H200, the smallest cluster that holds the row):
+// Softmax 84–94% against 93–101% for the chosen plans, the cross-entropy (its Op over the same template: the
+// label's column and the loss by the thread that holds it) bf16 72–85% against 97–103%, fp32 1024 × 262144 83.3%
+// against 82.8% for row_ring and 89.1% for the cluster of 16 (rowXACluster16), so neither is built.
 const (
 	rowXAResThreads = 512
 	rowXAResNV      = 8
@@ -198,9 +201,10 @@ const (
 var rowXAResClusters = []int{2, 4, 8, 16}
 
 // hasXARes is whether family rf's _x_sm90a module has row_res_cluster kernels.
-func (rf *rowFamily) hasXARes() bool { return rf.xaCluster && (rf.columns > 0 || rf.resPlain) }
+func (rf *rowFamily) hasXARes() bool { return rf.xaRes }
 
-// xaResMode is where family rf's row_res_cluster kernels keep the column data: in shared memory where it has any.
+// xaResMode is where family rf's row_res_cluster kernels keep the column data: in shared memory where it has any
+// (MODE 0, none kept, is not built: rowXARes).
 func (rf *rowFamily) xaResMode() int {
 	if rf.columns > 0 {
 		return rowResShared

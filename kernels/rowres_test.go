@@ -183,7 +183,7 @@ func testPlanChoice(t *testing.T, name string, on *bool, pending string, kind ro
 }
 
 // TestRowXAResKernels checks the row_res_cluster plans (rowXARes) against the kernels built for them: in each row
-// family's _x_sm90a module, the families with row_res kernels have one entry a built cluster size and dtype, named
+// family's _x_sm90a module, the families with them (xaRes) have one entry a built cluster size and dtype, named
 // as rowFamily.kernel names it, the others none; and that rowXARes takes the smallest cluster that holds the row,
 // refusing rows no cluster holds, widths without 16-byte packs and other compute capabilities than 9.0.
 func TestRowXAResKernels(t *testing.T) {
@@ -216,11 +216,11 @@ func TestRowXAResKernels(t *testing.T) {
 			}
 		}
 	}
-	if rmsNormRows.xaResMode() != rowResShared || layerNormRows.xaResMode() != rowResShared || softmaxRows.xaResMode() != rowResGlobal {
-		t.Error("RMSNorm and LayerNorm stage their column data, Softmax has none")
+	if rmsNormRows.xaResMode() != rowResShared || layerNormRows.xaResMode() != rowResShared {
+		t.Error("RMSNorm and LayerNorm stage their column data")
 	}
-	if crossEntropyRows.hasXARes() || fp8QuantRows.hasXARes() {
-		t.Error("the cross-entropy and FP8Quant have no row_res kernels")
+	if softmaxRows.hasXARes() || crossEntropyRows.hasXARes() || fp8QuantRows.hasXARes() {
+		t.Error("only RMSNorm and LayerNorm have row_res_cluster kernels")
 	}
 	for _, w := range []struct {
 		dt      DType
@@ -231,7 +231,7 @@ func TestRowXAResKernels(t *testing.T) {
 		{FP32, 4096, 2}, {FP32, 262148, 0}, {BF16, 524288, 16}, {BF16, 524296, 0}, {FP32, 65537, 0},
 	} {
 		c := Case{DType: w.dt, Shape: Shape{Rows: 1024, Cols: w.cols}}
-		for _, rf := range []*rowFamily{rmsNormRows, layerNormRows, softmaxRows} {
+		for _, rf := range []*rowFamily{rmsNormRows, layerNormRows} {
 			p, ok := rowXARes(rf, c, 90)
 			if ok != (w.cluster > 0) || ok && p.cluster != w.cluster {
 				t.Errorf("%s %v %d: %v %v, want a cluster of %d", rf.prefix, w.dt, w.cols, p, ok, w.cluster)
@@ -240,17 +240,15 @@ func TestRowXAResKernels(t *testing.T) {
 				t.Errorf("%s %v %d: a plan on compute capability 10.0", rf.prefix, w.dt, w.cols)
 			}
 		}
-		if _, ok := rowXARes(crossEntropyRows, c, 90); ok {
-			t.Errorf("CrossEntropy %v %d: a row_res_cluster plan", w.dt, w.cols)
+		for _, rf := range []*rowFamily{softmaxRows, crossEntropyRows, fp8QuantRows} {
+			if _, ok := rowXARes(rf, c, 90); ok {
+				t.Errorf("%s %v %d: a row_res_cluster plan", rf.prefix, w.dt, w.cols)
+			}
 		}
 	}
 	// LayerNorm's w and b of a block's slice in 16 blocks of fp32 1 MiB rows: 8 packs × 2 × 512 threads × 16 B.
 	p, _ := rowXARes(layerNormRows, Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 262144}}, 90)
 	if got := rowResSmem(layerNormRows, p, Case{DType: FP32, Shape: Shape{Rows: 1, Cols: 262144}}); got != 128<<10 {
 		t.Errorf("LayerNorm fp32 262144 %v: %d B of shared memory, want %d", p, got, 128<<10)
-	}
-	if got := rowResSmem(softmaxRows, rowPlan{kind: rowRes, vec: true, nv: 8, threads: 512, group: 1, ahead: true, xa: true, cluster: 8},
-		Case{DType: BF16, Shape: Shape{Rows: 1, Cols: 262144}}); got != 0 {
-		t.Errorf("Softmax's row_res_cluster: %d B of shared memory, want none", got)
 	}
 }

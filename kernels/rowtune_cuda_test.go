@@ -151,6 +151,9 @@ func TestCUDARowTune(t *testing.T) {
 				}
 				if sh.Cols >= 16384 && be.CC() == 90 {
 					try = append(try, rowXAResPlans(fm.rows, c)...)
+					if p, ok := rowXACluster16(fm.rows, c, be.CC()); ok {
+						try = append(try, p)
+					}
 				}
 				try = rowXATwins(fm.rows, try, be.CC())
 				for _, p := range try {

@@ -418,6 +418,16 @@ XENT_CLUSTER(F32, f32, 8, 8)
 XENT_CLUSTER(BF16, bf16, 8, 2)
 XENT_CLUSTER(BF16, bf16, 8, 4)
 XENT_CLUSTER(BF16, bf16, 8, 8)
+#ifdef KW_XASYNC
+// xent_cluster_f32_v8_c16 (crossentropy_x_sm90a alone): fp32 rows of 1 MiB in a cluster of 16 blocks of 512
+// threads, two blocks a multiprocessor. 16 is a non-portable cluster size, which no __cluster_dims__ may name: the
+// launch gives it (rowplan.go, rowXACluster16).
+extern "C" __global__ void __launch_bounds__(1024, 1) xent_cluster_f32_v8_c16(const float* x, const int* labels,
+                                                                              float* loss, float* dl, long long rows,
+                                                                              long long cols) {
+    xent_cluster<F32, 8, 16>(x, labels, loss, dl, cols);
+}
+#endif
 
 // XentDSMEM is the cross-entropy as a row_dsmem Op (rowdsmem.cuh): the row's (max, Σ e^(x−max)) pair, merged
 // as the other kernels merge it, then the softmax written from shared memory, the label's column fixed up by the

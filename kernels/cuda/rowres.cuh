@@ -335,8 +335,9 @@ __device__ __forceinline__ void row_res_cluster(const Op& op, const typename Op:
 // ROW_RESC_ENTRY declares <prefix>_resc_<dtype>_v8t512c<CS>m<MODE> (rowFamily.kernel), row_res_cluster with the
 // st.async exchange (XA 1) and the next row in registers ahead of it (PF 3): blocks of 512 threads, 8 packs a
 // thread, one a multiprocessor (its 100–110 registers a thread), clusters of 2, 4, 8 and 16 (non-portable: the
-// launch allows it) for rows of 128 KiB to 1 MiB; MODE 1 stages the column data (RMSNorm, LayerNorm), MODE 0 keeps
-// none (Softmax). In the _x_sm90a modules the row_res entry macros declare these instead (rowplan.go, rowXARes).
+// launch allows it) for rows of 128 KiB to 1 MiB; MODE 1 stages the column data (RMSNorm, LayerNorm; MODE 0, no
+// column data kept, lost for Softmax and the cross-entropy and is not built). In the _x_sm90a modules the row_res
+// entry macros declare these instead (rowplan.go, rowXARes).
 #define ROW_RESC_ENTRY(PREFIX, S, NAME, CS, M, PARAMS, OP)                                                   \
     extern "C" __global__ void __launch_bounds__(512, 1) PREFIX##_resc_##NAME##_v8t512c##CS##m##M(PARAMS(S)) { \
         OP(S)                                                                                                \
@@ -356,10 +357,8 @@ __device__ __forceinline__ void row_res_cluster(const Op& op, const typename Op:
     ROW_RES_DTYPE(PREFIX, F32, f32, PARAMS, OP)          \
     ROW_RES_DTYPE(PREFIX, BF16, bf16, PARAMS, OP)
 #endif
-#ifdef KW_XASYNC
-#define ROW_RES_PLAIN_ENTRIES(PREFIX, PARAMS, OP)           \
-    ROW_RESC_DTYPE(PREFIX, F32, f32, 0, PARAMS, OP)         \
-    ROW_RESC_DTYPE(PREFIX, BF16, bf16, 0, PARAMS, OP)
+#ifdef KW_XASYNC  // Softmax's row_res_cluster lost (rowplan.go's rowXARes): none
+#define ROW_RES_PLAIN_ENTRIES(PREFIX, PARAMS, OP)
 #else
 #define ROW_RES_PLAIN_ENTRIES(PREFIX, PARAMS, OP)        \
     ROW_RES_PLAIN_DTYPE(PREFIX, F32, f32, PARAMS, OP)    \
