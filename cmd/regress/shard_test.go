@@ -409,9 +409,12 @@ func TestCheckDeadline(t *testing.T) {
 	if in == nil || in.Reason != report.StopDeadline || in.Planned != 30 || in.Rounds < 2 || in.Rounds >= 30 {
 		t.Fatalf("incomplete = %+v, want a deadline stop after 2 to 29 rounds", in)
 	}
-	// An A/A of real benchmarks on a busy 2-core machine may still be judged a change; what matters here is
-	// that the rounds done were compared and the exit code is the verdict's own (0 pass, 1 fail), not 2.
-	if !(res.code == 0 && rep.Verdict == report.Pass || res.code == 1 && rep.Verdict == report.Fail) {
+	// An A/A of real benchmarks on a busy 2-core machine may still be judged a change, and where the machine is
+	// busy enough that fewer rounds than the test needs for any verdict finish (4 of about 6: seen in CI while
+	// another build ran), inconclusive; what matters here is that the rounds done were compared and the exit code
+	// is the verdict's own (0 pass, 1 fail, 3 inconclusive with too few samples), not 2.
+	if !(res.code == 0 && rep.Verdict == report.Pass || res.code == 1 && rep.Verdict == report.Fail ||
+		res.code == 3 && rep.Verdict == report.Inconclusive && rep.Unjudged != nil && rep.Unjudged.NeedSamples > in.Rounds) {
 		t.Errorf("exit %d, verdict %s: want the verdict's own exit code (at least min_samples rounds)", res.code, rep.Verdict)
 	}
 	if took > 3*time.Second {
