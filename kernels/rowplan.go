@@ -342,7 +342,8 @@ func (rf *rowFamily) hasXA(p rowPlan) bool {
 // rowXACluster16 is family rf's cluster of 16 blocks of 512 threads, 8 16-byte packs a thread, exchanging by
 // st.async, for fp32 rows of more than 512 KiB up to 1 MiB on sm_90 (xaCluster16: the cross-entropy's
 // xent_cluster_f32_v8_c16). Its 64 registers a thread leave two blocks a multiprocessor, where the cluster of 8
-// blocks of 1024 threads that holds the same row runs one.
+// blocks of 1024 threads that holds the same row runs one. TestCUDARowTune (2026-11-27, pct of the suite's copy),
+// CrossEntropy fp32 1024 × 262144: NVIDIA H100 80GB HBM3 102.1% (row_ring 94.3%), NVIDIA H200 89.1% (83.0%).
 func rowXACluster16(rf *rowFamily, c Case, cc int) (rowPlan, bool) {
 	vec, e, nv := rowAccess(c)
 	chunk := 512 * nv * e

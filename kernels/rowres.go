@@ -132,7 +132,8 @@ const rowResMaxBytes = rowRingMaxBytes
 
 // rowResSmem is the dynamic shared memory a block of plan p (row_res) of family rf takes for case c: with the
 // column data in shared memory, each thread's packs of every column vector (16 bytes each; all nv of them where
-// the next rows follow, and in a cluster's blocks), and with the next row in shared memory, nv packs of each thread of each team.
+// the next rows follow, and in a cluster's blocks), and with the next row in shared memory, nv packs of each
+// thread of each team.
 func rowResSmem(rf *rowFamily, p rowPlan, c Case) int {
 	e, n := 16/c.DType.Size(), 0
 	next := p.ahead && p.shared
@@ -176,22 +177,21 @@ func rowResCheck(rf *rowFamily, p rowPlan, c Case, cc int) string {
 	return ""
 }
 
-// rowXARes: row_res_cluster (cuda/rowres.cuh), in the _x_sm90a modules of RMSNorm and LayerNorm, which stage
-// their column data in shared memory: a row over
-// a cluster of 2–16 blocks of 512 threads, 8 packs a thread in registers, as many clusters as the GPU runs at once,
-// each block the same slice of every row its cluster takes. The blocks' statistics meet by st.async (rowXA), and
-// each block's slice of the next row is loaded into a second set of registers as soon as this row's local
-// statistic is taken, so those loads are in flight through the exchange and the stores. With the barriers'
-// exchange (PTX 7.8) it lost everywhere (above: the barrier's release waits for the loads ahead). Measured first in
-// scripts/experiments/cluster-resident.cu (NVIDIA H200, 2026-11-27, pct of the copy, cold, two rounds): RMSNorm
-// bf16 1024 × 262144 in 8 × 512 97.2–97.3% (row_grid 87.9% in the baseline), fp32 in 16 × 512 95.7–95.8% (row_ring
-// 87.1%), LayerNorm bf16 1024 × 262144 in 8 × 512 94.1–94.5% (79.7%), fp32 in 16 × 512 96.8–97.2% (83.9%),
-// LayerNorm bf16 4096 × 65536 in 2 × 512 97.1–97.2% (91.3%), fp32 in 4 × 512 96.5–96.7% (88.3%); with the next
-// row loaded after the stores or into shared memory 64–91%, and with the column data read from L2 for every row
-// 74–95%. Without column data to keep it lost (TestCUDARowTune, H200, the smallest cluster that holds the row):
-// Softmax 84–94% against 93–101% for the chosen plans, the cross-entropy (its Op over the same template: the
-// label's column and the loss by the thread that holds it) bf16 72–85% against 97–103%, fp32 1024 × 262144 83.3%
-// against 82.8% for row_ring and 89.1% for the cluster of 16 (rowXACluster16), so neither is built.
+// rowXARes: row_res_cluster (cuda/rowres.cuh), in the _x_sm90a modules of RMSNorm and LayerNorm, which stage their
+// column data in shared memory: a row over a cluster of 2–16 blocks of 512 threads, 8 packs a thread in registers, as
+// many clusters as the GPU runs at once, each block the same slice of every row its cluster takes. The blocks'
+// statistics meet by st.async (rowXA), and each block's slice of the next row is loaded into a second set of registers
+// as soon as this row's local statistic is taken, so those loads are in flight through the exchange and the stores.
+// With the barriers' exchange (PTX 7.8) it lost everywhere (above: the barrier's release waits for the loads ahead).
+// Measured first in scripts/experiments/cluster-resident.cu (NVIDIA H200, 2026-11-27, pct of the copy, cold, two
+// rounds): RMSNorm bf16 1024 × 262144 in 8 × 512 97.2–97.3% (row_grid 87.9% in the baseline), fp32 in 16 × 512
+// 95.7–95.8% (row_ring 87.1%), LayerNorm bf16 1024 × 262144 in 8 × 512 94.1–94.5% (79.7%), fp32 in 16 × 512 96.8–97.2%
+// (83.9%), LayerNorm bf16 4096 × 65536 in 2 × 512 97.1–97.2% (91.3%), fp32 in 4 × 512 96.5–96.7% (88.3%); with the next
+// row loaded after the stores or into shared memory 64–91%, and with the column data read from L2 for every row 74–95%.
+// Without column data to keep it lost (TestCUDARowTune, H200, the smallest cluster that holds the row): Softmax 84–94%
+// against 93–101% for the chosen plans, the cross-entropy (its Op over the same template: the label's column and the
+// loss by the thread that holds it) bf16 72–85% against 97–103%, fp32 1024 × 262144 83.3% against 82.8% for row_ring
+// and 89.1% for the cluster of 16 (rowXACluster16), so neither is built.
 const (
 	rowXAResThreads = 512
 	rowXAResNV      = 8
