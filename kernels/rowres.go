@@ -203,13 +203,11 @@ var rowXAResClusters = []int{2, 4, 8, 16}
 // hasXARes is whether family rf's _x_sm90a module has row_res_cluster kernels.
 func (rf *rowFamily) hasXARes() bool { return rf.xaRes }
 
-// xaResMode is where family rf's row_res_cluster kernels keep the column data: in shared memory where it has any
-// (MODE 0, none kept, is not built: rowXARes).
-func (rf *rowFamily) xaResMode() int {
-	if rf.columns > 0 {
-		return rowResShared
-	}
-	return rowResGlobal
+// rowXAResPlan is the row_res_cluster plan of a cluster of cs blocks: the one configuration built (the column data
+// staged in shared memory, the next row ahead in registers, the st.async exchange).
+func rowXAResPlan(cs int) rowPlan {
+	return rowPlan{kind: rowRes, vec: true, nv: rowXAResNV, threads: rowXAResThreads, group: 1, mode: rowResShared,
+		ahead: true, xa: true, cluster: cs}
 }
 
 // rowXAResCheck says why plan p (kind rowRes, cluster > 1) is not one family rf can run for case c on compute
@@ -221,8 +219,7 @@ func rowXAResCheck(rf *rowFamily, p rowPlan, c Case, cc int) string {
 	for _, cs := range rowXAResClusters {
 		built = built || p.cluster == cs
 	}
-	want := rowPlan{kind: rowRes, vec: true, nv: rowXAResNV, threads: rowXAResThreads, group: 1, mode: rf.xaResMode(),
-		ahead: true, xa: true, cluster: p.cluster}
+	want := rowXAResPlan(p.cluster)
 	switch {
 	case !rf.hasXARes():
 		return "row_res_cluster is not built for this family"
@@ -244,8 +241,7 @@ func rowXAResCheck(rf *rowFamily, p rowPlan, c Case, cc int) string {
 func rowXAResPlans(rf *rowFamily, c Case) []rowPlan {
 	var ps []rowPlan
 	for _, cs := range rowXAResClusters {
-		p := rowPlan{kind: rowRes, vec: true, nv: rowXAResNV, threads: rowXAResThreads, group: 1, mode: rf.xaResMode(),
-			ahead: true, xa: true, cluster: cs}
+		p := rowXAResPlan(cs)
 		if rowXAResCheck(rf, p, c, 90) == "" {
 			ps = append(ps, p)
 		}

@@ -197,7 +197,7 @@ func TestRowXAResKernels(t *testing.T) {
 		if m.rows.hasXARes() {
 			for _, dt := range StorageDTypes {
 				for _, cs := range rowXAResClusters {
-					p := rowPlan{kind: rowRes, vec: true, nv: 8, threads: 512, group: 1, mode: m.rows.xaResMode(), ahead: true, xa: true, cluster: cs}
+					p := rowXAResPlan(cs)
 					if why := rowXAResCheck(m.rows, p, Case{DType: dt, Shape: Shape{Rows: 8, Cols: 4096}}, 90); why != "" {
 						t.Errorf("%s %v: %s", m.module, p, why)
 					}
@@ -216,8 +216,10 @@ func TestRowXAResKernels(t *testing.T) {
 			}
 		}
 	}
-	if rmsNormRows.xaResMode() != rowResShared || layerNormRows.xaResMode() != rowResShared {
-		t.Error("RMSNorm and LayerNorm stage their column data")
+	for _, m := range rowModules {
+		if m.rows.hasXARes() && m.rows.columns == 0 {
+			t.Errorf("%s: row_res_cluster kernels stage column data, and the family has none", m.module)
+		}
 	}
 	if softmaxRows.hasXARes() || crossEntropyRows.hasXARes() || fp8QuantRows.hasXARes() {
 		t.Error("only RMSNorm and LayerNorm have row_res_cluster kernels")
