@@ -80,13 +80,15 @@ __device__ __forceinline__ float rm_pack_max(const P (&v)[NV], int kv) {
 
 // rm_pack_softstat is the softmax statistic of the first kv of packs v: {m, Σ e^(x − m)} over their elements, m
 // their maximum. bf16 packs, which do twice fp32's arithmetic a byte, take each exponent as one
-// fma(x, log2 e, −m·log2 e) — the rounding of m·log2 e costs about 2^-24·|m·log2 e| in the exponent, a relative
-// error below 2^-13 of e^(x − m) wherever |m| < 2^10, against bf16's own 2^-9 — and the sum in two chains
-// (elements j even and odd) added at the end. fp32 packs keep (x − m)·log2 e, exact for neighbouring x and m, and one chain.
+// fma(x, log2 e, −fl(m·log2 e)) and the sum in two chains (elements j even and odd) added at the end; fl(m·log2 e)
+// misses m·log2 e by ml = fma(m, log2 e, −fl(m·log2 e)), which scales every exponential by 2^ml, so the sum is
+// multiplied once by 2^−ml (without it a row with |m| ≈ 30000 has its sum, and a cross-entropy its loss, 2e-4 off).
+// fp32 packs keep (x − m)·log2 e, exact for neighbouring x and m, and one chain.
 template <class P, int NV>
 __device__ __forceinline__ RowStat rm_pack_softstat(const P (&v)[NV], int kv) {
     enum { BF = RmIsBF16<P>::value, C = BF ? 2 : 1 };
     const float m = rm_pack_max<P, NV>(v, kv), nm = -m * KW_LOG2E;
+    const float ml = !BF || m == -__int_as_float(0x7f800000) ? 0.0f : fmaf(m, KW_LOG2E, nm);
     float s[C];
 #pragma unroll
     for (int i = 0; i < C; i++) s[i] = 0.0f;
@@ -100,7 +102,7 @@ __device__ __forceinline__ RowStat rm_pack_softstat(const P (&v)[NV], int kv) {
             }
 #pragma unroll
     for (int i = 1; i < C; i++) s[0] += s[i];
-    return RowStat{m, s[0]};
+    return RowStat{m, BF ? s[0] * rm_ex2(-ml) : s[0]};
 }
 
 // RmSoft is a softmax's per-row constants for rm_soft: the row maximum m, 1 / Σ, and (bf16) c = m·log2 e + log2 Σ.
@@ -120,8 +122,9 @@ __device__ __forceinline__ RmSoft rm_soft_fin(float m, float sum) {
     }
     return f;
 }
-// rm_soft is e^(x − m) / Σ: for bf16 elements one exponential of fma(x, log2 e, −c), no multiply (c's roundings
-// cost about 2^-20 relative where |c| < 32, far below bf16's 2^-9); for fp32 e^((x − m)·log2 e) · (1 / Σ).
+// rm_soft is e^(x − m) / Σ: for bf16 elements one exponential of fma(x, log2 e, −c), no multiply (c's rounding
+// costs about 2^-24·|c| relative, far below bf16's half unit 2^-9 wherever |c| < 2^15); for fp32
+// e^((x − m)·log2 e) · (1 / Σ).
 template <class P>
 __device__ __forceinline__ float rm_soft(float x, const RmSoft& f) {
     return RmIsBF16<P>::value ? rm_ex2(fmaf(x, KW_LOG2E, -f.c)) : rm_ex2((x - f.m) * KW_LOG2E) * f.inv;
