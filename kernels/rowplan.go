@@ -78,7 +78,7 @@ type rowFamily struct {
 	xaCluster bool
 	// xaRes: the family's _x_sm90a module has row_res_cluster kernels (rowXARes).
 	xaRes bool
-	// xaCluster16: the family's _x_sm90a module has the fp32 cluster of 16 blocks of 512 threads (rowXACluster16).
+	// xaCluster16: the family's _x_sm90a module has the fp32 cluster of 16 blocks of 256 threads (rowXACluster16).
 	xaCluster16 bool
 }
 
@@ -335,22 +335,24 @@ func withRowLead(rf *rowFamily, choose func(c Case, cc, sms int) rowPlan) func(c
 // only the cluster kernels are built there, in every row family.
 // The families' row_res_cluster kernels (rowXARes) are only in their _x_sm90a modules, and only with this exchange.
 func (rf *rowFamily) hasXA(p rowPlan) bool {
-	return p.kind == rowCluster && rf.xaCluster && (p.cluster <= 8 || rf.xaCluster16 && p.cluster == 16 && p.threads == 512) ||
+	return p.kind == rowCluster && rf.xaCluster && (p.cluster <= 8 || rf.xaCluster16 && p.cluster == 16 && p.threads == 256 && p.nv == 16) ||
 		p.kind == rowRes && p.cluster > 1 && rf.hasXARes()
 }
 
-// rowXACluster16 is family rf's cluster of 16 blocks of 512 threads, 8 16-byte packs a thread, exchanging by
+// rowXACluster16 is family rf's cluster of 16 blocks of 256 threads, 16 16-byte packs a thread, exchanging by
 // st.async, for fp32 rows of more than 512 KiB up to 1 MiB on sm_90 (xaCluster16: the cross-entropy's
-// xent_cluster_f32_v8_c16). Its 64 registers a thread leave two blocks a multiprocessor, where the cluster of 8
-// blocks of 1024 threads that holds the same row runs one. TestCUDARowTune (2026-11-27, pct of the suite's copy),
-// CrossEntropy fp32 1024 × 262144: NVIDIA H100 80GB HBM3 102.1% (row_ring 94.3%), NVIDIA H200 89.1% (83.0%).
+// xent_cluster_f32_v16_c16). Up to 128 registers a thread leave two blocks a multiprocessor, where the cluster of 8
+// blocks of 1024 threads that holds the same row runs one. CrossEntropy fp32 1024 × 262144, pct of the copy:
+// TestCUDARowTune (2026-11-27) with 512 threads of 8 packs, NVIDIA H100 80GB HBM3 102.1% (row_ring 94.3%), NVIDIA
+// H200 89.1% (83.0%); scripts/experiments/xent-merge.cu (2026-11-28, NVIDIA H200, cold) 256 threads of 16 packs
+// 92.3–92.4% against 88.8–89.6% for 512 of 8: half the threads, half the warps' pairs to merge a row.
 func rowXACluster16(rf *rowFamily, c Case, cc int) (rowPlan, bool) {
-	vec, e, nv := rowAccess(c)
-	chunk := 512 * nv * e
+	vec, e, _ := rowAccess(c)
+	chunk := 256 * 16 * e
 	if !rf.xaCluster16 || !vec || cc != 90 || c.DType != FP32 || 16*chunk < c.Cols || 8*chunk >= c.Cols {
 		return rowPlan{}, false
 	}
-	return rowPlan{kind: rowCluster, cluster: 16, vec: true, nv: nv, threads: 512, xa: true}, true
+	return rowPlan{kind: rowCluster, cluster: 16, vec: true, nv: 16, threads: 256, xa: true}, true
 }
 
 // rowXAOn: the _x_sm90a kernels are chosen (TestCUDARowTune turns it off to compare).
@@ -382,7 +384,7 @@ func withRowXA(rf *rowFamily, choose func(c Case, cc, sms int) rowPlan, wins, re
 
 // rowXACluster is the cluster of 8 blocks, 8 16-byte packs a thread, exchanging by st.async (xa), that holds a
 // row of case c on sm_90: blocks of 64–1024 threads (rows of 64 KiB to 1 MiB); where family rf has it
-// (rowXACluster16), the cluster of 16 blocks of 512 threads instead.
+// (rowXACluster16), the cluster of 16 blocks of 256 threads instead.
 func rowXACluster(rf *rowFamily, c Case, cc int) (rowPlan, bool) {
 	if p, ok := rowXACluster16(rf, c, cc); ok {
 		return p, true

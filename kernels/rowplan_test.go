@@ -602,11 +602,11 @@ func TestRowXAChoice(t *testing.T) {
 }
 
 // TestRowXACluster16 checks where the cluster of 16 blocks is a plan: the cross-entropy's fp32 rows of more than
-// 512 KiB up to 1 MiB on sm_90 alone (no other family or dtype has the kernel), in 512-thread blocks.
+// 512 KiB up to 1 MiB on sm_90 alone (no other family or dtype has the kernel), in 256-thread blocks of 16 packs.
 func TestRowXACluster16(t *testing.T) {
 	fp32 := func(cols int) Case { return Case{DType: FP32, Shape: Shape{Rows: 4, Cols: cols}} }
-	if p, ok := rowXACluster16(crossEntropyRows, fp32(262144), 90); !ok || p.cluster != 16 || p.threads != 512 || !p.xa ||
-		!crossEntropyRows.hasXA(p) || crossEntropyRows.kernel(p, FP32) != "xent_cluster_f32_v8_c16" {
+	if p, ok := rowXACluster16(crossEntropyRows, fp32(262144), 90); !ok || p.cluster != 16 || p.threads != 256 || p.nv != 16 || !p.xa ||
+		!crossEntropyRows.hasXA(p) || crossEntropyRows.kernel(p, FP32) != "xent_cluster_f32_v16_c16" {
 		t.Errorf("CrossEntropy fp32 262144: %v %v", p, ok)
 	}
 	if p, ok := rowXACluster16(crossEntropyRows, fp32(200004), 90); !ok || p.cluster != 16 {
@@ -621,7 +621,7 @@ func TestRowXACluster16(t *testing.T) {
 		t.Error("a cluster of 16 on compute capability 10.0")
 	}
 	for _, rf := range []*rowFamily{rmsNormRows, layerNormRows, softmaxRows, fp8QuantRows} {
-		if p, ok := rowXACluster16(rf, fp32(262144), 90); ok || rf.hasXA(rowPlan{kind: rowCluster, cluster: 16, vec: true, nv: 8, threads: 512}) {
+		if p, ok := rowXACluster16(rf, fp32(262144), 90); ok || rf.hasXA(rowPlan{kind: rowCluster, cluster: 16, vec: true, nv: 16, threads: 256}) {
 			t.Errorf("%s: %v", rf.prefix, p)
 		}
 	}

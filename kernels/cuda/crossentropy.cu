@@ -131,13 +131,15 @@ XENT_CLUSTER(BF16, bf16, 8, 2)
 XENT_CLUSTER(BF16, bf16, 8, 4)
 XENT_CLUSTER(BF16, bf16, 8, 8)
 #ifdef KW_XASYNC
-// xent_cluster_f32_v8_c16 (crossentropy_x_sm90a alone): fp32 rows of 1 MiB in a cluster of 16 blocks of 512
-// threads, two blocks a multiprocessor. 16 is a non-portable cluster size, which no __cluster_dims__ may name: the
-// launch gives it (rowplan.go, rowXACluster16).
-extern "C" __global__ void __launch_bounds__(1024, 1) xent_cluster_f32_v8_c16(const float* x, const int* labels,
-                                                                              float* loss, float* dl, long long rows,
-                                                                              long long cols) {
-    xent_cluster<F32, 8, 16>(x, labels, loss, dl, cols);
+// xent_cluster_f32_v16_c16 (crossentropy_x_sm90a alone): fp32 rows of 1 MiB in a cluster of 16 blocks of 256
+// threads, 16 packs a thread (up to 128 registers: two blocks a multiprocessor), where 512 threads of 8 packs took
+// 64 registers and twice the threads to merge each row's pairs (NVIDIA H200, 1024 × 262144, cold pct of the copy:
+// 92.3–92.4% against 88.8–89.6%; scripts/experiments/xent-merge.cu). 16 is a non-portable cluster size, which no
+// __cluster_dims__ may name: the launch gives it (rowplan.go, rowXACluster16).
+extern "C" __global__ void __launch_bounds__(256, 2) xent_cluster_f32_v16_c16(const float* x, const int* labels,
+                                                                             float* loss, float* dl, long long rows,
+                                                                             long long cols) {
+    xent_cluster<F32, 16, 16>(x, labels, loss, dl, cols);
 }
 #endif
 
