@@ -191,7 +191,7 @@ func rowResCheck(rf *rowFamily, p rowPlan, c Case, cc int) string {
 // Without column data to keep it lost (TestCUDARowTune, H200, the smallest cluster that holds the row): Softmax 84–94%
 // against 93–101% for the chosen plans, the cross-entropy (its Op over the same template: the label's column and the
 // loss by the thread that holds it) bf16 72–85% against 97–103%, fp32 1024 × 262144 83.3% against 82.8% for row_ring
-// and 89.1% for the cluster of 16 (rowXACluster16), so neither is built.
+// and 89.1% for the cluster of 16 (rowXACluster16, of 512 threads then), so neither is built.
 const (
 	rowXAResThreads = 512
 	rowXAResNV      = 8

@@ -1,7 +1,7 @@
 // xent-merge.cu: what do the cross-entropy cluster kernel's merges of (max, Σ e^(x − max)) pairs cost it? A
 // standalone experiment behind CrossEntropy fp32 1024 × 262144 on the H200 (docs/kernels.md): its cluster of 16
 // blocks of 512 threads (kernels/cuda/crossentropy.cu's xent_cluster, st.async exchange) ran at 89.1% of the copy
-// there (goal 90%) and 102.1% on an H100.
+// there (goal 90%) and 102.1% on an H100 (TestCUDARowTune, 2026-11-27).
 //
 // Each row's pairs meet in a chain of merges, each waiting for the one before, and each merge takes two
 // exponentials (ms_merge): five in the warp's butterfly, five more across the block's warps, then CS across the
@@ -19,7 +19,18 @@
 // from the committed PTX (crossentropy_x_sm90a, launched as the suite launches it) writes the reference; every
 // variant's gradients and losses are compared with it.
 //
-// Not run yet (written 2026-11-27 after the session's GPU time was spent): no figures.
+// NVIDIA H200, driver 580.159.04, 2026-11-28, pct of the copy, hot | cold, two rounds (the suite's kernel was then
+// xent_cluster_f32_v8_c16, 16 × 512 threads of 8 packs, M 0 NV 8 here):
+//   suite 16 × 512                  89.0–89.3 | 88.8–89.1
+//   M 0 NV 8, 16 × 512 (64 regs)    89.0      | 89.2–89.6
+//   M 1 NV 8, 16 × 512              87.2–87.4 | 87.1–87.5
+//   M 2 NV 8, 16 × 512              84.6      | 84.6–84.8
+//   M 0 NV 16, 16 × 256 (128 regs)  92.5–92.6 | 92.3–92.4
+//   M 2 NV 16, 16 × 256             88.1–88.6 | 88.3
+//   M 2 NV 8, 8 × 1024 (one block a multiprocessor)  46.7–46.8 | 46.5–46.6
+// The two-pass merges lose: their extra shuffles and barrier cost more than the exchanges' latency they shorten.
+// Halving the block (twice the packs a thread, the same two blocks a multiprocessor) wins: the suite's kernel is now
+// M 0 NV 16 in 16 × 256 (xent_cluster_f32_v16_c16), the reference below.
 //
 // Build with CUDA 12.4 or later (st.async) and run from the repository root:
 //   scripts/nvcc-hopper -O3 -arch=sm_90 -o .gpu/xm scripts/experiments/xent-merge.cu -lcuda
@@ -179,13 +190,13 @@ static void run(const Shape& s) {
     report(s, name, launch, rel);
 }
 
-// reference launches the suite's xent_cluster_f32_v8_c16 from crossentropy_x_sm90a as the suite launches it
+// reference launches the suite's xent_cluster_f32_v16_c16 from crossentropy_x_sm90a as the suite launches it
 // (clusters of 16 given at launch, the non-portable size allowed) into REF and LOSSREF, and times it.
 static void reference(const Shape& s, const char* dir) {
     CUmodule mod;
     CU(cuModuleLoad(&mod, (std::string(dir) + "/crossentropy_x_sm90a.ptx").c_str()));
     CUfunction fn;
-    CU(cuModuleGetFunction(&fn, mod, "xent_cluster_f32_v8_c16"));
+    CU(cuModuleGetFunction(&fn, mod, "xent_cluster_f32_v16_c16"));
     CU(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
     CUdeviceptr x = (CUdeviceptr)X, l = (CUdeviceptr)LABELS, lo = (CUdeviceptr)LOSSREF, y = (CUdeviceptr)REF;
     long long rows = s.rows, cols = s.cols;
@@ -198,14 +209,14 @@ static void reference(const Shape& s, const char* dir) {
     CUlaunchConfig cfg = {};
     cfg.gridDimX = (unsigned)(16 * s.rows);
     cfg.gridDimY = cfg.gridDimZ = 1;
-    cfg.blockDimX = 512;
+    cfg.blockDimX = 256;
     cfg.blockDimY = cfg.blockDimZ = 1;
     cfg.attrs = at;
     cfg.numAttrs = 1;
     auto launch = [&] { CU(cuLaunchKernelEx(&cfg, fn, args, nullptr)); };
     launch();
     CK(cudaDeviceSynchronize());
-    report(s, "suite xent_cluster_f32_v8_c16 (16 x 512)", launch);
+    report(s, "suite xent_cluster_f32_v16_c16 (16 x 256)", launch);
 }
 
 int main(int argc, char** argv) {
