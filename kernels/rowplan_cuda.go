@@ -130,35 +130,14 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 				pass*rowRingRowChunks(p, l.Case), rowRingMaxBytes, smem))
 			return
 		}
-		// Persistent: as many clusters as the GPU runs at once, at most one a pass (of one or two rows).
-		ncl := min(l.ResidentTMA(mod, name, p.threads, p.cluster, smem)/p.cluster, ceilDiv(l.Rows, pass))
-		if l.Err() != nil {
-			return
-		}
-		if ncl < 1 {
-			l.Fail(fmt.Errorf("%s: no cluster of %d blocks × %d threads with %d B of shared memory each fits this GPU",
-				name, p.cluster, p.threads, smem))
-			return
-		}
-		l.KernelCluster(mod, name, ncl*p.cluster, p.threads, p.cluster, smem, args...)
+		launchPersistent(l, mod, name, p, smem, ceilDiv(l.Rows, pass), args...) // at most one cluster a pass (of one or two rows)
 	case rowRes:
 		if p.cluster > 1 { // row_res_cluster (rowXARes), from the _x_sm90a module (p.xa, above)
 			if why := rowXAResCheck(rf, p, l.Case, l.CC()); why != "" {
 				l.Fail(fmt.Errorf("%s: plan %v: %s", name, p, why))
 				return
 			}
-			// Persistent: as many clusters as the GPU runs at once, at most one a row.
-			smem := rowResSmem(rf, p, l.Case)
-			ncl := min(l.ResidentTMA(mod, name, p.threads, p.cluster, smem)/p.cluster, l.Rows)
-			if l.Err() != nil {
-				return
-			}
-			if ncl < 1 {
-				l.Fail(fmt.Errorf("%s: no cluster of %d blocks × %d threads with %d B of shared memory each fits this GPU",
-					name, p.cluster, p.threads, smem))
-				return
-			}
-			l.KernelCluster(mod, name, ncl*p.cluster, p.threads, p.cluster, smem, args...)
+			launchPersistent(l, mod, name, p, rowResSmem(rf, p, l.Case), l.Rows, args...) // at most one cluster a row
 			return
 		}
 		if why := rowResCheck(rf, p, l.Case, l.CC()); why != "" {
@@ -205,4 +184,20 @@ func launchRow(l cudaLaunch, rf *rowFamily, p rowPlan, args ...any) {
 	default:
 		l.Fail(fmt.Errorf("%s: %v is not a plan of this family", name, p))
 	}
+}
+
+// launchPersistent launches kernel name of module mod as a persistent grid of plan p's clusters (p.cluster blocks
+// of p.threads threads, smem bytes of shared memory each): as many clusters as the GPU runs at once, at most limit;
+// the kernels loop over their rows. A GPU that fits none fails the launch.
+func launchPersistent(l cudaLaunch, mod, name string, p rowPlan, smem, limit int, args ...any) {
+	ncl := min(l.ResidentTMA(mod, name, p.threads, p.cluster, smem)/p.cluster, limit)
+	if l.Err() != nil {
+		return
+	}
+	if ncl < 1 {
+		l.Fail(fmt.Errorf("%s: no cluster of %d blocks × %d threads with %d B of shared memory each fits this GPU",
+			name, p.cluster, p.threads, smem))
+		return
+	}
+	l.KernelCluster(mod, name, ncl*p.cluster, p.threads, p.cluster, smem, args...)
 }
